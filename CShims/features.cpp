@@ -1,0 +1,109 @@
+#include "shim_internal.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+cv::Ptr<cv::Feature2D> make_detector(const rp_detector_params &p) {
+    switch (p.kind) {
+    case RP_DETECTOR_AKAZE:
+        return cv::AKAZE::create(cv::AKAZE::DescriptorType(p.akaze_descriptor_type), p.akaze_descriptor_size,
+                                 p.akaze_descriptor_channels, p.akaze_threshold, p.akaze_octaves,
+                                 p.akaze_octave_layers, cv::KAZE::DiffusivityType(p.akaze_diffusivity));
+    case RP_DETECTOR_ORB:
+        return cv::ORB::create(p.orb_features, p.orb_scale_factor, p.orb_levels, p.orb_edge_threshold,
+                               p.orb_first_level, p.orb_wta_k, cv::ORB::ScoreType(p.orb_score_type),
+                               p.orb_patch_size, p.orb_fast_threshold);
+    case RP_DETECTOR_SIFT:
+        return cv::SIFT::create(p.sift_features, p.sift_octave_layers, p.sift_contrast_threshold,
+                                p.sift_edge_threshold, p.sift_sigma, p.sift_descriptor_type);
+    default:
+        rp::fail(RP_ERR_INVALID_ARGUMENT, "unknown detector kind " + std::to_string(p.kind));
+    }
+}
+
+double analysis_scale(const rp_detector_params &p, int width, int height) {
+    double s = 1.0;
+    if (p.max_dimension > 0) s = std::min(s, double(p.max_dimension) / std::max(width, height));
+    if (p.scale > 0) s = std::min(s, p.scale);
+    return s;
+}
+
+}  // namespace
+
+namespace rp {
+
+void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out) {
+    if (image.empty()) fail(RP_ERR_INVALID_ARGUMENT, "empty image");
+    if (!mask.empty() && (mask.size() != image.size() || mask.type() != CV_8UC1)) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("mask must be 8-bit single-channel %dx%d, got %dx%d with %d channels",
+                                                 image.cols, image.rows, mask.cols, mask.rows, mask.channels()));
+    }
+    cv::Mat gray;
+    if (image.channels() == 1) gray = image;
+    else cv::cvtColor(image, gray, cv::COLOR_BGR2GRAY);
+
+    double s = analysis_scale(params, image.cols, image.rows);
+    cv::Mat small = gray, small_mask = mask;
+    if (s < 1.0) {
+        cv::Size size(std::max(1, int(std::lround(image.cols * s))), std::max(1, int(std::lround(image.rows * s))));
+        cv::resize(gray, small, size, 0, 0, cv::INTER_AREA);
+        if (!mask.empty()) cv::resize(mask, small_mask, size, 0, 0, cv::INTER_NEAREST);
+    }
+    cv::Ptr<cv::Feature2D> detector = make_detector(params);
+    out.keypoints.clear();
+    detector->detectAndCompute(small, small_mask, out.keypoints, out.descriptors);
+    out.norm = detector->defaultNorm();
+    out.binary = out.descriptors.empty() ? (out.norm == cv::NORM_HAMMING || out.norm == cv::NORM_HAMMING2)
+                                         : out.descriptors.depth() == CV_8U;
+    out.width = image.cols;
+    out.height = image.rows;
+    out.scale = s;
+    if (small.cols != image.cols || small.rows != image.rows) {
+        // Pixel centres map as (x + 0.5) * ratio - 0.5 under area resampling.
+        double sx = double(image.cols) / small.cols, sy = double(image.rows) / small.rows;
+        for (cv::KeyPoint &k : out.keypoints) {
+            k.pt.x = float((k.pt.x + 0.5) * sx - 0.5);
+            k.pt.y = float((k.pt.y + 0.5) * sy - 0.5);
+            k.size = float(k.size * 0.5 * (sx + sy));
+        }
+    }
+}
+
+}  // namespace rp
+
+extern "C" {
+
+int rp_features_detect(const rp_image *image, const rp_detector_params *params, const rp_image *mask,
+                       rp_features **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        auto features = std::make_unique<rp_features>();
+        rp::detect_features(image->mat, *params, mask ? mask->mat : cv::Mat(), *features);
+        *out = features.release();
+    });
+}
+
+void rp_features_free(rp_features *features) { delete features; }
+int rp_features_count(const rp_features *features) { return int(features->keypoints.size()); }
+
+int rp_features_keypoints(const rp_features *features, rp_keypoint *destination, int capacity, rp_status *status) {
+    return rp::guarded(status, [&] {
+        int n = std::min(capacity, int(features->keypoints.size()));
+        for (int i = 0; i < n; ++i) {
+            const cv::KeyPoint &k = features->keypoints[size_t(i)];
+            destination[i] = rp_keypoint{k.pt.x, k.pt.y, k.size, k.angle, k.response, k.octave};
+        }
+    });
+}
+
+int rp_features_descriptor_bytes(const rp_features *features) {
+    return int(features->descriptors.cols * features->descriptors.elemSize());
+}
+int rp_features_is_binary(const rp_features *features) { return features->binary ? 1 : 0; }
+double rp_features_analysis_scale(const rp_features *features) { return features->scale; }
+
+}  // extern "C"

@@ -1,0 +1,27 @@
+import Foundation
+import RephotoKit
+
+/// The short, readable summary `rephoto pose` prints for people.
+enum HumanSummary {
+    static func text(_ r: PoseResult, reference: String, current: String, detector: DetectorKind) -> String {
+        let c = r.counts, m = r.metrics, n = r.navigation
+        var lines: [String] = []
+        lines.append("reference  \(reference) (\(r.referenceSize.width)x\(r.referenceSize.height))")
+        lines.append("current    \(current) (\(r.currentSize.width)x\(r.currentSize.height))")
+        lines.append("features   \(detector.rawValue): \(c.keypointsReference) / \(c.keypointsCurrent) keypoints, \(c.matches) matches, \(c.inliersHomography) homography inliers (\(pct(m.inlierRatio)))")
+        lines.append("score      \(f(m.score, 1)) / 100   (AFD \(f(m.afdPixels, 1)) px, displacement \(f(m.displacementPercent, 2)) %)")
+        if let p = r.pose {
+            let t = p.translation.map { "translation [\(f($0.x, 3)), \(f($0.y, 3)), \(f($0.z, 3))]" } ?? "translation undetermined (rotation-only or planar)"
+            lines.append("pose       rotation \(f(p.rotationDegrees, 2))°, \(t)")
+        }
+        lines.append("navigate   " + (n.aligned ? "aligned" : n.hints.joined(separator: "; ")))
+        let t = r.timings
+        let stages = ["detectReference", "detectCurrent", "match", "homography", "essential"].compactMap { key in t[key].map { "\(key) \(f($0, 0))" } }
+        lines.append("time       \(f(t["total"] ?? 0, 0)) ms (\(stages.joined(separator: ", ")))")
+        lines += r.warnings.map { "warning    \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func f(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
+    private static func pct(_ v: Double) -> String { String(format: "%.0f%%", v * 100) }
+}

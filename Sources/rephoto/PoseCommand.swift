@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+struct PoseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pose",
+        abstract: "Homography, navigation, essential-matrix pose and metrics between a reference and a current frame.",
+        discussion: "Exit codes: 0 ok, 2 bad input, 3 could not estimate (too few features, matches or inliers), 1 internal error. The --json output is documented in docs/json-output.md.")
+
+    @Option(help: "The reference (old) photo, JPEG or PNG.")
+    var reference: String
+    @Option(help: "The current (new) frame, JPEG or PNG.")
+    var current: String
+    @Option(help: "Camera calibration (OpenCV FileStorage YAML/XML) of the current camera; also used for the reference unless --reference-calibration/--reference-intrinsics is given.")
+    var calibration: String?
+    @Option(help: "Intrinsics fx,fy,cx,cy in pixels of the full-resolution current frame (instead of --calibration).")
+    var intrinsics: String?
+    @Option(help: "Calibration of the reference camera when it differs from the current one.")
+    var referenceCalibration: String?
+    @Option(help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
+    var referenceIntrinsics: String?
+    @Option(help: "Pipeline settings, JSON or YAML (see docs/configuration.md); flags below override it.")
+    var config: String?
+    @Option(help: "Feature detector: akaze, orb or sift.")
+    var detector: DetectorKind?
+    @Option(help: "Detect on a copy downscaled so its longer side is at most N pixels; coordinates stay full resolution.")
+    var maxDimension: Int?
+    @Option(help: "Refuse images with more pixels than this, before decoding (default 50000000).")
+    var maxPixels: Int?
+    @Flag(help: "Print one JSON object (docs/json-output.md) instead of the summary.")
+    var json = false
+    @Option(help: "Write a PNG of the current frame with the target rectangle, navigation quadrilateral and inlier matches.")
+    var draw: String?
+
+    func run() throws {
+        var settings = try config.map(PipelineConfig.load(from:)) ?? PipelineConfig()
+        if let detector { settings.features.detector = detector }
+        if let maxDimension { settings.features.maxDimension = maxDimension }
+        if let maxPixels { settings.maxPixels = maxPixels }
+        let estimator = try PoseEstimator(config: settings)
+
+        let currentCamera = try camera(calibration, intrinsics, role: "")
+        let referenceCamera = try camera(referenceCalibration, referenceIntrinsics, role: "reference-") ?? currentCamera
+
+        var start = ContinuousClock.now
+        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels)
+        let loadReference = ms(since: start)
+        start = ContinuousClock.now
+        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels)
+        let loadCurrent = ms(since: start)
+
+        let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
+        var result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera)
+        result.timings["loadReference"] = loadReference
+        result.timings["loadCurrent"] = loadCurrent
+        result.timings["total", default: 0] += loadReference + loadCurrent
+
+        if let draw {
+            let overlay = try NavigationOverlay.draw(on: currentImage, result: result)
+            let lower = draw.lowercased()
+            try overlay.write(to: draw, format: lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") ? .jpeg(quality: 92) : .png)
+        }
+        if json {
+            try CLIOutput.printJSON(result)
+        } else {
+            print(HumanSummary.text(result, reference: reference, current: current, detector: settings.features.detector))
+        }
+    }
+
+    private func camera(_ file: String?, _ text: String?, role: String) throws -> CameraIntrinsics? {
+        switch (file, text) {
+        case (let file?, nil): return try CameraIntrinsics.load(from: file)
+        case (nil, let text?): return try CameraIntrinsics(parsing: text)
+        case (nil, nil): return nil
+        case (.some, .some): throw RephotoError.badInput("give either --\(role)calibration or --\(role)intrinsics, not both")
+        }
+    }
+
+    private func ms(since start: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - start
+        return Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+}
+
+extension DetectorKind: ExpressibleByArgument {}

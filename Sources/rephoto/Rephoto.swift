@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+@main
+struct Rephoto: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rephoto",
+        abstract: "Pose estimation for rephotography: where to move the camera to retake a reference photo.",
+        subcommands: [PoseCommand.self])
+
+    /// Exit codes: 0 success, 1 internal error, 2 bad input (including bad arguments), 3 could not estimate.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as RephotoError {
+            CLIOutput.fail(error)
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            // Usage errors are bad input: one line, exit 2 (ArgumentParser would use 64).
+            CLIOutput.fail(RephotoError.badInput(message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"))
+        }
+    }
+}
