@@ -16,43 +16,47 @@ bool is_sof(uint8_t marker) {
     return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
 }
 
-// Walks JPEG segments up to the start of scan; a file cut short never reaches EOI after it.
+// Walks every JPEG segment and scan to EOI, so a file cut short or damaged in its marker structure is refused
+// before libjpeg sees it (libjpeg would return a partial image and print a warning on stderr).
 rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_JPEG, 0, 0};
     size_t pos = 2;
-    size_t scan_start = 0;
-    while (pos + 4 <= n) {
+    bool scanned = false;
+    while (true) {
+        if (pos >= n) {
+            rp::fail(RP_ERR_DECODE, scanned ? cv::format("truncated JPEG: no end-of-image marker (%zu bytes)", n)
+                                            : std::string("truncated JPEG: the file ends before the image data"));
+        }
         if (b[pos] != 0xFF) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no segment marker at byte " + std::to_string(pos));
         while (pos < n && b[pos] == 0xFF) ++pos;  // fill bytes
-        if (pos >= n) break;
+        if (pos >= n) continue;
         uint8_t marker = b[pos++];
-        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
         if (marker == 0xD9) break;
-        if (pos + 2 > n) break;
+        if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
+        if (marker < 0xC0 || marker == 0xD8) {
+            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: invalid marker 0xFF%02X at byte %zu", marker, pos - 2));
+        }
+        if (pos + 2 > n) continue;
         size_t length = be16(b + pos);
-        if (length < 2 || pos + length > n) break;
+        if (length < 2) rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: segment 0xFF%02X of length %zu", marker, length));
+        if (pos + length > n) {
+            pos = n;
+            continue;
+        }
         if (is_sof(marker) && length >= 7) {
             h.height = be16(b + pos + 3);
             h.width = be16(b + pos + 5);
         }
         pos += length;
-        if (marker == 0xDA) {
-            scan_start = pos;
-            break;
-        }
+        if (marker != 0xDA) continue;
+        if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: image data before a frame header with a size");
+        scanned = true;
+        // Entropy-coded data: 0xFF is followed only by a stuffed 0x00, a restart marker, or the next marker.
+        while (pos + 1 < n && !(b[pos] == 0xFF && b[pos + 1] != 0x00 && !(b[pos + 1] >= 0xD0 && b[pos + 1] <= 0xD7))) ++pos;
+        if (pos + 1 >= n) pos = n;
     }
-    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt or truncated JPEG: no frame header with a size");
-    if (scan_start == 0) rp::fail(RP_ERR_DECODE, "truncated JPEG: the file ends before the image data");
-    // EOI cannot occur inside entropy-coded data, so its absence from the tail means the file was cut.
-    size_t from = n > scan_start + 4096 ? n - 4096 : scan_start;
-    bool eoi = false;
-    for (size_t i = n - 1; i > from; --i) {
-        if (b[i - 1] == 0xFF && b[i] == 0xD9) {
-            eoi = true;
-            break;
-        }
-    }
-    if (!eoi) rp::fail(RP_ERR_DECODE, "truncated JPEG: no end-of-image marker (" + std::to_string(n) + " bytes)");
+    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no frame header with a size");
+    if (!scanned) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no image data before the end-of-image marker");
     return h;
 }
 

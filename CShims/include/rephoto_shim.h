@@ -167,6 +167,7 @@ typedef struct rp_robust_params {
     double confidence;
     int max_iterations;
     uint64_t seed;        /* cv::theRNG() state for RANSAC/LMEDS/RHO so runs repeat exactly */
+    int refine;           /* essential matrix only: Levenberg-Marquardt on the inliers' Sampson error */
 } rp_robust_params;
 
 /* H maps reference pixels to current pixels. `inliers` (n bytes, may be NULL) receives 1 for inliers. */

@@ -13,7 +13,7 @@ public struct Correspondences: Sendable {
     public var reference: [Point2]
     public var current: [Point2]
 
-    public var count: Int { matches.count }
+    public var count: Int { reference.count }
 
     /// Flat x,y arrays as the shim wants them.
     var referenceXY: [Double] { reference.flatMap { [$0.x, $0.y] } }

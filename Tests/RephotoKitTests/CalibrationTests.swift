@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import RephotoKit
+
+@Suite struct CalibrationTests {
+    static var bundled: String { Fixtures.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path }
+
+    /// The bundled file holds exactly left_intrinsics.yml's values (OpenCV samples).
+    @Test func readsBundledCalibrationWithSampleValues() throws {
+        let c = try CameraIntrinsics.load(from: Self.bundled)
+        #expect(c.fx == 535.91573396163199 && c.fy == 535.91573396163199)
+        #expect(c.cx == 342.28315473308373 && c.cy == 235.57082909788173)
+        #expect(c.distortion.count == 5 && c.distortion[0] == -0.26637260909660682)
+        #expect(c.imageSize == ImageSize(width: 640, height: 480))
+        let original = try CameraIntrinsics.load(from: Fixtures.sample("left_intrinsics.yml"))
+        #expect(original == c)
+    }
+
+    @Test func readsTutorialNamesAndXML() throws {
+        let yaml = """
+            %YAML:1.0
+            ---
+            image_Width: 1280
+            image_Height: 720
+            Camera_Matrix: !!opencv-matrix
+               rows: 3
+               cols: 3
+               dt: d
+               data: [ 1000., 0., 640., 0., 1010., 360., 0., 0., 1. ]
+            Distortion_Coefficients: !!opencv-matrix
+               rows: 5
+               cols: 1
+               dt: d
+               data: [ 0.1, -0.2, 0., 0., 0.05 ]
+            """
+        let c = try CameraIntrinsics.load(from: try Fixtures.temporaryFile("tutorial.yml", Data(yaml.utf8)))
+        #expect(c == CameraIntrinsics(fx: 1000, fy: 1010, cx: 640, cy: 360, distortion: [0.1, -0.2, 0, 0, 0.05],
+                                      imageSize: ImageSize(width: 1280, height: 720)))
+        let xml = """
+            <?xml version="1.0"?>
+            <opencv_storage>
+            <image_width>640</image_width><image_height>480</image_height>
+            <camera_matrix type_id="opencv-matrix"><rows>3</rows><cols>3</cols><dt>d</dt>
+            <data>500. 0. 320. 0. 500. 240. 0. 0. 1.</data></camera_matrix>
+            </opencv_storage>
+            """
+        let x = try CameraIntrinsics.load(from: try Fixtures.temporaryFile("camera.xml", Data(xml.utf8)))
+        #expect(x == CameraIntrinsics(fx: 500, fy: 500, cx: 320, cy: 240, imageSize: ImageSize(width: 640, height: 480)))
+    }
+
+    /// Scaling by 2 maps pixel centres: cx' = (cx + 0.5) * 2 - 0.5.
+    @Test func scalesToAnotherResolutionWithTheSameAspect() throws {
+        let c = try CameraIntrinsics.load(from: Self.bundled)
+        let big = try c.adapted(to: ImageSize(width: 1280, height: 960))
+        #expect(close(big.fx, 2 * c.fx, 1e-9) && close(big.fy, 2 * c.fy, 1e-9))
+        #expect(close(big.cx, (c.cx + 0.5) * 2 - 0.5, 1e-9) && close(big.cy, (c.cy + 0.5) * 2 - 0.5, 1e-9))
+        #expect(big.distortion == c.distortion)
+        #expect(try c.adapted(to: ImageSize(width: 640, height: 480)) == c)
+    }
+
+    @Test func refusesAnotherAspectRatio() throws {
+        let c = try CameraIntrinsics.load(from: Self.bundled)
+        let error = #expect(throws: RephotoError.self) { try c.adapted(to: ImageSize(width: 800, height: 640)) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.hasPrefix("calibration is for 640x480 but the image is 800x640: aspect ratio differs") == true, "\(error?.message ?? "")")
+        #expect(throws: RephotoError.self) { try c.adapted(to: ImageSize(width: 480, height: 640)) }
+    }
+
+    @Test(arguments: [
+        ("%YAML:1.0\n---\nfoo: 1\n", "has no camera_matrix"),
+        ("%YAML:1.0\n---\ncamera_matrix: !!opencv-matrix\n   rows: 2\n   cols: 2\n   dt: d\n   data: [1., 0., 0., 1.]\n", "is 2x2, expected 3x3"),
+        ("this is : not [ a calibration", "not OpenCV FileStorage"),
+        ("%YAML:1.0\n---\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [-5., 0., 1., 0., 5., 1., 0., 0., 1.]\n", "focal lengths must be positive"),
+    ])
+    func malformedFilesGiveClearErrors(text: String, expected: String) throws {
+        let path = try Fixtures.temporaryFile("bad.yml", Data(text.utf8))
+        let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func parsesIntrinsicsText() throws {
+        #expect(try CameraIntrinsics(parsing: "700,701.5, 320,240") == CameraIntrinsics(fx: 700, fy: 701.5, cx: 320, cy: 240))
+        for bad in ["700,700,320", "a,b,c,d", "700,700,320,240,1", "nan,700,320,240", "0,700,320,240"] {
+            #expect(throws: RephotoError.self, "\(bad)") { try CameraIntrinsics(parsing: bad) }
+        }
+        let outside = #expect(throws: RephotoError.self) {
+            try CameraIntrinsics(parsing: "700,700,2000,240").adapted(to: ImageSize(width: 640, height: 480))
+        }
+        #expect(outside?.message.contains("outside the 640x480 image") == true)
+    }
+}

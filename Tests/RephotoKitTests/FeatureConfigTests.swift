@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import Yams
+@testable import RephotoKit
+
+@Suite struct FeatureConfigTests {
+    /// The defaults are OpenCV 4.6's own (features2d.hpp): a config of `{}` must reproduce them.
+    @Test func emptyConfigGivesOpenCVDefaults() throws {
+        let config = try JSONDecoder().decode(PipelineConfig.self, from: Data("{}".utf8))
+        let a = config.features.akaze, o = config.features.orb, s = config.features.sift
+        #expect(config.features.detector == .akaze)
+        #expect(a.descriptorType == .mldb && a.descriptorSize == 0 && a.descriptorChannels == 3)
+        #expect(a.threshold == 0.001 && a.octaves == 4 && a.octaveLayers == 4 && a.diffusivity == .pmG2)
+        #expect(o.features == 500 && o.scaleFactor == 1.2 && o.levels == 8 && o.edgeThreshold == 31 && o.firstLevel == 0)
+        #expect(o.wtaK == 2 && o.scoreType == .harris && o.patchSize == 31 && o.fastThreshold == 20)
+        #expect(s.features == 0 && s.octaveLayers == 3 && s.contrastThreshold == 0.04 && s.edgeThreshold == 10 && s.sigma == 1.6)
+        #expect(config.homography == RobustConfig(method: .usacMagsac, threshold: 3, confidence: 0.995, maxIterations: 2000))
+        #expect(config.pose.essential == RobustConfig(method: .ransac, threshold: 1, confidence: 0.999, maxIterations: 1000))
+        #expect(config == PipelineConfig())
+    }
+
+    @Test func yamlAndJSONSetNestedParametersAndKeepOtherDefaults() throws {
+        let yaml = """
+            features:
+              detector: orb
+              maxDimension: 800
+              orb: {features: 1500, scoreType: fast}
+            matching: {ratio: 0.7, mutual: true, matcher: flann}
+            homography: {method: usac_magsac, threshold: 2.5}
+            pose:
+              essential: {method: usac_accurate}
+              degeneracyRatio: 0.8
+            """
+        let path = try Fixtures.temporaryFile("config.yml", Data(yaml.utf8))
+        let config = try PipelineConfig.load(from: path)
+        #expect(config.features.detector == .orb && config.features.maxDimension == 800)
+        #expect(config.features.orb.features == 1500 && config.features.orb.scoreType == .fast && config.features.orb.levels == 8)
+        #expect(config.matching.ratio == 0.7 && config.matching.mutual && config.matching.matcher == .flann)
+        #expect(config.homography.method == .usacMagsac && config.homography.threshold == 2.5 && config.homography.confidence == 0.995)
+        #expect(config.pose.essential.method == .usacAccurate && config.pose.essential.threshold == 1)
+        #expect(config.pose.degeneracyRatio == 0.8)
+
+        // The same config through JSON, after a round trip through the encoder.
+        let json = try JSONEncoder().encode(config)
+        let back = try JSONDecoder().decode(PipelineConfig.self, from: json)
+        #expect(back == config)
+        let yamlBack = try YAMLDecoder().decode(PipelineConfig.self, from: try YAMLEncoder().encode(config))
+        #expect(yamlBack == config)
+    }
+
+    @Test func misspeltKeyIsAnErrorNamingIt() throws {
+        let path = try Fixtures.temporaryFile("bad.json", Data(#"{"features": {"akaze": {"treshold": 0.002}}}"#.utf8))
+        let error = #expect(throws: RephotoError.self) { try PipelineConfig.load(from: path) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.contains("at 'features.akaze.treshold': unknown key 'treshold'") == true, "\(error?.message ?? "")")
+    }
+
+    @Test(arguments: [
+        (#"{"features": {"detector": "orb", "orb": {"scaleFactor": 0.9}}}"#, "orb.scaleFactor = 0.9 is out of range"),
+        (#"{"features": {"scale": 1.5}}"#, "features.scale = 1.5 is out of range"),
+        (#"{"matching": {"ratio": 0}}"#, "matching.ratio = 0.0 is out of range"),
+        (#"{"pose": {"essential": {"method": "rho"}}}"#, "pose.essential.method = rho is out of range"),
+        (#"{"homography": {"confidence": 1.5}}"#, "homography.confidence = 1.5 is out of range"),
+        (#"{"features": {"detector": "surf"}}"#, "features.detector"),
+    ])
+    func outOfRangeValuesAreRefusedByName(json: String, expected: String) throws {
+        let path = try Fixtures.temporaryFile("c.json", Data(json.utf8))
+        let error = #expect(throws: RephotoError.self) { try PipelineConfig.load(from: path) }
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    /// Parameters must reach OpenCV: each changes what the detector returns in the documented direction.
+    @Test func parametersReachOpenCV() throws {
+        let image = try Fixtures.image("graf1.png")
+        var orb = FeatureConfig(detector: .orb)
+        orb.orb.features = 100
+        #expect(try Features(image: image, config: orb).count <= 100)
+        orb.orb.features = 2000
+        #expect(try Features(image: image, config: orb).count > 1000)
+
+        var akaze = FeatureConfig(detector: .akaze)
+        let many = try Features(image: image, config: akaze).count
+        akaze.akaze.threshold = 0.01
+        let few = try Features(image: image, config: akaze).count
+        #expect(few < many / 3)
+        akaze.akaze.descriptorSize = 256
+        #expect(try Features(image: image, config: akaze).descriptorBytes == 32)
+
+        var sift = FeatureConfig(detector: .sift)
+        sift.sift.features = 50
+        let s = try Features(image: image, config: sift)
+        #expect(s.count >= 45 && s.count <= 55 && !s.isBinary && s.descriptorBytes == 128 * 4)
+        sift.sift.descriptorType = .uint8
+        #expect(try Features(image: image, config: sift).descriptorBytes == 128)
+    }
+
+    /// Detecting on a downscaled copy must report full-resolution coordinates: detect on an image and on
+    /// its 2x enlargement analysed at scale 0.5 (which restores the original), and compare positions.
+    @Test func analysisScaleReportsFullResolutionCoordinates() throws {
+        let original = try Fixtures.image("Blender_Suzanne1.jpg").grayscale()
+        let doubled = try original.resized(width: original.width * 2, height: original.height * 2)
+        let base = try Features(image: original, config: FeatureConfig(detector: .akaze))
+        let scaled = try Features(image: doubled, config: FeatureConfig(detector: .akaze, scale: 0.5))
+        #expect(scaled.analysisScale == 0.5)
+        let viaMaxDimension = try Features(image: doubled, config: FeatureConfig(detector: .akaze, maxDimension: 640))
+        #expect(viaMaxDimension.analysisScale == 0.5)
+        var found = 0
+        for k in base.keypoints {
+            let expected = Point2(x: (k.x + 0.5) * 2 - 0.5, y: (k.y + 0.5) * 2 - 0.5)
+            if scaled.keypoints.contains(where: { $0.point.distance(to: expected) < 1.5 }) { found += 1 }
+        }
+        #expect(Double(found) > 0.8 * Double(base.count), "\(found) of \(base.count)")
+    }
+
+    @Test func maskKeepsFeaturesInsideIt() throws {
+        let image = try Fixtures.image("graf1.png")
+        var pixels = [UInt8](repeating: 0, count: image.width * image.height)
+        for y in 0..<image.height { for x in 0..<(image.width / 2) { pixels[y * image.width + x] = 255 } }
+        let mask = try Image(width: image.width, height: image.height, channels: 1, pixels: pixels)
+        let features = try Features(image: image, config: FeatureConfig(), mask: mask)
+        #expect(features.count > 100)
+        #expect(features.keypoints.allSatisfy { $0.x < Double(image.width / 2) })
+        let wrong = try Image(width: 10, height: 10, channels: 1, pixels: [UInt8](repeating: 255, count: 100))
+        #expect(throws: RephotoError.self) { try Features(image: image, config: FeatureConfig(), mask: wrong) }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import RephotoKit
+
+@Suite struct ImageTests {
+    @Test func decodesPNGAndJPEGFilesAtTheirSize() throws {
+        let png = try Fixtures.image("graf1.png")
+        #expect((png.width, png.height, png.channels) == (800, 640, 3))
+        let jpeg = try Fixtures.image("Blender_Suzanne1.jpg")
+        #expect((jpeg.width, jpeg.height) == (640, 480))
+    }
+
+    @Test func roundTripsPixelsThroughPNG() throws {
+        let pixels = (0..<(7 * 5 * 3)).map { UInt8($0 * 2) }
+        let image = try Image(width: 7, height: 5, channels: 3, pixels: pixels)
+        let decoded = try Image(data: try image.encoded(as: .png))
+        #expect(try decoded.pixels() == pixels)
+    }
+
+    /// A JPEG stored 64x32 with EXIF orientation 6 (rotate 90° clockwise to display) must come out 32x64,
+    /// with the stored top-left corner at the displayed top-right.
+    @Test func honoursEXIFOrientation() throws {
+        var pixels = [UInt8](repeating: 0, count: 64 * 32)
+        for y in 0..<12 { for x in 0..<12 { pixels[y * 64 + x] = 255 } }
+        let stored = try Image(width: 64, height: 32, channels: 1, pixels: pixels)
+        var jpeg = try stored.encoded(as: .jpeg(quality: 95))
+        #expect(try Image(data: jpeg).width == 64)
+        jpeg.insert(contentsOf: exifOrientationSegment(6), at: 2)
+        let oriented = try Image(data: jpeg)
+        #expect((oriented.width, oriented.height) == (32, 64))
+        let gray = try oriented.grayscale().pixels()
+        #expect(gray[5 * 32 + 26] > 200)  // top-right is the white block
+        #expect(gray[5 * 32 + 5] < 50)
+    }
+
+    /// APP1 Exif segment holding one IFD entry: Orientation (0x0112), SHORT, value.
+    private func exifOrientationSegment(_ orientation: UInt8) -> Data {
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00,  // little-endian TIFF, IFD at 8
+                             0x01, 0x00,  // one entry
+                             0x12, 0x01, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, orientation, 0x00, 0x00, 0x00,
+                             0x00, 0x00, 0x00, 0x00]  // no next IFD
+        let payload: [UInt8] = Array("Exif".utf8) + [0, 0] + tiff
+        let length = payload.count + 2
+        return Data([0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload)
+    }
+
+    @Test func refusesImagesOverThePixelLimitBeforeDecoding() throws {
+        // A PNG header claiming 20000x20000 followed by no real image data: only a header check can answer.
+        var header = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13])
+        header += Data("IHDR".utf8) + Data([0, 0, 0x4E, 0x20, 0, 0, 0x4E, 0x20, 8, 2, 0, 0, 0, 0, 0, 0, 0])
+        header += Data([0, 0, 0, 0]) + Data("IEND".utf8) + Data([0xAE, 0x42, 0x60, 0x82])
+        let error = #expect(throws: RephotoError.self) { try Image(data: header) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message == "image is 20000x20000 = 400.0 MP, over the limit of 50.0 MP")
+
+        let small = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
+        let limited = #expect(throws: RephotoError.self) { try Image(data: small, maxPixels: 500_000) }
+        #expect(limited?.message.contains("800x640") == true)
+    }
+
+    @Test(arguments: [
+        ("empty", Data(), "empty"),
+        ("random", Data((0..<300).map { UInt8(($0 * 37 + 11) % 256) }), "not a JPEG or PNG"),
+        ("text", Data("hello, this is not an image".utf8), "not a JPEG or PNG"),
+    ])
+    func rejectsNonImages(name: String, data: Data, expected: String) throws {
+        let error = #expect(throws: RephotoError.self) { try Image(data: data) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.contains(expected) == true, "\(name): \(error?.message ?? "")")
+    }
+
+    @Test func rejectsTruncatedJPEGAndPNG() throws {
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
+        let cutJPEG = #expect(throws: RephotoError.self) { try Image(data: jpeg.prefix(jpeg.count / 2)) }
+        #expect(cutJPEG?.message.hasPrefix("truncated JPEG") == true)
+        let png = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
+        let cutPNG = #expect(throws: RephotoError.self) { try Image(data: png.prefix(png.count / 2)) }
+        #expect(cutPNG?.message.hasPrefix("truncated PNG") == true)
+    }
+
+    @Test func damagedJPEGIsAnErrorNotAPartialImage() throws {
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
+        let scan = try #require(jpeg.firstRange(of: Data([0xFF, 0xDA])))
+        // An invalid marker in the middle of the compressed data, as a damaged transfer leaves it.
+        var damaged = jpeg
+        let at = (scan.upperBound + jpeg.count) / 2
+        damaged.replaceSubrange(at..<at + 2, with: Data([0xFF, 0x13]))
+        let error = #expect(throws: RephotoError.self) { try Image(data: damaged) }
+        #expect(error?.message == "corrupt JPEG: invalid marker 0xFF13 at byte \(at)")
+        // A lost frame header (SOF0 or SOF2 turned into an APP14 segment).
+        var headless = jpeg
+        let sof = try #require(jpeg.indices.dropLast().first { jpeg[$0] == 0xFF && (jpeg[$0 + 1] == 0xC0 || jpeg[$0 + 1] == 0xC2) })
+        headless[sof + 1] = 0xEE
+        let lost = #expect(throws: RephotoError.self) { try Image(data: headless) }
+        #expect(lost?.message == "corrupt JPEG: image data before a frame header with a size")
+    }
+
+    @Test func fileErrorsNameThePath() throws {
+        let missing = #expect(throws: RephotoError.self) { try Image(contentsOfFile: "/nonexistent/photo.jpg") }
+        #expect(missing?.message == "/nonexistent/photo.jpg: no such file")
+        let empty = try Fixtures.temporaryFile("empty.jpg", Data())
+        let emptyError = #expect(throws: RephotoError.self) { try Image(contentsOfFile: empty) }
+        #expect(emptyError?.message == "\(empty): empty file (0 bytes)")
+    }
+}

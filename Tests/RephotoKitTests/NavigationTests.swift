@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import RephotoKit
+
+@Suite struct NavigationTests {
+    let size = ImageSize(width: 640, height: 480)
+
+    @Test func targetIsTheCentredThreeFifthsRectangle() {
+        let nav = Navigation.compute(homography: .identity, referenceSize: size, currentSize: size)
+        #expect(nav.target.corners == [Point2(x: 128, y: 96), Point2(x: 512, y: 96), Point2(x: 512, y: 384), Point2(x: 128, y: 384)])
+        #expect(nav.quadrilateral == nav.target)
+        #expect(nav.aligned && nav.offsetX == 0 && nav.areaRatio == 1 && nav.rollDegrees == 0)
+    }
+
+    @Test func shiftGivesOffsetInPixelsAndPercentOfWidth() {
+        let nav = Navigation.compute(homography: Matrix3([1, 0, 32, 0, 1, -12, 0, 0, 1]), referenceSize: size, currentSize: size)
+        #expect(close(nav.offsetX, 32, 1e-9) && close(nav.offsetY, -12, 1e-9))
+        #expect(close(nav.offsetXPercent, 5, 1e-9) && close(nav.offsetYPercent, -1.875, 1e-9))
+        #expect(!nav.aligned)
+        #expect(nav.hints.first == "turn right (5% of width)")
+        #expect(nav.hints.contains("tilt up (1.9% of width)"))
+    }
+
+    @Test func zoomAboutTheCentreGivesAreaRatio() {
+        let c = Matrix3([1, 0, 320, 0, 1, 240, 0, 0, 1]), s = Matrix3([1.2, 0, 0, 0, 1.2, 0, 0, 0, 1])
+        let h = c * s * c.inverse!
+        let nav = Navigation.compute(homography: h, referenceSize: size, currentSize: size)
+        #expect(close(nav.areaRatio, 1.44, 1e-9))
+        #expect(nav.hints.first?.hasPrefix("move back") == true)
+        let out = Navigation.compute(homography: c * s.inverse! * c.inverse!, referenceSize: size, currentSize: size)
+        #expect(out.hints.first?.hasPrefix("move forward") == true)
+    }
+
+    /// In image coordinates (y down) a positive rotation angle turns content clockwise on screen.
+    @Test func inPlaneRotationGivesRoll() {
+        let c = Matrix3([1, 0, 320, 0, 1, 240, 0, 0, 1])
+        let rot = Matrix3.rotation(axis: SIMD3(0, 0, 1), angle: 5 * .pi / 180)
+        let nav = Navigation.compute(homography: c * rot * c.inverse!, referenceSize: size, currentSize: size)
+        #expect(close(nav.rollDegrees, 5, 1e-9))
+        #expect(nav.hints.contains("roll clockwise 5°"))
+    }
+
+    /// Turning the camera right by 10° (rotation about y): the reference view moves left in the frame and
+    /// its left edge grows (farther off-axis): offsetX < 0, "turn left", keystone < 0.
+    @Test func cameraTurnedRightIsToldToTurnLeft() {
+        let k = Matrix3([500, 0, 320, 0, 500, 240, 0, 0, 1])
+        // Camera turned right: a world point straight ahead appears at negative x, i.e. X_current = R X_reference
+        // with R the rotation about y by -10°.
+        let r = Matrix3.rotation(axis: SIMD3(0, 1, 0), angle: -10 * .pi / 180)
+        let h = k * r * k.inverse!
+        let nav = Navigation.compute(homography: h, referenceSize: size, currentSize: size)
+        #expect(nav.offsetX < -80 && abs(nav.offsetY) < 1)
+        #expect(nav.keystoneHorizontalPercent < -1)
+        #expect(nav.hints.first?.hasPrefix("turn left") == true)
+    }
+
+    @Test func quadrilateralFollowsDifferentReferenceSize() {
+        // A reference at half the resolution, same framing: H scales by 2; the quad coincides with the target.
+        let h = Matrix3([2, 0, 0.5, 0, 2, 0.5, 0, 0, 1])
+        let nav = Navigation.compute(homography: h, referenceSize: ImageSize(width: 320, height: 240), currentSize: size)
+        #expect(nav.quadrilateral.maxCornerDistance(to: nav.target) < 1)
+        #expect(nav.aligned)
+    }
+}

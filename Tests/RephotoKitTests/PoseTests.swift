@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+@testable import RephotoKit
+
+@Suite struct PoseTests {
+    /// Blender_Suzanne1 -> 2 (OpenCV samples): camera poses of the object c1Mo and c2Mo differ by a pure 30°
+    /// rotation about the camera centre, so R = R2 R1^T, translation undetermined.
+    @Test func suzanneIsRotationOnlyWithTheTrueRotation() throws {
+        let r1 = Matrix3([0.96593, 0.25882, 0, 0.08852, -0.33037, -0.93969, -0.24321, 0.90767, -0.34202])
+        let r2 = Matrix3([0.96593, -0.25882, 0, -0.08852, -0.33037, -0.93969, 0.24321, 0.90767, -0.34202])
+        let truth = r2 * r1.transposed
+        #expect(close(truth.rotationAngleDegrees, 30, 0.01))
+        let camera = CameraIntrinsics(fx: 700, fy: 700, cx: 320, cy: 240)
+        let result = try PoseEstimator().estimate(reference: try Fixtures.image("Blender_Suzanne1.jpg"),
+                                                  current: try Fixtures.image("Blender_Suzanne2.jpg"), camera: camera,
+                                                  truth: GroundTruth(rotation: truth))
+        let pose = try #require(result.pose)
+        #expect(pose.rotationOnly)
+        #expect(pose.translation == nil)
+        #expect(pose.rotationSource == .homography)
+        let error = try #require(result.errors?.rotationErrorDegrees)
+        #expect(error < 1, "rotation error \(error)°")
+        // The homography itself is consistent with K R K^-1 for the true rotation.
+        let k = camera.matrix
+        let predicted = (k * truth * k.inverse!).normalizedHomography
+        let corner = GroundTruthErrors.cornerError(estimate: result.homography, truth: predicted, size: result.referenceSize)
+        #expect(corner < 8, "homography vs K R K^-1: \(corner) px")
+    }
+
+    /// Three textured planes rendered exactly from two poses: the essential-matrix pose must match.
+    @Test(arguments: [DetectorKind.akaze, .orb, .sift])
+    func recoversKnownPoseOnRenderedScene(detector: DetectorKind) throws {
+        let scene = try Fixtures.threePlaneScene()
+        let (r, t) = Fixtures.pose(rotation: Fixtures.rotationXYZ(degrees: -2, 4, 1), centre: SIMD3(0.8, -0.25, 0.4))
+        let reference = try SceneRenderer.render(scene, camera: Fixtures.camera, size: Fixtures.frameSize)
+        let current = try SceneRenderer.render(scene, camera: Fixtures.camera, rotation: r, translation: t, size: Fixtures.frameSize)
+        var config = PipelineConfig()
+        config.features.detector = detector
+        if detector == .orb { config.features.orb.features = 3000 }
+        let result = try PoseEstimator(config: config).estimate(reference: reference, current: current, camera: Fixtures.camera,
+                                                                truth: GroundTruth(rotation: r, translation: t / length(t)))
+        let pose = try #require(result.pose)
+        #expect(!pose.rotationOnly)
+        let rotationError = try #require(result.errors?.rotationErrorDegrees)
+        let translationError = try #require(result.errors?.translationErrorDegrees)
+        #expect(rotationError < 0.15, "\(detector): rotation error \(rotationError)°")
+        #expect(translationError < 0.6, "\(detector): translation error \(translationError)°")
+        // Direction, not just the line: t points the same way as the truth.
+        #expect(dot(try #require(pose.translation), t) > 0)
+    }
+
+    @Test func pureRotationOfA3DSceneIsFlaggedAndItsRotationRecovered() throws {
+        let scene = try Fixtures.threePlaneScene()
+        let r = Fixtures.rotationXYZ(degrees: 3, -6, 2)
+        let reference = try SceneRenderer.render(scene, camera: Fixtures.camera, size: Fixtures.frameSize)
+        let current = try SceneRenderer.render(scene, camera: Fixtures.camera, rotation: r, size: Fixtures.frameSize)
+        let result = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera,
+                                                  truth: GroundTruth(rotation: r))
+        let pose = try #require(result.pose)
+        #expect(pose.rotationOnly && pose.translation == nil && pose.rotationSource == .homography)
+        let error = try #require(result.errors?.rotationErrorDegrees)
+        #expect(error < 0.1, "rotation error \(error)°")
+    }
+
+    @Test func singlePlaneSeenFromElsewhereIsFlaggedPlanar() throws {
+        let wall = [TexturedPlane(texture: try Fixtures.image("graf1.png"), centre: SIMD3(0, 0, 6), right: SIMD3(1, 0, 0),
+                                  down: SIMD3(0, 1, 0), width: 10)]
+        let (r, t) = Fixtures.pose(rotation: Fixtures.rotationXYZ(degrees: 0, -8, 0), centre: SIMD3(0.9, 0, 0.2))
+        let reference = try SceneRenderer.render(wall, camera: Fixtures.camera, size: Fixtures.frameSize)
+        let current = try SceneRenderer.render(wall, camera: Fixtures.camera, rotation: r, translation: t, size: Fixtures.frameSize)
+        let result = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera)
+        let pose = try #require(result.pose)
+        #expect(pose.rotationOnly && pose.translation == nil)
+        #expect(result.warnings.contains { $0.hasPrefix("planar scene") })
+    }
+
+    @Test func identicalImagesScore100AndAreAligned() throws {
+        let image = try Fixtures.image("graf1.png")
+        let result = try PoseEstimator().estimate(reference: image, current: image, camera: nil)
+        #expect(result.metrics.score == 100)
+        #expect(result.metrics.afdPixels == 0)
+        #expect(result.navigation.aligned)
+        #expect(result.navigation.hints.isEmpty)
+        #expect(GroundTruthErrors.cornerError(estimate: result.homography, truth: .identity, size: result.referenceSize) < 0.01)
+    }
+
+    /// Correspondences projected through a strongly distorted lens (OpenCV's model, the sample calibration's
+    /// coefficients): with the distortion the pose is exact; ignoring it, it is not.
+    @Test func undistortsKeypointsBeforeTheEssentialMatrix() throws {
+        let calibration = try CameraIntrinsics.load(from: Fixtures.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path)
+        let (r, t) = Fixtures.pose(rotation: Fixtures.rotationXYZ(degrees: 2, -5, 1), centre: SIMD3(0.5, 0.1, 0.2))
+        var reference: [Point2] = [], current: [Point2] = []
+        var generator = SplitMix(seed: 7)
+        while reference.count < 300 {
+            let x = SIMD3(generator.uniform(-3, 3), generator.uniform(-2, 2), generator.uniform(4, 12))
+            let a = project(x, calibration), b = project(r * x + t, calibration)
+            guard let a, let b else { continue }
+            reference.append(a)
+            current.append(b)
+        }
+        let pairs = Correspondences(matches: [], reference: reference, current: current)
+        let h = try HomographyEstimate.estimate(pairs, config: .homographyDefault)
+        let pose = try RelativePose.estimate(pairs, referenceCamera: calibration, currentCamera: calibration, homography: h, config: PoseConfig())
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.01)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t) < 0.1)
+        var pinhole = calibration
+        pinhole.distortion = []
+        let naive = try RelativePose.estimate(pairs, referenceCamera: pinhole, currentCamera: pinhole, homography: h, config: PoseConfig())
+        let naiveError = naive.translation.map { GroundTruthErrors.translationDirectionError(estimate: $0, truth: t) } ?? 90
+        #expect(naiveError > 1 || naive.essentialInliers < 250)
+    }
+
+    /// OpenCV's distortion model (k1, k2, p1, p2, k3), written out independently of OpenCV.
+    private func project(_ x: SIMD3<Double>, _ c: CameraIntrinsics) -> Point2? {
+        guard x.z > 0.1 else { return nil }
+        let u = x.x / x.z, v = x.y / x.z
+        let d = c.distortion, r2 = u * u + v * v
+        let radial = 1 + d[0] * r2 + d[1] * r2 * r2 + d[4] * r2 * r2 * r2
+        let ud = u * radial + 2 * d[2] * u * v + d[3] * (r2 + 2 * u * u)
+        let vd = v * radial + d[2] * (r2 + 2 * v * v) + 2 * d[3] * u * v
+        let p = Point2(x: c.fx * ud + c.cx, y: c.fy * vd + c.cy)
+        return p.x >= 0 && p.x < 640 && p.y >= 0 && p.y < 480 ? p : nil
+    }
+
+    /// Strecha Herz-Jesu-P8 (../shared, real photos with ground-truth poses): consecutive pairs.
+    @Test(.enabled(if: Fixtures.strecha != nil, "../shared/datasets/strecha-herzjesu-p8 is absent"))
+    func strechaConsecutivePairs() async throws {
+        let root = try #require(Fixtures.strecha)
+        func camera(_ i: Int) throws -> (Matrix3, Matrix3, SIMD3<Double>) {
+            let text = try String(contentsOf: root.appendingPathComponent(String(format: "gt_dense_cameras/%04d.jpg.camera", i)), encoding: .utf8)
+            let v = text.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) }
+            return (Matrix3(Array(v[0..<9])), Matrix3(Array(v[12..<21])), SIMD3(v[21], v[22], v[23]))
+        }
+        var config = PipelineConfig()
+        config.features.maxDimension = 1536
+        let estimator = try PoseEstimator(config: config)
+        let (k, _, _) = try camera(0)
+        let intrinsics = CameraIntrinsics(fx: k[0, 0], fy: k[1, 1], cx: k[0, 2], cy: k[1, 2])
+        let images = try (0..<8).map { try Image(contentsOfFile: root.appendingPathComponent(String(format: "images/%04d.jpg", $0)).path) }
+        for i in 0..<7 {
+            let (_, ri, ci) = try camera(i), (_, rj, cj) = try camera(i + 1)
+            let r = rj.transposed * ri
+            let t = rj.transposed * (ci - cj)
+            let result = try estimator.estimate(reference: images[i], current: images[i + 1], camera: intrinsics,
+                                                truth: GroundTruth(rotation: r, translation: t / length(t)))
+            let rotationError = try #require(result.errors?.rotationErrorDegrees)
+            let translationError = try #require(result.errors?.translationErrorDegrees, "pair \(i)->\(i + 1): \(result.warnings)")
+            #expect(rotationError < 1, "pair \(i)->\(i + 1): rotation error \(rotationError)°")
+            #expect(translationError < 3, "pair \(i)->\(i + 1): translation error \(translationError)°")
+        }
+    }
+}
+
+/// Deterministic random numbers for synthetic data (SplitMix64).
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func uniform(_ low: Double, _ high: Double) -> Double { Double.random(in: low..<high, using: &self) }
+}
