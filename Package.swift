@@ -33,14 +33,18 @@ let package = Package(
         ),
         .executableTarget(
             name: "rephoto",
-            dependencies: ["RephotoKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "RephotoKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         .executableTarget(
             name: "rephoto-bench",
             dependencies: ["RephotoKit", "CShims"]
         ),
         .testTarget(name: "RephotoKitTests", dependencies: ["RephotoKit", "CShims"]),
-        .testTarget(name: "rephotoTests", dependencies: ["rephoto"]),
+        .testTarget(name: "rephotoTests", dependencies: ["rephoto", "RephotoKit"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

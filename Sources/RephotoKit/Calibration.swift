@@ -90,7 +90,7 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
         return out
     }
 
-    var shimCamera: rp_camera {
+    package var shimCamera: rp_camera {
         var camera = rp_camera()
         withUnsafeMutableBytes(of: &camera.K) { raw in
             let k = raw.bindMemory(to: Double.self)

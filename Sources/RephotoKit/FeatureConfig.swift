@@ -20,7 +20,7 @@ public struct AKAZEParameters: Codable, Equatable, Sendable {
     /// Bits of the MLDB descriptor; 0 means full size (486 bits).
     public var descriptorSize = 0
     public var descriptorChannels = 3
-    public var threshold: Float = 0.001
+    public var threshold = 0.001
     public var octaves = 4
     public var octaveLayers = 4
     public var diffusivity = Diffusivity.pmG2
@@ -62,7 +62,7 @@ public struct ORBParameters: Codable, Equatable, Sendable {
     }
 
     public var features = 500
-    public var scaleFactor: Float = 1.2
+    public var scaleFactor = 1.2
     public var levels = 8
     public var edgeThreshold = 31
     public var firstLevel = 0
@@ -189,7 +189,7 @@ public struct FeatureConfig: Codable, Equatable, Sendable {
         }
     }
 
-    var shimParameters: rp_detector_params {
+    package var shimParameters: rp_detector_params {
         var p = rp_detector_params()
         p.kind = Int32(detector == .akaze ? RP_DETECTOR_AKAZE.rawValue : detector == .orb ? RP_DETECTOR_ORB.rawValue : RP_DETECTOR_SIFT.rawValue)
         p.max_dimension = Int32(clamping: maxDimension ?? 0)
@@ -197,12 +197,12 @@ public struct FeatureConfig: Codable, Equatable, Sendable {
         p.akaze_descriptor_type = akaze.descriptorType.openCV
         p.akaze_descriptor_size = Int32(clamping: akaze.descriptorSize)
         p.akaze_descriptor_channels = Int32(clamping: akaze.descriptorChannels)
-        p.akaze_threshold = akaze.threshold
+        p.akaze_threshold = Float(akaze.threshold)
         p.akaze_octaves = Int32(clamping: akaze.octaves)
         p.akaze_octave_layers = Int32(clamping: akaze.octaveLayers)
         p.akaze_diffusivity = akaze.diffusivity.openCV
         p.orb_features = Int32(clamping: orb.features)
-        p.orb_scale_factor = orb.scaleFactor
+        p.orb_scale_factor = Float(orb.scaleFactor)
         p.orb_levels = Int32(clamping: orb.levels)
         p.orb_edge_threshold = Int32(clamping: orb.edgeThreshold)
         p.orb_first_level = Int32(clamping: orb.firstLevel)

@@ -49,7 +49,7 @@ public struct MatchConfig: Codable, Equatable, Sendable {
         try require(flannChecks > 0, "matching.flannChecks", flannChecks, "> 0")
     }
 
-    var shimParameters: rp_match_params {
+    package var shimParameters: rp_match_params {
         var p = rp_match_params()
         p.matcher = Int32(matcher == .flann ? RP_MATCHER_FLANN.rawValue : RP_MATCHER_BRUTE_FORCE.rawValue)
         p.ratio = Float(ratio)

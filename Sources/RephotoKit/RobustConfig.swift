@@ -34,9 +34,6 @@ public struct RobustConfig: Codable, Equatable, Sendable {
     public var maxIterations: Int
     /// Seeds OpenCV's RNG before each estimation so the same input gives the same answer.
     public var seed: UInt64 = 0x5EED
-    /// Essential matrix only: refine R and t by Levenberg-Marquardt on the inliers' Sampson error
-    /// (OpenCV's RANSAC returns its best minimal-sample model unrefined).
-    public var refine = true
 
     public init(method: RobustMethod, threshold: Double, confidence: Double, maxIterations: Int) {
         self.method = method
@@ -52,7 +49,7 @@ public struct RobustConfig: Codable, Equatable, Sendable {
     public static let essentialDefault = RobustConfig(method: .ransac, threshold: 1, confidence: 0.999, maxIterations: 1000)
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, threshold, confidence, maxIterations, seed, refine
+        case method, threshold, confidence, maxIterations, seed
     }
 
     /// Decodes with `defaults` for the missing keys (homography and essential differ).
@@ -64,7 +61,6 @@ public struct RobustConfig: Codable, Equatable, Sendable {
         confidence = try c.value(.confidence, or: defaults.confidence)
         maxIterations = try c.value(.maxIterations, or: defaults.maxIterations)
         seed = try c.value(.seed, or: defaults.seed)
-        refine = try c.value(.refine, or: defaults.refine)
     }
 
     public init(from decoder: Decoder) throws {
@@ -81,8 +77,8 @@ public struct RobustConfig: Codable, Equatable, Sendable {
         try require(maxIterations > 0, "\(name).maxIterations", maxIterations, "> 0")
     }
 
-    var shimParameters: rp_robust_params {
+    package var shimParameters: rp_robust_params {
         rp_robust_params(method: method.openCV, threshold: threshold, confidence: confidence,
-                         max_iterations: Int32(clamping: maxIterations), seed: seed, refine: refine ? 1 : 0)
+                         max_iterations: Int32(clamping: maxIterations), seed: seed, refine: 0)
     }
 }

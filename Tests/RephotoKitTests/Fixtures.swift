@@ -40,13 +40,8 @@ enum Fixtures {
     static let camera = CameraIntrinsics(fx: 700, fy: 700, cx: 319.5, cy: 239.5, imageSize: ImageSize(width: 640, height: 480))
     static let frameSize = ImageSize(width: 640, height: 480)
 
-    /// Three non-coplanar planes textured with real photographs: a back wall, a slanted side wall, a box face.
     static func threePlaneScene() throws -> [TexturedPlane] {
-        [
-            TexturedPlane(texture: try image("graf1.png"), centre: SIMD3(0, 0, 10), right: SIMD3(1, 0, 0), down: SIMD3(0, 1, 0), width: 14),
-            TexturedPlane(texture: try image("building.jpg"), centre: SIMD3(-3.2, 0, 7), right: SIMD3(0.6, 0, 0.8), down: SIMD3(0, 1, 0), width: 5),
-            TexturedPlane(texture: try image("baboon.jpg"), centre: SIMD3(1.6, 0.6, 5.5), right: SIMD3(0.94, 0, -0.342), down: SIMD3(0, 1, 0), width: 2.4),
-        ]
+        try SyntheticScene.threePlanes(textureDirectory: packageRoot.appendingPathComponent(".cache/opencv-samples").path)
     }
 
     static func rotationXYZ(degrees x: Double, _ y: Double, _ z: Double) -> Matrix3 {
@@ -55,9 +50,8 @@ enum Fixtures {
             * Matrix3.rotation(axis: SIMD3(1, 0, 0), angle: x * .pi / 180)
     }
 
-    /// Pose with the current camera centre at `centre` (reference frame): X_current = R X_reference + t, t = −R C.
     static func pose(rotation: Matrix3, centre: SIMD3<Double>) -> (Matrix3, SIMD3<Double>) {
-        (rotation, -(rotation * centre))
+        SyntheticScene.pose(rotation: rotation, centre: centre)
     }
 }
 

@@ -1,0 +1,108 @@
+import Foundation
+import RephotoKit
+import Testing
+
+@Suite struct PoseCommandTests {
+    /// The JSON contract of docs/json-output.md, checked on graf1 -> graf3 against the published H1to3p.
+    @Test func jsonContractOnGraf() throws {
+        let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty)
+        let json = try #require(run.json)
+        let rows = try #require(json["homography"] as? [[Double]])
+        #expect(rows.count == 3 && rows.allSatisfy { $0.count == 3 })
+        let published = Matrix3([7.6285898e-01, -2.9922929e-01, 2.2567123e+02, 3.3443473e-01, 1.0143901e+00, -7.6999973e+01,
+                                 3.4663091e-04, -1.4364524e-05, 1.0])
+        let corner = GroundTruthErrors.cornerError(estimate: Matrix3(rows: rows), truth: published, size: ImageSize(width: 800, height: 640))
+        #expect(corner < 2)
+        #expect(json["pose"] is NSNull)  // no intrinsics given
+        let navigation = try #require(json["navigation"] as? [String: Any])
+        #expect((navigation["quadrilateral"] as? [[Double]])?.count == 4)
+        #expect((navigation["target"] as? [[Double]])?.first == [160, 128])
+        let metrics = try #require(json["metrics"] as? [String: Any])
+        for key in ["score", "afdPixels", "displacementPercent", "inlierRatio", "homographyRmsPixels"] {
+            #expect(metrics[key] is Double, "metrics.\(key)")
+        }
+        let counts = try #require(json["counts"] as? [String: Any])
+        for key in ["keypointsReference", "keypointsCurrent", "matches", "inliersHomography"] { #expect(counts[key] is Int, "counts.\(key)") }
+        #expect(counts["inliersEssential"] is NSNull)
+        let timings = try #require(json["timings"] as? [String: Double])
+        #expect(Set(["detectReference", "detectCurrent", "match", "homography", "total", "loadReference", "loadCurrent"]).isSubset(of: timings.keys))
+        #expect((json["warnings"] as? [String])?.contains { $0.hasPrefix("no intrinsics") } == true)
+    }
+
+    @Test func suzannePoseIsRotationOnlyWithNullTranslation() throws {
+        let run = try CLI.run(["pose", "--reference", CLI.sample("Blender_Suzanne1.jpg"), "--current", CLI.sample("Blender_Suzanne2.jpg"),
+                               "--intrinsics", "700,700,320,240", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let pose = try #require(run.json?["pose"] as? [String: Any])
+        #expect(pose["rotationOnly"] as? Bool == true)
+        #expect(pose.keys.contains("translation") && pose["translation"] is NSNull)
+        #expect(abs((pose["rotationDegrees"] as? Double ?? 0) - 30) < 1)
+        #expect((pose["rotation"] as? [[Double]])?.count == 3)
+    }
+
+    @Test func humanSummaryIsShortAndDrawWritesTheOverlay() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("overlay-\(UUID().uuidString).png").path
+        let run = try CLI.run(["pose", "--reference", CLI.sample("Blender_Suzanne1.jpg"), "--current", CLI.sample("Blender_Suzanne2.jpg"),
+                               "--calibration", CLI.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path,
+                               "--draw", out])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count <= 12)
+        #expect(lines.contains { $0.hasPrefix("score") } && lines.contains { $0.hasPrefix("navigate") } && lines.contains { $0.hasPrefix("pose") })
+        let overlay = try Image(contentsOfFile: out)
+        #expect((overlay.width, overlay.height) == (640, 480))
+        // The overlay differs from the plain frame exactly where lines were drawn: some pixels, not all.
+        let plain = try Image(contentsOfFile: CLI.sample("Blender_Suzanne2.jpg")).pixels(), drawn = try overlay.pixels()
+        let changed = zip(plain, drawn).filter { abs(Int($0) - Int($1)) > 60 }.count
+        #expect(changed > 1000 && changed < plain.count / 2)
+    }
+
+    static func grey(_ name: String) throws -> String {
+        let image = try Image(width: 320, height: 240, channels: 1, pixels: [UInt8](repeating: 128, count: 320 * 240))
+        return try CLI.temporaryFile(name, image.encoded(as: .png))
+    }
+
+    static func badInputs() throws -> [(String, [String], Int32, String)] {
+        let graf1 = CLI.sample("graf1.png"), graf3 = CLI.sample("graf3.png")
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: CLI.sample("Blender_Suzanne1.jpg")))
+        let truncated = try CLI.temporaryFile("cut.jpg", jpeg.prefix(jpeg.count / 3))
+        let empty = try CLI.temporaryFile("empty.png", Data())
+        let text = try CLI.temporaryFile("notes.jpg", Data("not an image at all".utf8))
+        let calibration = CLI.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path
+        let badConfig = try CLI.temporaryFile("c.json", Data(#"{"matching": {"ratoi": 0.7}}"#.utf8))
+        let greyA = try grey("a.png"), greyB = try grey("b.png")
+        return [
+            ("missing file", ["--reference", "/no/such.jpg", "--current", graf3], 2, "/no/such.jpg: no such file"),
+            ("empty file", ["--reference", graf1, "--current", empty], 2, "empty file (0 bytes)"),
+            ("not an image", ["--reference", text, "--current", graf3], 2, "not a JPEG or PNG image (19 bytes"),
+            ("truncated", ["--reference", graf1, "--current", truncated], 2, "truncated JPEG"),
+            ("huge", ["--reference", graf1, "--current", graf3, "--max-pixels", "100000"], 2, "image is 800x640 = 0.5 MP, over the limit of 0.1 MP"),
+            ("calibration size", ["--reference", graf1, "--current", graf3, "--calibration", calibration], 2, "calibration is for 640x480 but the image is 800x640"),
+            ("calibration missing", ["--reference", graf1, "--current", graf3, "--calibration", "/no/cal.yml"], 2, "/no/cal.yml: no such calibration file"),
+            ("intrinsics", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,320"], 2, "intrinsics '700,700,320' must be four numbers"),
+            ("both cameras", ["--reference", graf1, "--current", graf3, "--intrinsics", "1,1,1,1", "--calibration", calibration], 2, "not both"),
+            ("detector", ["--reference", graf1, "--current", graf3, "--detector", "surf"], 2, "surf"),
+            ("missing option", ["--reference", graf1], 2, "--current"),
+            ("config key", ["--reference", graf1, "--current", graf3, "--config", badConfig], 2, "unknown key 'ratoi'"),
+            ("no features", ["--reference", greyA, "--current", greyB], 3, "too few matches: 0 (need 10); keypoints: reference 0, current 0"),
+        ]
+    }
+
+    @Test func badInputsGiveOneLineAndTheirExitCode() throws {
+        for (name, arguments, status, message) in try Self.badInputs() {
+            let run = try CLI.run(["pose"] + arguments)
+            #expect(run.status == status, "\(name): exit \(run.status), stderr \(run.stderr)")
+            #expect(run.stderr.hasPrefix("rephoto: ") && run.stderr.filter { $0 == "\n" }.count == 1, "\(name): \(run.stderr)")
+            #expect(run.stderr.contains(message), "\(name): \(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(name)")
+
+            let json = try CLI.run(["pose"] + arguments + ["--json"])
+            #expect(json.status == status, "\(name) --json")
+            let error = try #require(json.json?["error"] as? [String: String], "\(name): \(json.stdout)")
+            #expect(error["kind"] == (status == 3 ? "estimation_failed" : "bad_input"))
+            #expect(error["message"]?.contains(message) == true, "\(name)")
+        }
+    }
+}
