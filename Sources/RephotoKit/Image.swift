@@ -59,6 +59,9 @@ public final class Image: @unchecked Sendable {
             throw RephotoError.badInput("\(path): no such file")
         }
         guard !isDirectory.boolValue else { throw RephotoError.badInput("\(path): is a directory, not an image") }
+        // Checked before reading: Foundation's reader leaks a buffer on empty files.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        if size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
