@@ -73,10 +73,13 @@ public struct Matrix3: Equatable, Sendable, Codable, CustomStringConvertible {
     /// The matrix scaled so that element (2,2) is 1, the usual normal form of a homography.
     public var normalizedHomography: Matrix3 { self[2, 2] != 0 ? scaled(by: 1 / self[2, 2]) : self }
 
-    /// Angle of a rotation matrix, degrees (clamped against round-off).
+    /// Angle of a rotation matrix, degrees: atan2(sin, cos) from the skew and trace parts, which unlike
+    /// acos((trace − 1) / 2) stays exact for small angles.
     public var rotationAngleDegrees: Double {
-        let c = max(-1, min(1, (self[0, 0] + self[1, 1] + self[2, 2] - 1) / 2))
-        return acos(c) * 180 / .pi
+        let sx = self[2, 1] - self[1, 2], sy = self[0, 2] - self[2, 0], sz = self[1, 0] - self[0, 1]
+        let sine = (sx * sx + sy * sy + sz * sz).squareRoot() / 2
+        let cosine = (self[0, 0] + self[1, 1] + self[2, 2] - 1) / 2
+        return atan2(sine, cosine) * 180 / .pi
     }
 
     /// Geodesic angle between two rotations, degrees: the angle of a^T b.

@@ -6,6 +6,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     public var homography = RobustConfig.homographyDefault
     public var pose = PoseConfig()
     public var navigation = NavigationConfig()
+    public var sensor = SensorConfig()
     /// Fewer homography inliers than this is "could not estimate".
     public var minimumInliers = 10
     /// Images above this many pixels are refused before decoding.
@@ -14,7 +15,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case features, matching, homography, pose, navigation, minimumInliers, maxPixels
+        case features, matching, homography, pose, navigation, sensor, minimumInliers, maxPixels
     }
 
     public init(from decoder: Decoder) throws {
@@ -27,6 +28,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         }
         pose = try c.value(.pose, or: PoseConfig())
         navigation = try c.value(.navigation, or: NavigationConfig())
+        sensor = try c.value(.sensor, or: SensorConfig())
         minimumInliers = try c.value(.minimumInliers, or: 10)
         maxPixels = try c.value(.maxPixels, or: Image.defaultMaxPixels)
     }
@@ -47,6 +49,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         try homography.validate("homography", essential: false)
         try pose.validate()
         try navigation.validate()
+        try sensor.validate()
         try require(minimumInliers >= 4, "minimumInliers", minimumInliers, ">= 4")
         try require(maxPixels > 0, "maxPixels", maxPixels, "> 0")
     }

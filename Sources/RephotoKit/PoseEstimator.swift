@@ -37,9 +37,10 @@ public struct PoseEstimator: Sendable {
     }
 
     /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
-    /// is too little signal for a homography; a failed pose only adds a warning.
+    /// is too little signal for a homography; a failed pose only adds a warning. With `attitudes` the sensor
+    /// path runs beside the vision path and the two are compared.
     public func estimate(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, mask: Image? = nil,
-                         truth: GroundTruth? = nil) throws -> PoseResult {
+                         attitudes: AttitudePair? = nil, truth: GroundTruth? = nil) throws -> PoseResult {
         guard reference.features.config == config.features else {
             throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
         }
@@ -101,18 +102,30 @@ public struct PoseEstimator: Sendable {
             GroundTruthErrors.compute(truth: $0, rotation: pose?.rotation, translation: pose?.translation,
                                       homography: homography.matrix, referenceSize: reference.size)
         }
+        var sensor: SensorPath?
+        var comparison: PathComparison?
+        if let attitudes {
+            let path = try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
+                                              referenceSize: reference.size, currentSize: image.size,
+                                              referenceCamera: reference.camera, currentCamera: currentCamera,
+                                              config: config.sensor, targetFraction: config.navigation.targetFraction)
+            sensor = path
+            comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
+                                                visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
+                                                currentWidth: image.width, truth: truth?.rotation, config: config.sensor)
+        }
         timings["total"] = milliseconds(since: total) + reference.detectMilliseconds
         return PoseResult(referenceSize: reference.size, currentSize: image.size, homography: homography.matrix,
                           pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
-                          counts: counts, errors: errors, timings: timings, warnings: warnings,
-                          correspondences: pairs, homographyInliers: homography.inliers)
+                          counts: counts, errors: errors, sensor: sensor, comparison: comparison, timings: timings,
+                          warnings: warnings, correspondences: pairs, homographyInliers: homography.inliers)
     }
 
     /// Convenience for one pair: prepares the reference and estimates.
     public func estimate(reference: Image, current: Image, camera: CameraIntrinsics?, referenceCamera: CameraIntrinsics? = nil,
-                         truth: GroundTruth? = nil) throws -> PoseResult {
+                         attitudes: AttitudePair? = nil, truth: GroundTruth? = nil) throws -> PoseResult {
         let prepared = try prepareReference(reference, camera: referenceCamera ?? camera)
-        return try estimate(reference: prepared, current: current, camera: camera, truth: truth)
+        return try estimate(reference: prepared, current: current, camera: camera, attitudes: attitudes, truth: truth)
     }
 }
 

@@ -70,6 +70,9 @@ public struct PoseResult: Encodable, Sendable {
     public var metrics: Metrics
     public var counts: Counts
     public var errors: GroundTruthErrors?
+    /// The sensor-quaternion path and its comparison with the vision path; nil without attitudes.
+    public var sensor: SensorPath?
+    public var comparison: PathComparison?
     /// Milliseconds per stage.
     public var timings: [String: Double]
     public var warnings: [String]
@@ -78,7 +81,7 @@ public struct PoseResult: Encodable, Sendable {
     public var homographyInliers: [Bool]
 
     enum CodingKeys: String, CodingKey {
-        case reference, current, homography, pose, navigation, metrics, counts, errors, timings, warnings
+        case reference, current, homography, pose, navigation, metrics, counts, errors, sensor, comparison, timings, warnings
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -91,6 +94,8 @@ public struct PoseResult: Encodable, Sendable {
         try c.encode(metrics, forKey: .metrics)
         try c.encode(counts, forKey: .counts)
         try c.encode(errors, forKey: .errors)
+        try c.encode(sensor, forKey: .sensor)
+        try c.encode(comparison, forKey: .comparison)
         try c.encode(timings, forKey: .timings)
         try c.encode(warnings, forKey: .warnings)
     }

@@ -15,10 +15,20 @@ enum HumanSummary {
             lines.append("pose       rotation \(f(p.rotationDegrees, 2))°, \(t)")
         }
         lines.append("navigate   " + (n.aligned ? "aligned" : n.hints.joined(separator: "; ")))
+        if let s = r.sensor {
+            let e = s.euler
+            lines.append("sensor     rotation \(f(s.rotationDegrees, 2))° (roll \(f(e.roll, 2))°, pitch \(f(e.pitch, 2))°, yaw \(f(e.yaw, 2))°), point (\(f(s.navigationPoint.x, 0)), \(f(s.navigationPoint.y, 0)))")
+        }
+        if let c = r.comparison {
+            var parts: [String] = []
+            if let a = c.rotationAngleDegrees { parts.append("rotations differ by \(f(a, 2))°") }
+            if let q = c.quadrilateralErrorPixels { parts.append("quadrilaterals by \(f(q, 1)) px") }
+            lines.append("agreement  " + (parts.isEmpty ? "no vision pose to compare" : parts.joined(separator: ", ")))
+        }
         let t = r.timings
         let stages = ["detectReference", "detectCurrent", "match", "homography", "essential"].compactMap { key in t[key].map { "\(key) \(f($0, 0))" } }
         lines.append("time       \(f(t["total"] ?? 0, 0)) ms (\(stages.joined(separator: ", ")))")
-        lines += r.warnings.map { "warning    \($0)" }
+        lines += (r.warnings + (r.sensor?.warnings ?? [])).map { "warning    \($0)" }
         return lines.joined(separator: "\n")
     }
 

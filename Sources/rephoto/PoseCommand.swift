@@ -20,6 +20,18 @@ struct PoseCommand: ParsableCommand {
     var referenceCalibration: String?
     @Option(help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
     var referenceIntrinsics: String?
+    @Option(help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
+    var referenceAttitude: String?
+    @Option(help: "Phone attitude at the current capture, w,x,y,z.")
+    var currentAttitude: String?
+    @Option(help: "Screen orientation at capture: portrait, portraitUpsideDown, landscapeLeft or landscapeRight (default portrait).")
+    var orientation: ScreenOrientation = .portrait
+    @Option(help: "Screen orientation of the reference capture when it differs from --orientation.")
+    var referenceOrientation: ScreenOrientation?
+    @Option(help: "Reference frame of the attitudes: xArbitraryZVertical (default), xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical, androidRotationVector, androidGameRotationVector.")
+    var attitudeFrame: AttitudeReferenceFrame = .xArbitraryZVertical
+    @Option(help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
+    var referenceAttitudeFrame: AttitudeReferenceFrame?
     @Option(help: "Pipeline settings, JSON or YAML (see docs/configuration.md); flags below override it.")
     var config: String?
     @Option(help: "Feature detector: akaze, orb or sift.")
@@ -43,6 +55,8 @@ struct PoseCommand: ParsableCommand {
         let currentCamera = try camera(calibration, intrinsics, role: "")
         let referenceCamera = try camera(referenceCalibration, referenceIntrinsics, role: "reference-") ?? currentCamera
 
+        let attitudes = try attitudePair()
+
         var start = ContinuousClock.now
         let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels)
         let loadReference = ms(since: start)
@@ -51,7 +65,7 @@ struct PoseCommand: ParsableCommand {
         let loadCurrent = ms(since: start)
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
-        var result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera)
+        var result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)
         result.timings["loadReference"] = loadReference
         result.timings["loadCurrent"] = loadCurrent
         result.timings["total", default: 0] += loadReference + loadCurrent
@@ -65,6 +79,22 @@ struct PoseCommand: ParsableCommand {
             try CLIOutput.printJSON(result)
         } else {
             print(HumanSummary.text(result, reference: reference, current: current, detector: settings.features.detector))
+        }
+    }
+
+    private func attitudePair() throws -> AttitudePair? {
+        switch (referenceAttitude, currentAttitude) {
+        case (nil, nil):
+            return nil
+        case (let reference?, let current?):
+            do {
+                return AttitudePair(
+                    reference: try Attitude(parsing: reference, frame: referenceAttitudeFrame ?? attitudeFrame,
+                                            orientation: referenceOrientation ?? orientation),
+                    current: try Attitude(parsing: current, frame: attitudeFrame, orientation: orientation))
+            }
+        default:
+            throw RephotoError.badInput("give both --reference-attitude and --current-attitude, or neither")
         }
     }
 
@@ -84,3 +114,5 @@ struct PoseCommand: ParsableCommand {
 }
 
 extension DetectorKind: ExpressibleByArgument {}
+extension ScreenOrientation: ExpressibleByArgument {}
+extension AttitudeReferenceFrame: ExpressibleByArgument {}

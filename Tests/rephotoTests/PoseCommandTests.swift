@@ -59,6 +59,39 @@ import Testing
         #expect(changed > 1000 && changed < plain.count / 2)
     }
 
+    /// The three-plane scene rendered before and after a known camera rotation, with the attitudes a phone
+    /// would have reported: the sensor block and its comparison with the vision path.
+    @Test func sensorAndComparisonBlocks() throws {
+        let textures = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let scene = try SyntheticScene.threePlanes(textureDirectory: textures)
+        let camera = CameraIntrinsics(fx: 700, fy: 700, cx: 319.5, cy: 239.5)
+        let size = ImageSize(width: 640, height: 480)
+        let truth = Matrix3.rotation(axis: SIMD3(0.3, -1, 0.2), angle: 5 * .pi / 180)
+        let reference = try CLI.temporaryFile("ref.png", SceneRenderer.render(scene, camera: camera, size: size).encoded(as: .png))
+        let current = try CLI.temporaryFile("cur.png", SceneRenderer.render(scene, camera: camera, rotation: truth, size: size).encoded(as: .png))
+        // Portrait back camera: camera-from-device diag(1, −1, −1); q1 = q0 · Cᵀ Rᵀ C with q0 the identity.
+        let c = Matrix3([1, 0, 0, 0, -1, 0, 0, 0, -1])
+        let q1 = Quaternion(rotationMatrix: c.transposed * truth.transposed * c)
+        let run = try CLI.run(["pose", "--reference", reference, "--current", current, "--intrinsics", "700,700,319.5,239.5",
+                               "--reference-attitude", "1,0,0,0", "--current-attitude", "\(q1.w),\(q1.x),\(q1.y),\(q1.z)", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(run.json)
+        let sensor = try #require(json["sensor"] as? [String: Any])
+        let rows = try #require(sensor["rotation"] as? [[Double]])
+        #expect(Matrix3.angleDegrees(between: Matrix3(rows: rows), and: truth) < 1e-5)
+        let point = try #require(sensor["navigationPoint"] as? [String: Double])
+        #expect(point["x"] != nil && point["y"] != nil)
+        #expect((sensor["quadrilateral"] as? [[Double]])?.count == 4)
+        let comparison = try #require(json["comparison"] as? [String: Any])
+        #expect(try #require(comparison["rotationAngleDegrees"] as? Double) < 1)
+        #expect(try #require(comparison["quadrilateralErrorPixels"] as? Double) < 2)
+
+        let human = try CLI.run(["pose", "--reference", reference, "--current", current, "--intrinsics", "700,700,319.5,239.5",
+                                 "--reference-attitude", "1,0,0,0", "--current-attitude", "\(q1.w),\(q1.x),\(q1.y),\(q1.z)"])
+        #expect(human.stdout.contains("sensor     rotation 5.00°"))
+        #expect(human.stdout.contains("agreement  rotations differ by"))
+    }
+
     static func grey(_ name: String) throws -> String {
         let image = try Image(width: 320, height: 240, channels: 1, pixels: [UInt8](repeating: 128, count: 320 * 240))
         return try CLI.temporaryFile(name, image.encoded(as: .png))
@@ -87,6 +120,16 @@ import Testing
             ("missing option", ["--reference", graf1], 2, "--current"),
             ("config key", ["--reference", graf1, "--current", graf3, "--config", badConfig], 2, "unknown key 'ratoi'"),
             ("no features", ["--reference", greyA, "--current", greyB], 3, "too few matches: 0 (need 10); keypoints: reference 0, current 0"),
+            ("NaN attitude", ["--reference", graf1, "--current", graf3, "--reference-attitude", "nan,0,0,0", "--current-attitude", "1,0,0,0"], 2,
+             "attitude quaternion (nan, 0, 0, 0) is not finite"),
+            ("zero attitude", ["--reference", graf1, "--current", graf3, "--reference-attitude", "1,0,0,0", "--current-attitude", "0,0,0,0"], 2,
+             "has zero length"),
+            ("non-unit attitude", ["--reference", graf1, "--current", graf3, "--reference-attitude", "2,0,0,0", "--current-attitude", "1,0,0,0"], 2,
+             "has norm 2, not within 1 % of 1"),
+            ("one attitude", ["--reference", graf1, "--current", graf3, "--current-attitude", "1,0,0,0"], 2, "give both --reference-attitude and --current-attitude"),
+            ("orientation", ["--reference", graf1, "--current", graf3, "--orientation", "sideways"], 2, "sideways"),
+            ("frames", ["--reference", graf1, "--current", graf3, "--reference-attitude", "1,0,0,0", "--current-attitude", "1,0,0,0",
+                        "--reference-attitude-frame", "xTrueNorthZVertical", "--attitude-frame", "androidRotationVector"], 2, "do not share a heading origin"),
         ]
     }
 
