@@ -62,6 +62,8 @@ import Yams
         (#"{"pose": {"essential": {"method": "rho"}}}"#, "pose.essential.method = rho is out of range"),
         (#"{"homography": {"confidence": 1.5}}"#, "homography.confidence = 1.5 is out of range"),
         (#"{"features": {"detector": "surf"}}"#, "features.detector"),
+        (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, 2]]}}"#, "sensor.cameraFromDevice"),
+        (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, -1]]}}"#, "is not a rotation matrix"),
     ])
     func outOfRangeValuesAreRefusedByName(json: String, expected: String) throws {
         let path = try Fixtures.temporaryFile("c.json", Data(json.utf8))
