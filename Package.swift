@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.0"),
     ],
     targets: [
         // OpenCV's compiler and linker flags come from pkg-config; nothing is compiled here.
@@ -29,7 +30,7 @@ let package = Package(
         ),
         .target(
             name: "RephotoKit",
-            dependencies: ["CShims", .product(name: "Yams", package: "Yams")]
+            dependencies: ["CShims", .product(name: "Yams", package: "Yams"), .product(name: "CSV", package: "CSV.swift")]
         ),
         .executableTarget(
             name: "rephoto",

@@ -75,6 +75,12 @@ int rp_image_encode(const rp_image *image, const char *extension, int quality, u
 int rp_image_warp_perspective(const rp_image *image, const double homography[9], int width, int height,
                               rp_image **out, rp_status *status);
 int rp_image_resize(const rp_image *image, int width, int height, rp_image **out, rp_status *status);
+/* Photometric changes, in this order: pixel * contrast + brightness, Gaussian blur (sigma px, 0 = none),
+   additive Gaussian noise (sigma grey levels, 0 = none, from `seed`), saturated to 8 bits. */
+int rp_image_adjust(const rp_image *image, double contrast, double brightness, double blur_sigma, double noise_sigma,
+                    uint64_t seed, rp_image **out, rp_status *status);
+/* Copy of `image` with `patch` (converted to its channel count) pasted with its top-left at (x, y), clipped. */
+int rp_image_paste(const rp_image *image, const rp_image *patch, int x, int y, rp_image **out, rp_status *status);
 
 /* ---------------------------------------------------------------- features */
 
@@ -219,6 +225,31 @@ typedef struct rp_calibration_file {
    (camera_matrix, distortion_coefficients, image_width, image_height) or its tutorial
    (Camera_Matrix, Distortion_Coefficients, image_Width, image_Height). */
 int rp_calibration_read(const char *path, rp_calibration_file *out, rp_status *status);
+
+/* Reads the 3x3 matrix stored under `key` (NULL: the first top-level node) of a FileStorage file. */
+int rp_read_matrix3(const char *path, const char *key, double matrix[9], rp_status *status);
+
+/* Chessboard calibration (findChessboardCorners, cornerSubPix, calibrateCamera). `board_width` and
+   `board_height` count inner corners; `square_size` is in metres. `found` (n bytes) marks the views where
+   the board was found; `view_errors` (n doubles) their RMS reprojection error in pixels (0 where not found).
+   Needs at least `minimum_views` views with the board. All images must have one size. */
+typedef struct rp_chessboard_result {
+    rp_calibration_file calibration;
+    double rms;        /* calibrateCamera's overall RMS reprojection error, px */
+    double mean_error; /* mean of the per-view RMS errors, px */
+    int views_used;
+} rp_chessboard_result;
+
+int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_width, int board_height,
+                            double square_size, int minimum_views, uint8_t *found, double *view_errors,
+                            rp_chessboard_result *result, rp_status *status);
+
+/* Writes OpenCV FileStorage (format from the extension: .yml/.yaml, .xml, .json) with image_width,
+   image_height, camera_matrix, distortion_coefficients, and when given avg_reprojection_error and
+   per_view_reprojection_errors (n values), plus board_width, board_height, square_size when > 0. */
+int rp_calibration_write(const char *path, const rp_calibration_file *calibration, double mean_error,
+                         const double *view_errors, int n, int board_width, int board_height, double square_size,
+                         rp_status *status);
 
 /* ---------------------------------------------------------------- drawing and rendering */
 

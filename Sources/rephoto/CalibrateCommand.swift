@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+struct CalibrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Calibrate a camera from chessboard photos; writes the OpenCV FileStorage file --calibration reads.")
+
+    @Argument(help: "Chessboard images (all of one size).") var images: [String]
+    @Option(help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
+    @Option(help: "Side of a square, metres.") var square: Double
+    @Option(help: "Output file (.yml, .xml or .json).") var out: String
+    @Option(help: "Fewest views with the board that calibration accepts.") var minimumViews = 5
+    @Flag(help: "Print the result as JSON.") var json = false
+
+    func run() throws {
+        let parts = board.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw RephotoError.badInput("--board '\(board)' must be WIDTHxHEIGHT inner corners, e.g. 9x6") }
+        let loaded = try images.map { try Image(contentsOfFile: $0) }
+        let result = try ChessboardCalibration.calibrate(loaded, boardWidth: parts[0], boardHeight: parts[1], squareSize: square,
+                                                         minimumViews: minimumViews)
+        try result.write(to: out)
+        let k = result.intrinsics
+        if json {
+            struct Summary: Encodable {
+                var fx, fy, cx, cy, rms, meanReprojectionErrorPixels: Double
+                var distortion: [Double]
+                var views: [String: Double?]
+                var output: String
+            }
+            try CLIOutput.printJSON(Summary(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, rms: result.rms, meanReprojectionErrorPixels: result.meanError,
+                                            distortion: k.distortion, views: Dictionary(uniqueKeysWithValues: zip(images, result.viewErrors)),
+                                            output: out))
+        } else {
+            let used = result.viewErrors.compactMap { $0 }.count
+            print(String(format: "calibrated from %d of %d views: fx %.2f fy %.2f cx %.2f cy %.2f px, mean reprojection error %.3f px -> %@",
+                         used, images.count, k.fx, k.fy, k.cx, k.cy, result.meanError, out))
+            for (image, error) in zip(images, result.viewErrors) where error == nil { print("  board not found: \(image)") }
+        }
+    }
+}

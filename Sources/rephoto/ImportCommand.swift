@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Convert published data with ground truth into the sequence format (datasets/README.md).",
+        subcommands: [Strecha.self, OpenCVSamples.self])
+
+    struct Strecha: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A Strecha-format folder (images/K.txt, images/*.jpg, gt_dense_cameras/*.camera) as a pair list: each image against the first and against its predecessor.")
+
+        @Argument(help: "The Strecha folder, e.g. ../shared/datasets/strecha-herzjesu-p8.")
+        var folder: String
+        @Option(help: "Output sequence folder.")
+        var out: String
+        @Option(help: "Sequence name (default: the folder's name).")
+        var name: String?
+        @Flag(help: "Copy the images instead of linking them.")
+        var copy = false
+
+        func run() throws {
+            let sequence = try SequenceImport.strecha(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out), name: name, copy: copy)
+            print("\(sequence.manifest.name): \(sequence.frames.count) pairs with ground truth -> \(out)")
+        }
+    }
+
+    struct OpenCVSamples: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "opencv-samples",
+            abstract: "OpenCV's sample pairs (opencv-doc examples/data) as sequences graf, suzanne, leuven and aloe.")
+
+        @Argument(help: "The samples folder (scripts/fetch-sample-data puts it in .cache/opencv-samples).")
+        var folder: String
+        @Option(help: "Output folder; one sequence folder is made per pair.")
+        var out: String
+
+        func run() throws {
+            let made = try SequenceImport.openCVSamples(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out))
+            print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(out)")
+        }
+    }
+}
