@@ -275,21 +275,20 @@ int rp_estimate_relative_pose(const double *reference_xy, const double *current_
 
 int rp_rotation_from_bearings(const double *reference_xy, const double *current_xy, const uint8_t *selected, int n,
                               const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
-                              double *median_residual, rp_status *status) {
+                              double *residuals, rp_status *status) {
     return rp::guarded(status, [&] {
         std::vector<cv::Point2d> a = normalised(rp::to_points(reference_xy, n), *reference_camera);
         std::vector<cv::Point2d> b = normalised(rp::to_points(current_xy, n), *current_camera);
         cv::Matx33d M = cv::Matx33d::zeros();
-        std::vector<std::pair<cv::Vec3d, cv::Vec3d>> bearings;
+        int used = 0;
         for (int i = 0; i < n; ++i) {
             if (selected && !selected[i]) continue;
             cv::Vec3d ra(a[size_t(i)].x, a[size_t(i)].y, 1), rb(b[size_t(i)].x, b[size_t(i)].y, 1);
             ra /= cv::norm(ra);
             rb /= cv::norm(rb);
             M += rb * ra.t();
-            bearings.emplace_back(ra, rb);
+            ++used;
         }
-        int used = int(bearings.size());
         if (used < 2) rp::fail(RP_ERR_ESTIMATION, cv::format("rotation needs at least 2 correspondences, got %d", used));
         cv::Mat U, S, Vt;
         cv::SVD::compute(cv::Mat(M), S, U, Vt);
@@ -297,14 +296,13 @@ int rp_rotation_from_bearings(const double *reference_xy, const double *current_
         D.at<double>(2, 2) = cv::determinant(U * Vt) < 0 ? -1 : 1;
         cv::Mat rotation = U * D * Vt;
         std::memcpy(R, rotation.ptr<double>(), 9 * sizeof(double));
-        if (median_residual) {
+        if (residuals) {
             cv::Matx33d Rm(rotation);
-            std::vector<double> angles;
-            for (const auto &pair : bearings) {
-                angles.push_back(std::acos(std::max(-1.0, std::min(1.0, (Rm * pair.first).dot(pair.second)))));
+            for (int i = 0; i < n; ++i) {
+                cv::Vec3d ra(a[size_t(i)].x, a[size_t(i)].y, 1), rb(b[size_t(i)].x, b[size_t(i)].y, 1);
+                double c = (Rm * ra).dot(rb) / (cv::norm(ra) * cv::norm(rb));
+                residuals[i] = std::acos(std::max(-1.0, std::min(1.0, c)));
             }
-            std::nth_element(angles.begin(), angles.begin() + long(angles.size() / 2), angles.end());
-            *median_residual = angles[angles.size() / 2];
         }
     });
 }

@@ -206,10 +206,11 @@ int rp_estimate_relative_pose(const double *reference_xy, const double *current_
 
 /* Rotation-only model: the rotation R (X_current = R X_reference) that best aligns the undistorted bearing
    vectors of the selected correspondences (orthogonal Procrustes). `selected` may be NULL (all points).
-   `median_residual` receives the median angle (radians) between R b_reference and b_current. */
+   `residuals` (n doubles, may be NULL) receives, for every correspondence, the angle (radians) between
+   R b_reference and b_current. */
 int rp_rotation_from_bearings(const double *reference_xy, const double *current_xy, const uint8_t *selected, int n,
                               const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
-                              double *median_residual, rp_status *status);
+                              double *residuals, rp_status *status);
 
 /* ---------------------------------------------------------------- calibration */
 

@@ -3,6 +3,7 @@
 public struct PoseResult: Encodable, Sendable {
     public struct PoseSummary: Encodable, Equatable, Sendable {
         public var rotation: Matrix3
+        public var homographyRotation: Matrix3?
         public var translation: SIMD3<Double>?
         public var rotationDegrees: Double
         public var rotationOnly: Bool
@@ -11,6 +12,7 @@ public struct PoseResult: Encodable, Sendable {
 
         init(_ pose: RelativePose) {
             rotation = pose.rotation
+            homographyRotation = pose.homographyRotation
             translation = pose.translation
             rotationDegrees = pose.rotationDegrees
             rotationOnly = pose.rotationOnly
@@ -18,11 +20,14 @@ public struct PoseResult: Encodable, Sendable {
             sampsonRmsPixels = pose.sampsonRmsPixels
         }
 
-        enum CodingKeys: String, CodingKey { case rotation, translation, rotationDegrees, rotationOnly, rotationSource, sampsonRmsPixels }
+        enum CodingKeys: String, CodingKey {
+            case rotation, homographyRotation, translation, rotationDegrees, rotationOnly, rotationSource, sampsonRmsPixels
+        }
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(rotation, forKey: .rotation)
+            try c.encode(homographyRotation, forKey: .homographyRotation)
             try c.encode(translation, forKey: .translation)  // null when undetermined, never omitted
             try c.encode(rotationDegrees, forKey: .rotationDegrees)
             try c.encode(rotationOnly, forKey: .rotationOnly)

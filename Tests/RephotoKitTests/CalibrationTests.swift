@@ -89,4 +89,34 @@ import Testing
         }
         #expect(outside?.message.contains("outside the 640x480 image") == true)
     }
+
+    /// left01..left14 of OpenCV's samples (9x6 inner corners, 25 mm): the focal length of left_intrinsics.yml
+    /// (535.9 px) within 1 %, mean reprojection error under 0.5 px; the written file reads back.
+    @Test func chessboardCalibrationMatchesTheSample() throws {
+        let names = (1...14).map { String(format: "left%02d.jpg", $0) }.filter { (try? Fixtures.sample($0)) != nil }
+        #expect(names.count == 13)  // OpenCV ships no left10
+        let images = try names.map { try Fixtures.image($0) }
+        let result = try ChessboardCalibration.calibrate(images, boardWidth: 9, boardHeight: 6, squareSize: 0.025)
+        #expect(abs(result.intrinsics.fx - 535.9157) / 535.9157 < 0.01)
+        #expect(abs(result.intrinsics.fy - 535.9157) / 535.9157 < 0.01)
+        #expect(result.meanError < 0.5)
+        #expect(result.viewErrors.allSatisfy { $0 != nil })
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cal-\(UUID().uuidString).yml").path
+        try result.write(to: path)
+        let back = try CameraIntrinsics.load(from: path)
+        #expect(abs(back.fx - result.intrinsics.fx) < 1e-9 && back.imageSize == ImageSize(width: 640, height: 480))
+        #expect(zip(back.distortion, result.intrinsics.distortion).allSatisfy { abs($0 - $1) < 1e-12 })
+    }
+
+    @Test func calibrationNeedsFiveViewsWithTheBoard() throws {
+        let images = try ["left01.jpg", "left02.jpg", "left03.jpg"].map { try Fixtures.image($0) } + [try Fixtures.image("graf1.png").resized(width: 640, height: 480)]
+        let error = #expect(throws: RephotoError.self) {
+            try ChessboardCalibration.calibrate(images, boardWidth: 9, boardHeight: 6, squareSize: 0.025)
+        }
+        #expect(error?.message == "the 9x6 board was found in 3 of 4 images; calibration needs at least 5 views")
+        let mixed = #expect(throws: RephotoError.self) {
+            try ChessboardCalibration.calibrate([try Fixtures.image("left01.jpg"), try Fixtures.image("graf1.png")], boardWidth: 9, boardHeight: 6, squareSize: 0.025)
+        }
+        #expect(mixed?.message.contains("all views need one size") == true)
+    }
 }
