@@ -9,6 +9,16 @@
 
 namespace {
 
+// Opens a FileStorage, turning "cannot open" and parse errors into clear statuses.
+void open_storage(cv::FileStorage &fs, const char *path, int mode) {
+    try {
+        if (!fs.open(path, mode)) rp::fail(RP_ERR_IO, std::string(mode == cv::FileStorage::READ ? "cannot open " : "cannot write ") + path);
+    } catch (const cv::Exception &error) {
+        rp::fail(mode == cv::FileStorage::READ ? RP_ERR_DECODE : RP_ERR_IO,
+                 std::string(path) + (mode == cv::FileStorage::READ ? " is not OpenCV FileStorage: " : ": cannot write: ") + error.err);
+    }
+}
+
 cv::FileNode first_present(const cv::FileStorage &fs, std::initializer_list<const char *> names) {
     for (const char *name : names) {
         cv::FileNode node = fs[name];
@@ -23,11 +33,7 @@ extern "C" int rp_calibration_read(const char *path, rp_calibration_file *out, r
     std::memset(out, 0, sizeof(*out));
     return rp::guarded(status, [&] {
         cv::FileStorage fs;
-        try {
-            if (!fs.open(path, cv::FileStorage::READ)) rp::fail(RP_ERR_IO, std::string("cannot open calibration file ") + path);
-        } catch (const cv::Exception &error) {
-            rp::fail(RP_ERR_DECODE, std::string("calibration file ") + path + " is not OpenCV FileStorage: " + error.err);
-        }
+        open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode k = first_present(fs, {"camera_matrix", "Camera_Matrix", "cameraMatrix"});
         if (k.empty()) rp::fail(RP_ERR_DECODE, std::string("calibration file ") + path + " has no camera_matrix");
         cv::Mat K;
@@ -133,11 +139,7 @@ extern "C" int rp_calibration_write(const char *path, const rp_calibration_file 
                                     double square_size, rp_status *status) {
     return rp::guarded(status, [&] {
         cv::FileStorage fs;
-        try {
-            if (!fs.open(path, cv::FileStorage::WRITE)) rp::fail(RP_ERR_IO, std::string("cannot write calibration file ") + path);
-        } catch (const cv::Exception &error) {
-            rp::fail(RP_ERR_IO, std::string("cannot write calibration file ") + path + ": " + error.err);
-        }
+        open_storage(fs, path, cv::FileStorage::WRITE);
         fs << "image_width" << calibration->width << "image_height" << calibration->height;
         if (board_width > 0 && board_height > 0 && square_size > 0) {
             fs << "board_width" << board_width << "board_height" << board_height << "square_size" << square_size;
@@ -154,11 +156,7 @@ extern "C" int rp_calibration_write(const char *path, const rp_calibration_file 
 extern "C" int rp_read_matrix3(const char *path, const char *key, double matrix[9], rp_status *status) {
     return rp::guarded(status, [&] {
         cv::FileStorage fs;
-        try {
-            if (!fs.open(path, cv::FileStorage::READ)) rp::fail(RP_ERR_IO, std::string("cannot open ") + path);
-        } catch (const cv::Exception &error) {
-            rp::fail(RP_ERR_DECODE, std::string(path) + " is not OpenCV FileStorage: " + error.err);
-        }
+        open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode node = key ? fs[key] : (fs.root().size() > 0 ? *fs.root().begin() : cv::FileNode());
         if (node.empty()) rp::fail(RP_ERR_DECODE, std::string(path) + ": no matrix" + (key ? std::string(" '") + key + "'" : ""));
         cv::Mat m;

@@ -3,8 +3,9 @@
 public struct PoseResult: Encodable, Sendable {
     public struct PoseSummary: Encodable, Equatable, Sendable {
         public var rotation: Matrix3
-        public var homographyRotation: Matrix3?
-        public var translation: SIMD3<Double>?
+        @NullEncoded public var homographyRotation: Matrix3?
+        /// Null when undetermined, never omitted.
+        @NullEncoded public var translation: SIMD3<Double>?
         public var rotationDegrees: Double
         public var rotationOnly: Bool
         public var rotationSource: RelativePose.RotationSource
@@ -19,21 +20,6 @@ public struct PoseResult: Encodable, Sendable {
             rotationSource = pose.rotationSource
             sampsonRmsPixels = pose.sampsonRmsPixels
         }
-
-        enum CodingKeys: String, CodingKey {
-            case rotation, homographyRotation, translation, rotationDegrees, rotationOnly, rotationSource, sampsonRmsPixels
-        }
-
-        public func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(rotation, forKey: .rotation)
-            try c.encode(homographyRotation, forKey: .homographyRotation)
-            try c.encode(translation, forKey: .translation)  // null when undetermined, never omitted
-            try c.encode(rotationDegrees, forKey: .rotationDegrees)
-            try c.encode(rotationOnly, forKey: .rotationOnly)
-            try c.encode(rotationSource, forKey: .rotationSource)
-            try c.encode(sampsonRmsPixels, forKey: .sampsonRmsPixels)
-        }
     }
 
     public struct Counts: Encodable, Equatable, Sendable {
@@ -42,28 +28,12 @@ public struct PoseResult: Encodable, Sendable {
         public var matches: Int
         public var inliersHomography: Int
         /// nil when no pose was estimated.
-        public var inliersEssential: Int?
+        @NullEncoded public var inliersEssential: Int?
         /// Matches the homography (transfer error) and the essential matrix (Sampson distance) explain within
         /// the degeneracy threshold (nil when no pose was estimated); rotationOnly is set when
         /// homographySupport > pose.degeneracyRatio x essentialSupport.
-        public var homographySupport: Int?
-        public var essentialSupport: Int?
-
-        enum CodingKeys: String, CodingKey {
-            case keypointsReference, keypointsCurrent, matches, inliersHomography, inliersEssential, homographySupport
-            case essentialSupport
-        }
-
-        public func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(keypointsReference, forKey: .keypointsReference)
-            try c.encode(keypointsCurrent, forKey: .keypointsCurrent)
-            try c.encode(matches, forKey: .matches)
-            try c.encode(inliersHomography, forKey: .inliersHomography)
-            try c.encode(inliersEssential, forKey: .inliersEssential)
-            try c.encode(homographySupport, forKey: .homographySupport)
-            try c.encode(essentialSupport, forKey: .essentialSupport)
-        }
+        @NullEncoded public var homographySupport: Int?
+        @NullEncoded public var essentialSupport: Int?
     }
 
     public var referenceSize: ImageSize

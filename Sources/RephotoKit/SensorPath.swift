@@ -20,7 +20,7 @@ public struct SensorPath: Encodable, Sendable {
     /// centre when the attitudes agree.
     public var navigationPoint: PixelPoint
     /// The reference's centred rectangle mapped by K_current R K_reference⁻¹; nil without intrinsics.
-    public var quadrilateral: Quadrilateral?
+    @NullEncoded public var quadrilateral: Quadrilateral?
     /// Level indicator for a new capture, from the current attitude alone.
     public var level: Level
     public var warnings: [String]
@@ -31,22 +31,6 @@ public struct SensorPath: Encodable, Sendable {
         public var angleDegrees: Double
         /// The centred target rectangle rotated by that angle about the frame centre.
         public var rectangle: Quadrilateral
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rotation, rotationDegrees, relativeQuaternion, euler, navigationPoint, quadrilateral, level, warnings
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(rotation, forKey: .rotation)
-        try c.encode(rotationDegrees, forKey: .rotationDegrees)
-        try c.encode(relativeQuaternion, forKey: .relativeQuaternion)
-        try c.encode(euler, forKey: .euler)
-        try c.encode(navigationPoint, forKey: .navigationPoint)
-        try c.encode(quadrilateral, forKey: .quadrilateral)
-        try c.encode(level, forKey: .level)
-        try c.encode(warnings, forKey: .warnings)
     }
 
     /// Both attitudes expressed in one frame (east-north-up when they are tied to the same north).
@@ -110,35 +94,18 @@ public struct SensorPath: Encodable, Sendable {
 /// How far the sensor path and the vision path agree on one pair.
 public struct PathComparison: Encodable, Sendable, Equatable {
     /// Geodesic angle between the sensor rotation and the vision rotation, degrees; nil without a vision pose.
-    public var rotationAngleDegrees: Double?
+    @NullEncoded public var rotationAngleDegrees: Double?
     /// Sensor minus vision, 2-1-3 Euler angles of the relative attitude in device axes, degrees, wrapped to ±180.
-    public var rollDifferenceDegrees: Double?
-    public var pitchDifferenceDegrees: Double?
-    public var yawDifferenceDegrees: Double?
+    @NullEncoded public var rollDifferenceDegrees: Double?
+    @NullEncoded public var pitchDifferenceDegrees: Double?
+    @NullEncoded public var yawDifferenceDegrees: Double?
     /// Mean corner distance between the sensor and vision quadrilaterals; nil without intrinsics.
-    public var quadrilateralErrorPixels: Double?
+    @NullEncoded public var quadrilateralErrorPixels: Double?
     /// The same as a percentage of the current frame's width.
-    public var quadrilateralErrorPercent: Double?
+    @NullEncoded public var quadrilateralErrorPercent: Double?
     /// Each path's rotation error against a ground truth, when one is given.
-    public var sensorRotationErrorDegrees: Double?
-    public var visionRotationErrorDegrees: Double?
-
-    enum CodingKeys: String, CodingKey {
-        case rotationAngleDegrees, rollDifferenceDegrees, pitchDifferenceDegrees, yawDifferenceDegrees
-        case quadrilateralErrorPixels, quadrilateralErrorPercent, sensorRotationErrorDegrees, visionRotationErrorDegrees
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(rotationAngleDegrees, forKey: .rotationAngleDegrees)
-        try c.encode(rollDifferenceDegrees, forKey: .rollDifferenceDegrees)
-        try c.encode(pitchDifferenceDegrees, forKey: .pitchDifferenceDegrees)
-        try c.encode(yawDifferenceDegrees, forKey: .yawDifferenceDegrees)
-        try c.encode(quadrilateralErrorPixels, forKey: .quadrilateralErrorPixels)
-        try c.encode(quadrilateralErrorPercent, forKey: .quadrilateralErrorPercent)
-        try c.encode(sensorRotationErrorDegrees, forKey: .sensorRotationErrorDegrees)
-        try c.encode(visionRotationErrorDegrees, forKey: .visionRotationErrorDegrees)
-    }
+    @NullEncoded public var sensorRotationErrorDegrees: Double?
+    @NullEncoded public var visionRotationErrorDegrees: Double?
 
     public static func compare(sensor: SensorPath, reference: Attitude, current: Attitude, visionRotation: Matrix3?,
                                visionQuadrilateral: Quadrilateral, currentWidth: Int, truth: Matrix3? = nil,
