@@ -11,3 +11,17 @@ public struct NullEncoded<Value: Encodable & Sendable & Equatable>: Encodable, S
         if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
     }
 }
+
+extension NullEncoded: Decodable where Value: Decodable {
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        wrappedValue = c.decodeNil() ? nil : try c.decode(Value.self)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A missing key decodes as nil for NullEncoded properties.
+    public func decode<T>(_ type: NullEncoded<T>.Type, forKey key: Key) throws -> NullEncoded<T> where T: Decodable {
+        try decodeIfPresent(type, forKey: key) ?? NullEncoded(wrappedValue: nil)
+    }
+}

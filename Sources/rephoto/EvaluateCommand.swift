@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+struct EvaluateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Evaluate the vision and sensor paths over recorded sequences against their ground truth.",
+        discussion: "Outputs in --out: frames.csv, summary.json, report.html (docs/evaluation.md). Exit codes: 0 all frames estimated, 3 some frames could not be estimated, 2 some sequence could not be read.",
+        subcommands: [Run.self, Merge.self, Compare.self],
+        defaultSubcommand: Run.self)
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Evaluate sequences (the default subcommand).")
+
+        @Argument(help: "Sequence folders, or folders to search for sequences (any folder with a sequence.json).")
+        var paths: [String]
+        @Option(help: "Pipeline settings, JSON or YAML (docs/configuration.md).") var config: String?
+        @Option(help: "Feature detector: akaze, orb or sift (overrides --config).") var detector: DetectorKind?
+        @Option(help: "Detect on a copy downscaled to this longer side, pixels.") var maxDimension: Int?
+        @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(help: "Output folder.") var out = "evaluation"
+        @Option(help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
+        @Flag(help: "Detect the reference again for every frame (for benchmarks: shows what caching saves).") var recomputeReference = false
+        @Flag(help: "Skip the overlay thumbnails in the report.") var noThumbnails = false
+
+        func run() throws {
+            var settings = try config.map(PipelineConfig.load(from:)) ?? PipelineConfig()
+            if let detector { settings.features.detector = detector }
+            if let maxDimension { settings.features.maxDimension = maxDimension }
+            guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
+            var sequences = try SequenceDiscovery.find(paths)
+            if let shard {
+                let parts = shard.split(separator: "/").compactMap { Int($0) }
+                guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
+                    throw RephotoError.badInput("--shard '\(shard)' must be i/n with 0 <= i < n")
+                }
+                sequences = SequenceDiscovery.shard(sequences, index: parts[0], count: parts[1])
+            }
+            guard !sequences.isEmpty || shard != nil else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
+            var evaluator = try Evaluator(config: settings, jobs: jobs)
+            evaluator.recomputeReference = recomputeReference
+            evaluator.thumbnails = !noThumbnails
+            let progress = Progress(label: "evaluate")
+            let outcome = evaluator.run(sequences) { progress.update($0, of: $1) }
+            let summary = try EvaluationOutput.write(outcome, to: URL(fileURLWithPath: out))
+            print(EvaluateCommand.table(summary))
+            print("results in \(out)/ (frames.csv, summary.json, report.html)")
+            for broken in summary.brokenSequences { FileHandle.standardError.write(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
+            try EvaluateCommand.exit(for: summary)
+        }
+    }
+
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Combine shard result folders into one summary and report.")
+
+        @Argument(help: "Result folders of the shards.") var folders: [String]
+        @Option(help: "Output folder.") var out = "evaluation"
+
+        func run() throws {
+            let outcome = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
+            let summary = try EvaluationOutput.write(outcome, to: URL(fileURLWithPath: out))
+            print(EvaluateCommand.table(summary))
+            try EvaluateCommand.exit(for: summary)
+        }
+    }
+
+    struct Compare: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Two result folders side by side: each figure, the difference (B − A) and which is better.")
+
+        @Argument(help: "Result folder A.") var a: String
+        @Argument(help: "Result folder B.") var b: String
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let comparison = EvaluationComparison.compare(try EvaluationOutput.loadSummary(URL(fileURLWithPath: a)),
+                                                          try EvaluationOutput.loadSummary(URL(fileURLWithPath: b)))
+            if json { return try CLIOutput.printJSON(comparison) }
+            func f(_ v: Double?) -> String { v.map { String(format: "%.4g", $0) } ?? "–" }
+            print("scope        metric                          A            B            B−A          better")
+            for l in comparison.lines {
+                print([l.scope.padding(12), l.metric.padding(31), f(l.a).padding(12), f(l.b).padding(12), f(l.difference).padding(12),
+                       l.better ?? "–"].joined(separator: " "))
+            }
+        }
+    }
+
+    static func table(_ summary: EvaluationSummary) -> String {
+        func f(_ v: Double?, _ d: Int = 2) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "–" }
+        var lines = ["sequence                 frames  failed  mAA@5  mAA@10  rot.mAA@10  rot° med  transl° med  score med  sensor° med"]
+        let all = [("all", summary.overall)] + summary.sequences.keys.sorted().map { ($0, summary.sequences[$0]!) }
+        for (name, s) in all {
+            lines.append([name.padding(24), String(s.frames).padding(7), String(s.failures).padding(7), f(s.maa5, 3).padding(6),
+                          f(s.maa10, 3).padding(7), f(s.rotationMaa10, 3).padding(11), f(s.medianRotationErrorDegrees).padding(9), f(s.medianTranslationErrorDegrees).padding(12),
+                          f(s.medianScore, 1).padding(10), f(s.medianSensorVisionAngleDegrees)].joined(separator: " "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func exit(for summary: EvaluationSummary) throws {
+        if !summary.brokenSequences.isEmpty { throw ExitCode(2) }
+        if summary.overall.failures > 0 { throw ExitCode(3) }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { padding(toLength: max(width, count), withPad: " ", startingAt: 0) }
+}

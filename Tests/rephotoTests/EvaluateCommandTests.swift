@@ -1,0 +1,68 @@
+import Foundation
+import RephotoKit
+import Testing
+
+@Suite struct EvaluateCommandTests {
+    static func synth(_ root: String, _ name: String, seed: Int) throws {
+        let run = try CLI.run(["synth", "--out", "\(root)/\(name)", "--name", name, "--frames", "3", "--width", "240", "--height", "180",
+                               "--seed", "\(seed)", "--textures", CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path])
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    @Test func evaluateShardMergeCompare() throws {
+        let root = SequenceCommandTests.directory()
+        try Self.synth(root, "alpha", seed: 1)
+        try Self.synth(root, "beta", seed: 2)
+        let whole = SequenceCommandTests.directory()
+        let run = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty)  // no progress bar on a non-terminal
+        #expect(run.stdout.contains("alpha") && run.stdout.contains("beta") && run.stdout.contains("mAA@5"))
+        for file in ["frames.csv", "summary.json", "report.html"] {
+            #expect(FileManager.default.fileExists(atPath: "\(whole)/\(file)"), "\(file)")
+        }
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/summary.json"))) as? [String: Any]
+        let overall = try #require(summary?["overall"] as? [String: Any])
+        for key in ["frames", "failures", "successRate", "maa5", "maa10", "medianRotationErrorDegrees", "medianTranslationErrorDegrees",
+                    "medianCornerErrorPixels", "medianScore", "medianSensorVisionAngleDegrees"] {
+            #expect(overall.keys.contains(key), "\(key)")
+        }
+        #expect(overall["frames"] as? Int == 6)
+        #expect(overall["medianCornerErrorPixels"] is NSNull)
+        #expect((summary?["sequences"] as? [String: Any])?.keys.sorted() == ["alpha", "beta"])
+
+        let shards = (0..<2).map { _ in SequenceCommandTests.directory() }
+        for (i, out) in shards.enumerated() {
+            let part = try CLI.run(["evaluate", root, "--shard", "\(i)/2", "--out", out, "--no-thumbnails"])
+            #expect(part.status == 0, "\(part.stderr)")
+        }
+        let merged = SequenceCommandTests.directory()
+        #expect(try CLI.run(["evaluate", "merge"] + shards + ["--out", merged]).status == 0)
+        let compare = try CLI.run(["evaluate", "compare", whole, merged, "--json"])
+        #expect(compare.status == 0)
+        let lines = try #require(try JSONSerialization.jsonObject(with: Data(compare.stdout.utf8)) as? [String: Any])["lines"] as? [[String: Any]]
+        let maa = try #require(lines?.first { $0["scope"] as? String == "overall" && $0["metric"] as? String == "maa10" })
+        #expect(maa["better"] as? String == "same")
+        let human = try CLI.run(["evaluate", "compare", whole, merged])
+        #expect(human.stdout.contains("medianRotationErrorDegrees") && human.stdout.contains("same"))
+    }
+
+    @Test func exitCodesSayWhatFailed() throws {
+        let root = SequenceCommandTests.directory()
+        try Self.synth(root, "good", seed: 3)
+        try Data("not an image".utf8).write(to: URL(fileURLWithPath: "\(root)/good/frame-0002.jpg"))
+        let failed = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
+        #expect(failed.status == 3, "\(failed.stderr)")
+        try FileManager.default.createDirectory(atPath: "\(root)/broken", withIntermediateDirectories: true)
+        try Data("{".utf8).write(to: URL(fileURLWithPath: "\(root)/broken/sequence.json"))
+        let broken = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
+        #expect(broken.status == 2)
+        #expect(broken.stderr.contains("rephoto: not evaluated:") && broken.stderr.contains("broken/sequence.json"))
+        for (arguments, message) in [(["--shard", "2/2"], "--shard '2/2' must be i/n"), (["--jobs", "0"], "--jobs 0 must be at least 1")] {
+            let run = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory()] + arguments)
+            #expect(run.status == 2 && run.stderr.contains(message), "\(run.stderr)")
+        }
+        let none = try CLI.run(["evaluate", "/nonexistent-folder"])
+        #expect(none.status == 2 && none.stderr.contains("/nonexistent-folder: no such folder"))
+    }
+}
