@@ -93,7 +93,7 @@ rp_image *wrap(cv::Mat mat) { return new rp_image{std::move(mat)}; }
 
 namespace rp {
 
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels) {
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale) {
     rp_image_header h = probe(bytes, length);
     int64_t pixels = int64_t(h.width) * int64_t(h.height);
     if (max_pixels > 0 && pixels > max_pixels) {
@@ -101,7 +101,7 @@ cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels) {
                                           double(pixels) / 1e6, double(max_pixels) / 1e6));
     }
     cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
-    cv::Mat image = cv::imdecode(encoded, cv::IMREAD_COLOR);  // applies EXIF orientation
+    cv::Mat image = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
     if (image.empty()) {
         fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data",
                                        h.format == RP_FORMAT_JPEG ? "JPEG" : "PNG", h.width, h.height));
@@ -117,9 +117,10 @@ int rp_image_probe(const uint8_t *bytes, size_t length, rp_image_header *header,
     return rp::guarded(status, [&] { *header = probe(bytes, length); });
 }
 
-int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, rp_image **out, rp_status *status) {
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
+                    rp_status *status) {
     *out = nullptr;
-    return rp::guarded(status, [&] { *out = wrap(rp::decode_image(bytes, length, max_pixels)); });
+    return rp::guarded(status, [&] { *out = wrap(rp::decode_image(bytes, length, max_pixels, grayscale != 0)); });
 }
 
 int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride, rp_image **out,

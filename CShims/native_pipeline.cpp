@@ -18,8 +18,8 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
                                   int counts[4], rp_status *status) {
     return rp::guarded(status, [&] {
         Clock::time_point total = Clock::now(), stage = total;
-        cv::Mat reference = rp::decode_image(reference_bytes, reference_length, 0);
-        cv::Mat current = rp::decode_image(current_bytes, current_length, 0);
+        cv::Mat reference = rp::decode_image(reference_bytes, reference_length, 0, true);
+        cv::Mat current = rp::decode_image(current_bytes, current_length, 0, true);
         timings_ms[0] = ms_since(stage);
 
         stage = Clock::now();

@@ -40,7 +40,7 @@ int guarded(rp_status *status, Body &&body);
 int set_status(rp_status *status, int code, const std::string &message);
 std::string one_line(const cv::Exception &error);
 
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels);
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false);
 void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
 std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
                                      const rp_match_params &params);

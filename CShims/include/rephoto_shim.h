@@ -55,9 +55,11 @@ typedef struct rp_image_header {
 
 /* Reads format and size from the header bytes alone; checks a JPEG ends with EOI and a PNG with IEND. */
 int rp_image_probe(const uint8_t *bytes, size_t length, rp_image_header *header, rp_status *status);
-/* Decodes JPEG or PNG bytes into an 8-bit BGR image, applying EXIF orientation. Images over
-   max_pixels (width*height from the header) are refused before any pixel is decoded. */
-int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, rp_image **out, rp_status *status);
+/* Decodes JPEG or PNG bytes into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
+   which decodes faster), applying EXIF orientation. Images over max_pixels (width*height from the header)
+   are refused before any pixel is decoded. */
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
+                    rp_status *status);
 /* Copies 8-bit pixels (channels 1 or 3, BGR order) into a new image. */
 int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
                     rp_image **out, rp_status *status);

@@ -22,20 +22,21 @@ public final class Image: @unchecked Sendable {
     deinit { rp_image_free(handle) }
 
     /// Decodes JPEG or PNG bytes. `maxPixels` is checked against the header before any decoding.
-    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels) throws {
+    /// `grayscale` decodes straight to one channel (faster; enough for estimation, not for drawing).
+    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
         var out: OpaquePointer?
         try data.withUnsafeBytes { raw in
             let base = raw.bindMemory(to: UInt8.self).baseAddress
-            try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), &out, $0) }
+            try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), grayscale ? 1 : 0, &out, $0) }
         }
         self.init(handle: out!)
     }
 
     /// Reads and decodes an image file; errors name the path.
-    public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels) throws {
+    public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
         let data = try Image.readFile(path)
         do {
-            try self.init(data: data, maxPixels: maxPixels)
+            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale)
         } catch let error as RephotoError {
             throw error.prefixed(path)
         }
