@@ -153,9 +153,9 @@ public struct Evaluator: Sendable {
         for (label, row) in [("worst", ranked.last!), ("median", ranked[ranked.count / 2]), ("best", ranked.first!)] where chosen.insert(row.index).inserted {
             guard let frame = sequence.frames.dropFirst(row.index).first,
                   let reference = try? prepare(sequence, row.referenceFile, camera).get(),
-                  let image = try? Image(contentsOfFile: sequence.path(of: frame.file)),
+                  let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),
                   let result = try? estimator.estimate(reference: reference, current: image, camera: camera),
-                  let drawn = try? NavigationOverlay.draw(on: image, result: result) else { continue }
+                  let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result) else { continue }
             let width = min(360, drawn.width), height = max(1, drawn.height * width / drawn.width)
             out[label] = try? drawn.resized(width: width, height: height).encoded(as: .jpeg(quality: 80))
         }

@@ -57,11 +57,12 @@ struct PoseCommand: ParsableCommand {
 
         let attitudes = try attitudePair()
 
+        // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers.
         var start = ContinuousClock.now
-        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels)
+        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels, grayscale: true)
         let loadReference = ms(since: start)
         start = ContinuousClock.now
-        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels)
+        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels, grayscale: true)
         let loadCurrent = ms(since: start)
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
@@ -71,7 +72,7 @@ struct PoseCommand: ParsableCommand {
         result.timings["total", default: 0] += loadReference + loadCurrent
 
         if let draw {
-            let overlay = try NavigationOverlay.draw(on: currentImage, result: result)
+            let overlay = try NavigationOverlay.draw(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels), result: result)
             let lower = draw.lowercased()
             try overlay.write(to: draw, format: lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") ? .jpeg(quality: 92) : .png)
         }

@@ -63,10 +63,11 @@ import Testing
 
         let frames = try FrameSequence.load(from: sequence)
         let estimator = try PoseEstimator()
-        let reference = try estimator.prepareReference(Image(contentsOfFile: frames.path(of: "reference.jpg")), camera: frames.camera())
+        let reference = try estimator.prepareReference(Image(contentsOfFile: frames.path(of: "reference.jpg"), grayscale: true), camera: frames.camera())
         for row in rows.prefix(2) {
             let frame = frames.frames[row.index]
-            let result = try estimator.estimate(reference: reference, current: Image(contentsOfFile: frames.path(of: frame.file)), camera: frames.camera())
+            let result = try estimator.estimate(reference: reference, current: Image(contentsOfFile: frames.path(of: frame.file), grayscale: true),
+                                                camera: frames.camera())
             let truth = try #require(frame.truthRotation).rotationMatrix
             let error = acos(max(-1, min(1, ((result.pose!.rotation.transposed * truth).elements[0] + (result.pose!.rotation.transposed * truth).elements[4]
                 + (result.pose!.rotation.transposed * truth).elements[8] - 1) / 2))) * 180 / .pi

@@ -31,6 +31,16 @@ import Testing
         #expect(overall["medianCornerErrorPixels"] is NSNull)
         #expect((summary?["sequences"] as? [String: Any])?.keys.sorted() == ["alpha", "beta"])
 
+        // `rephoto pose` on the same pair gives exactly what `evaluate` recorded (both decode to grey).
+        let rows = try EvaluationRow.parse(String(contentsOfFile: "\(whole)/frames.csv", encoding: .utf8), path: "frames.csv")
+        let first = try #require(rows.first { $0.sequence == "alpha" })
+        let manifest = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/alpha"))
+        let k = try #require(manifest.manifest.intrinsics)
+        let pose = try CLI.run(["pose", "--reference", "\(root)/alpha/reference.jpg", "--current", "\(root)/alpha/\(first.file)",
+                                "--intrinsics", "\(k.fx),\(k.fy),\(k.cx),\(k.cy)", "--json"])
+        let poseBlock = try #require(pose.json?["pose"] as? [String: Any])
+        #expect(poseBlock["rotationDegrees"] as? Double == first.rotationDegrees)
+
         let shards = (0..<2).map { _ in SequenceCommandTests.directory() }
         for (i, out) in shards.enumerated() {
             let part = try CLI.run(["evaluate", root, "--shard", "\(i)/2", "--out", out, "--no-thumbnails"])
