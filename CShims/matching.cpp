@@ -2,8 +2,98 @@
 
 #include <opencv2/flann.hpp>
 
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
 #include <cstdlib>
 #include <cstring>
+
+struct rp_match_index {
+    std::unique_ptr<cv::flann::Index> index;
+    const rp_features *reference;
+    bool binary;
+    int columns;
+    int type;
+};
+
+namespace {
+
+// FLANN draws its LSH hash functions and KD-tree splits from C rand(): building under one lock from a fixed
+// seed makes every index, and so every match, the same from run to run whatever the thread order.
+std::mutex flann_build_mutex;
+constexpr unsigned flann_seed = 24301;
+
+cv::Ptr<cv::flann::IndexParams> index_params(bool binary, const rp_match_params &params) {
+    if (binary) {
+        return cv::makePtr<cv::flann::LshIndexParams>(params.lsh_table_number, params.lsh_key_size, params.lsh_multi_probe_level);
+    }
+    return cv::makePtr<cv::flann::KDTreeIndexParams>(params.kdtree_trees);
+}
+
+void check_compatible(const rp_features &reference, const rp_features &current) {
+    if (reference.binary != current.binary || reference.descriptors.cols != current.descriptors.cols ||
+        reference.descriptors.type() != current.descriptors.type()) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT,
+                 cv::format("descriptors differ: reference %s x%d, current %s x%d (use the same detector settings)",
+                            reference.binary ? "binary" : "float", reference.descriptors.cols,
+                            current.binary ? "binary" : "float", current.descriptors.cols));
+    }
+}
+
+// One FLANN index build for every path (per frame, prebuilt, reverse), seeded so matches repeat exactly.
+std::unique_ptr<cv::flann::Index> build_index(const cv::Mat &descriptors, bool binary, const rp_match_params &params) {
+    std::lock_guard<std::mutex> lock(flann_build_mutex);
+    std::srand(flann_seed);
+    cv::theRNG() = cv::RNG(flann_seed);
+    return std::make_unique<cv::flann::Index>(descriptors, *index_params(binary, params),
+                                              binary ? cvflann::FLANN_DIST_HAMMING : cvflann::FLANN_DIST_L2);
+}
+
+// k nearest neighbours of every query row in a FLANN index, as DMatch lists with true (not squared) distances.
+std::vector<std::vector<cv::DMatch>> flann_knn(cv::flann::Index &index, const cv::Mat &query, int train_rows, bool binary,
+                                               int k, int checks) {
+    k = std::min(k, train_rows);
+    std::vector<std::vector<cv::DMatch>> knn(size_t(query.rows));
+    if (k <= 0 || query.empty()) return knn;
+    cv::Mat indices, distances;
+    index.knnSearch(query, indices, distances, k, cv::flann::SearchParams(checks));
+    for (int q = 0; q < query.rows; ++q) {
+        for (int j = 0; j < k; ++j) {
+            int train = indices.at<int>(q, j);
+            float d = distances.type() == CV_32F ? distances.at<float>(q, j) : float(distances.at<int>(q, j));
+            if (train >= 0) knn[size_t(q)].emplace_back(q, train, binary ? d : std::sqrt(std::max(d, 0.f)));
+        }
+    }
+    return knn;
+}
+
+// Lowe's ratio test on k=2 neighbours (query = current, train = reference).
+std::vector<rp_match> ratio_filter(const std::vector<std::vector<cv::DMatch>> &knn, float ratio) {
+    std::vector<rp_match> result;
+    result.reserve(knn.size());
+    for (const std::vector<cv::DMatch> &candidates : knn) {
+        if (candidates.empty() || candidates[0].trainIdx < 0) continue;
+        const cv::DMatch &best = candidates[0];
+        if (ratio < 1.0f && candidates.size() >= 2 && candidates[1].trainIdx >= 0 && !(best.distance < ratio * candidates[1].distance)) {
+            continue;
+        }
+        result.push_back(rp_match{best.trainIdx, best.queryIdx, best.distance});
+    }
+    return result;
+}
+
+rp_match *copy_out(const std::vector<rp_match> &found, int *count) {
+    *count = int(found.size());
+    if (found.empty()) return nullptr;
+    auto *out = static_cast<rp_match *>(std::malloc(found.size() * sizeof(rp_match)));
+    if (out == nullptr) throw std::bad_alloc();
+    std::memcpy(out, found.data(), found.size() * sizeof(rp_match));
+    return out;
+}
+
+}  // namespace
 
 namespace rp {
 
@@ -11,54 +101,33 @@ std::vector<rp_match> match_features(const rp_features &reference, const rp_feat
                                      const rp_match_params &params) {
     std::vector<rp_match> result;
     if (reference.descriptors.empty() || current.descriptors.empty()) return result;
-    if (reference.binary != current.binary || reference.descriptors.cols != current.descriptors.cols ||
-        reference.descriptors.type() != current.descriptors.type()) {
-        fail(RP_ERR_INVALID_ARGUMENT,
-             cv::format("descriptors differ: reference %s x%d, current %s x%d (use the same detector settings)",
-                        reference.binary ? "binary" : "float", reference.descriptors.cols,
-                        current.binary ? "binary" : "float", current.descriptors.cols));
-    }
-    cv::Ptr<cv::DescriptorMatcher> matcher;
-    if (params.matcher == RP_MATCHER_FLANN) {
-        cv::Ptr<cv::flann::IndexParams> index;
-        if (reference.binary) {
-            index = cv::makePtr<cv::flann::LshIndexParams>(params.lsh_table_number, params.lsh_key_size,
-                                                           params.lsh_multi_probe_level);
-        } else {
-            index = cv::makePtr<cv::flann::KDTreeIndexParams>(params.kdtree_trees);
-        }
-        matcher = cv::makePtr<cv::FlannBasedMatcher>(index, cv::makePtr<cv::flann::SearchParams>(params.flann_checks));
-    } else if (params.matcher == RP_MATCHER_BRUTE_FORCE) {
-        matcher = cv::BFMatcher::create(reference.norm, false);
-    } else {
+    check_compatible(reference, current);
+    if (params.matcher != RP_MATCHER_FLANN && params.matcher != RP_MATCHER_BRUTE_FORCE) {
         fail(RP_ERR_INVALID_ARGUMENT, "unknown matcher kind " + std::to_string(params.matcher));
     }
-
     // Query = current, train = reference: the reference side can be reused across frames.
-    std::vector<std::vector<cv::DMatch>> knn;
-    matcher->knnMatch(current.descriptors, reference.descriptors, knn, 2);
-    std::vector<int> reverse_best;
-    if (params.mutual) {
-        std::vector<std::vector<cv::DMatch>> reverse;
-        cv::Ptr<cv::DescriptorMatcher> back = matcher->clone(true);
-        back->knnMatch(reference.descriptors, current.descriptors, reverse, 1);
-        reverse_best.assign(reverse.size(), -1);
-        for (size_t i = 0; i < reverse.size(); ++i) {
-            if (!reverse[i].empty()) reverse_best[i] = reverse[i][0].trainIdx;
+    std::vector<std::vector<cv::DMatch>> knn, reverse;
+    if (params.matcher == RP_MATCHER_FLANN) {
+        knn = flann_knn(*build_index(reference.descriptors, reference.binary, params), current.descriptors,
+                        reference.descriptors.rows, reference.binary, 2, params.flann_checks);
+        if (params.mutual) {
+            reverse = flann_knn(*build_index(current.descriptors, current.binary, params), reference.descriptors,
+                                current.descriptors.rows, current.binary, 1, params.flann_checks);
         }
+    } else {
+        cv::Ptr<cv::BFMatcher> matcher = cv::BFMatcher::create(reference.norm, false);
+        matcher->knnMatch(current.descriptors, reference.descriptors, knn, 2);
+        if (params.mutual) matcher->knnMatch(reference.descriptors, current.descriptors, reverse, 1);
     }
-    result.reserve(knn.size());
-    for (const std::vector<cv::DMatch> &candidates : knn) {
-        if (candidates.empty()) continue;
-        const cv::DMatch &best = candidates[0];
-        if (params.ratio < 1.0f && candidates.size() >= 2 && !(best.distance < params.ratio * candidates[1].distance)) {
+    std::vector<int> reverse_best(reverse.size(), -1);
+    for (size_t i = 0; i < reverse.size(); ++i) {
+        if (!reverse[i].empty()) reverse_best[i] = reverse[i][0].trainIdx;
+    }
+    for (const rp_match &m : ratio_filter(knn, params.ratio)) {
+        if (params.mutual && (size_t(m.reference_index) >= reverse_best.size() || reverse_best[size_t(m.reference_index)] != m.current_index)) {
             continue;
         }
-        if (params.mutual && (best.trainIdx < 0 || size_t(best.trainIdx) >= reverse_best.size() ||
-                              reverse_best[size_t(best.trainIdx)] != best.queryIdx)) {
-            continue;
-        }
-        result.push_back(rp_match{best.trainIdx, best.queryIdx, best.distance});
+        result.push_back(m);
     }
     return result;
 }
@@ -69,12 +138,38 @@ extern "C" int rp_match_features(const rp_features *reference, const rp_features
                                  const rp_match_params *params, rp_match **matches, int *count, rp_status *status) {
     *matches = nullptr;
     *count = 0;
+    return rp::guarded(status, [&] { *matches = copy_out(rp::match_features(*reference, *current, *params), count); });
+}
+
+extern "C" int rp_match_index_create(const rp_features *reference, const rp_match_params *params, rp_match_index **out,
+                                     rp_status *status) {
+    *out = nullptr;
     return rp::guarded(status, [&] {
-        std::vector<rp_match> found = rp::match_features(*reference, *current, *params);
-        if (found.empty()) return;
-        *matches = static_cast<rp_match *>(std::malloc(found.size() * sizeof(rp_match)));
-        if (*matches == nullptr) throw std::bad_alloc();
-        std::memcpy(*matches, found.data(), found.size() * sizeof(rp_match));
-        *count = int(found.size());
+        auto index = std::make_unique<rp_match_index>();
+        index->reference = reference;
+        index->binary = reference->binary;
+        index->columns = reference->descriptors.cols;
+        index->type = reference->descriptors.type();
+        if (!reference->descriptors.empty()) index->index = build_index(reference->descriptors, reference->binary, *params);
+        *out = index.release();
+    });
+}
+
+extern "C" void rp_match_index_free(rp_match_index *index) { delete index; }
+
+extern "C" int rp_match_index_match(const rp_match_index *index, const rp_features *current, const rp_match_params *params,
+                                    rp_match **matches, int *count, rp_status *status) {
+    *matches = nullptr;
+    *count = 0;
+    return rp::guarded(status, [&] {
+        if (!index->index || current->descriptors.empty()) return;
+        check_compatible(*index->reference, *current);
+        if (params->mutual) {
+            *matches = copy_out(rp::match_features(*index->reference, *current, *params), count);  // needs both directions
+            return;
+        }
+        std::vector<std::vector<cv::DMatch>> knn = flann_knn(*index->index, current->descriptors, index->reference->descriptors.rows,
+                                                             index->reference->binary, 2, params->flann_checks);
+        *matches = copy_out(ratio_filter(knn, params->ratio), count);
     });
 }

@@ -7,7 +7,11 @@ Per frame: decode both images, detect and describe, k=2 brute-force matching wit
 homography (MAGSAC++, 3 px), undistorted points, essential matrix (RANSAC, 1 px) and recoverPose, and the
 rotation error against the sequence's ground truth.
 
-usage: peer_evaluate.py --detector akaze|orb SEQUENCE_DIR...   (prints frames, seconds, frames/s, median error)
+With --matcher flann the matching is FLANN LSH (table 6, key 12, probe 1, 50 checks), the index built on the
+reference's descriptors for every frame.
+
+usage: peer_evaluate.py --detector akaze|orb [--matcher bf|flann] SEQUENCE_DIR...
+       (prints frames, seconds, frames/s, median rotation error)
 """
 import argparse, csv, json, os, sys, time
 
@@ -24,10 +28,14 @@ def rotation_from_quaternion(w, x, y, z):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--detector", choices=["akaze", "orb"], default="akaze")
+    parser.add_argument("--matcher", choices=["bf", "flann"], default="bf")
     parser.add_argument("sequences", nargs="+")
     args = parser.parse_args()
     detector = cv2.AKAZE_create() if args.detector == "akaze" else cv2.ORB_create()
-    matcher = cv2.BFMatcher(cv2.NORM_HAMMING)
+    if args.matcher == "flann":
+        matcher = cv2.FlannBasedMatcher(dict(algorithm=6, table_number=6, key_size=12, multi_probe_level=1), dict(checks=50))
+    else:
+        matcher = cv2.BFMatcher(cv2.NORM_HAMMING)
     frames, errors = 0, []
     start = time.perf_counter()
     for folder in args.sequences:

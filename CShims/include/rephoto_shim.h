@@ -167,6 +167,17 @@ typedef struct rp_match {
 int rp_match_features(const rp_features *reference, const rp_features *current, const rp_match_params *params,
                       rp_match **matches, int *count, rp_status *status);
 
+/* A FLANN index over a reference's descriptors (LSH for binary, KD-trees for float), built once and searched
+   for every current frame; searching does not modify it, so several threads may use one index at once. */
+typedef struct rp_match_index rp_match_index;
+
+int rp_match_index_create(const rp_features *reference, const rp_match_params *params, rp_match_index **out,
+                          rp_status *status);
+void rp_match_index_free(rp_match_index *index);
+/* As rp_match_features with the prebuilt index for the reference side. */
+int rp_match_index_match(const rp_match_index *index, const rp_features *current, const rp_match_params *params,
+                         rp_match **matches, int *count, rp_status *status);
+
 /* ---------------------------------------------------------------- geometry */
 
 typedef struct rp_robust_params {

@@ -6,14 +6,17 @@ public final class ReferenceFrame: Sendable {
     public let size: ImageSize
     public let features: Features
     public let camera: CameraIntrinsics?
-    /// Time spent detecting the reference features, milliseconds.
+    /// Time spent detecting the reference features (and building its match index), milliseconds.
     public let detectMilliseconds: Double
+    /// Prebuilt FLANN index when the estimator matches with FLANN: built once, searched by every frame.
+    public let matchIndex: MatchIndex?
 
-    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, detectMilliseconds: Double) {
+    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, detectMilliseconds: Double, matchIndex: MatchIndex?) {
         self.size = size
         self.features = features
         self.camera = camera
         self.detectMilliseconds = detectMilliseconds
+        self.matchIndex = matchIndex
     }
 }
 
@@ -33,7 +36,9 @@ public struct PoseEstimator: Sendable {
         let start = ContinuousClock.now
         let adapted = try camera.map { try $0.adapted(to: image.size) }
         let features = try Features(image: image, config: config.features, mask: mask)
-        return ReferenceFrame(size: image.size, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start))
+        let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
+        return ReferenceFrame(size: image.size, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
+                              matchIndex: index)
     }
 
     /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
@@ -54,7 +59,7 @@ public struct PoseEstimator: Sendable {
         timings["detectCurrent"] = milliseconds(since: start)
 
         start = ContinuousClock.now
-        let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching)
+        let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
         timings["match"] = milliseconds(since: start)
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,
                                        matches: pairs.count, inliersHomography: 0, inliersEssential: nil, homographySupport: nil, essentialSupport: nil)
