@@ -85,13 +85,7 @@ public struct EvaluationRow: Equatable, Sendable {
 
     public static func csv(_ rows: [EvaluationRow], dropping: Set<String> = []) throws -> String {
         let columns = Self.columns.filter { !dropping.contains($0) }
-        let stream = OutputStream(toMemory: ())
-        let writer = try CSVWriter(stream: stream)
-        try writer.write(row: columns)
-        for row in rows { try writer.write(row: columns.map(row.value)) }
-        writer.stream.close()
-        let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()
-        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n") + "\n"
+        return try CSVText.make([columns] + rows.map { row in columns.map(row.value) })
     }
 
     public static func parse(_ text: String, path: String) throws -> [EvaluationRow] {

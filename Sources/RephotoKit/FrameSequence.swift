@@ -266,9 +266,7 @@ public struct FrameSequence: Equatable, Sendable {
 
     public func csv() throws -> String {
         let pairList = frames.contains { $0.referenceFile != nil }
-        let stream = OutputStream(toMemory: ())
-        let writer = try CSVWriter(stream: stream)
-        try writer.write(row: Self.columns + (pairList ? ["reference_file"] : []))
+        var rows = [Self.columns + (pairList ? ["reference_file"] : [])]
         func text(_ v: Double?) -> String { v.map { "\($0)" } ?? "" }
         for f in frames {
             let q = f.attitude, r = f.truthRotation, t = f.truthTranslation
@@ -278,10 +276,8 @@ public struct FrameSequence: Equatable, Sendable {
             row += [t?.x, t?.y, t?.z].map(text)
             row += f.truthHomography.map { $0.elements.map { "\($0)" } } ?? Array(repeating: "", count: 9)
             if pairList { row.append(f.referenceFile ?? "") }
-            try writer.write(row: row)
+            rows.append(row)
         }
-        writer.stream.close()
-        let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()
-        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n") + "\n"
+        return try CSVText.make(rows)
     }
 }
