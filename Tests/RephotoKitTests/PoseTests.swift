@@ -111,7 +111,7 @@ import Testing
         pinhole.distortion = []
         let naive = try RelativePose.estimate(pairs, referenceCamera: pinhole, currentCamera: pinhole, homography: h, config: PoseConfig())
         let naiveError = naive.translation.map { GroundTruthErrors.translationDirectionError(estimate: $0, truth: t) } ?? 90
-        #expect(naiveError > 1 || naive.essentialInliers < 250)
+        #expect(naiveError > 1, "ignoring the distortion: translation error \(naiveError)°, \(naive.essentialInliers) inliers")
     }
 
     /// OpenCV's distortion model (k1, k2, p1, p2, k3), written out independently of OpenCV.
