@@ -6,6 +6,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/features2d.hpp>
 
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ template <class Body>
 int guarded(rp_status *status, Body &&body);
 
 int set_status(rp_status *status, int code, const std::string &message);
+
+// OpenCV 4.6 with TBB rebuilds its task arena in setNumThreads; a parallel_for running on another thread then
+// dereferences the freed arena. Every entry point holds this shared; changing the thread count holds it exclusively.
+std::shared_timed_mutex &opencv_threads_lock();
 std::string one_line(const cv::Exception &error);
 
 cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false);
@@ -57,6 +62,7 @@ cv::Mat distortion_vector(const rp_camera &camera);
 template <class Body>
 int guarded(rp_status *status, Body &&body) {
     try {
+        std::shared_lock<std::shared_timed_mutex> in_opencv(opencv_threads_lock());
         body();
         return set_status(status, RP_OK, "");
     } catch (const Failure &failure) {

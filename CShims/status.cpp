@@ -2,6 +2,7 @@
 
 #include <opencv2/core/utils/logger.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -29,6 +30,11 @@ int set_status(rp_status *status, int code, const std::string &message) {
     return code;
 }
 
+std::shared_timed_mutex &opencv_threads_lock() {
+    static std::shared_timed_mutex lock;
+    return lock;
+}
+
 std::string one_line(const cv::Exception &error) {
     std::string text = "OpenCV error";
     if (!error.func.empty()) text += " in " + error.func;
@@ -39,7 +45,23 @@ std::string one_line(const cv::Exception &error) {
 }  // namespace rp
 
 extern "C" int rp_set_num_threads(int threads, rp_status *status) {
-    return rp::guarded(status, [&] { cv::setNumThreads(threads); });
+    try {
+        std::unique_lock<std::shared_timed_mutex> alone(rp::opencv_threads_lock(), std::defer_lock);
+        // Readers are preferred, so a busy process may never drain: give up rather than stall the caller.
+        if (!alone.try_lock_for(std::chrono::seconds(5))) {
+            return rp::set_status(status, RP_ERR_INTERNAL,
+                                  "cannot set OpenCV threads to " + std::to_string(threads) +
+                                      ": other threads kept using OpenCV for 5 s; set it at start-up");
+        }
+        cv::setNumThreads(threads);
+        return rp::set_status(status, RP_OK, "");
+    } catch (const cv::Exception &error) {
+        return rp::set_status(status, RP_ERR_OPENCV, rp::one_line(error));
+    } catch (const std::exception &error) {
+        return rp::set_status(status, RP_ERR_INTERNAL, std::string("internal error: ") + error.what());
+    } catch (...) {
+        return rp::set_status(status, RP_ERR_INTERNAL, "internal error: unknown exception");
+    }
 }
 
 extern "C" void rp_buffer_free(void *buffer) { std::free(buffer); }

@@ -42,6 +42,7 @@ public struct EvaluationOutcome: Sendable {
 
 /// Runs the full pipeline (vision path, sensor path, comparison, errors against truth) over sequences.
 /// Each reference is prepared once per sequence and shared by every frame; frames run on `jobs` threads.
+/// OpenCV's own thread count is process state and left to the caller (`OpenCVThreads`, at start-up).
 public struct Evaluator: Sendable {
     public var estimator: PoseEstimator
     public var jobs: Int
@@ -66,9 +67,6 @@ public struct Evaluator: Sendable {
                 outcome.broken.append(BrokenSequence(path: folder.path, error: "\(error)"))
             }
         }
-        // Parallel frames share the cores with OpenCV's own threads: give OpenCV one each.
-        try? OpenCVThreads.set(jobs > 1 ? 1 : -1)
-        defer { try? OpenCVThreads.set(-1) }
         let total = loaded.map { $0.currentFrames.count }.reduce(0, +)
         let counter = Counter()
         for sequence in loaded {

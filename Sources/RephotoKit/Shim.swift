@@ -18,7 +18,8 @@ func shimCall(_ body: (UnsafeMutablePointer<rp_status>) -> Int32) throws {
     }
 }
 
-/// OpenCV's own worker threads; set it to avoid oversubscription when the caller runs frames in parallel.
+/// OpenCV's own worker threads, process-wide: set it once at start-up to avoid oversubscription when the caller
+/// runs frames in parallel. The shim waits for other threads to leave OpenCV first (TBB crashes otherwise).
 public enum OpenCVThreads {
     public static func set(_ count: Int) throws {
         try shimCall { rp_set_num_threads(Int32(clamping: count), $0) }

@@ -38,6 +38,8 @@ struct EvaluateCommand: ParsableCommand {
                 sequences = SequenceDiscovery.shard(sequences, index: parts[0], count: parts[1])
             }
             guard !sequences.isEmpty || shard != nil else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
+            // Parallel frames share the cores with OpenCV's own threads: give OpenCV one each.
+            if jobs > 1 { try OpenCVThreads.set(1) }
             var evaluator = try Evaluator(config: settings, jobs: jobs)
             evaluator.recomputeReference = recomputeReference
             evaluator.thumbnails = !noThumbnails

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import RephotoKit
 
@@ -19,6 +20,39 @@ import Testing
         }
         for (i, h) in parallel { #expect(h == sequential[i % 2]) }
         #expect(parallel.count == 8)
+    }
+
+    /// Changing OpenCV's thread count while other threads are inside OpenCV crashes its TBB backend (a CI run
+    /// died with SIGSEGV in libtbb); the shim serialises the change against running work, and answers stay put.
+    @Test func changingOpenCVThreadsUnderLoadIsSafe() throws {
+        let image = try Fixtures.image("graf1.png").resized(width: 400, height: 320)
+        let config = FeatureConfig()
+        let expected = try Features(image: image, config: config).keypoints
+        let stop = Flag()
+        let rounds = Atomic<Int>(0)
+        let workers = (0..<2).map { _ in
+            Worker { () throws -> Bool in
+                var same = true
+                repeat {
+                    same = try Features(image: image, config: config).keypoints == expected && same
+                    rounds.add(1, ordering: .relaxed)
+                } while !stop.value
+                return same
+            }
+        }
+        var (toggles, refusals) = (0, 0)
+        while rounds.load(ordering: .relaxed) < 40 {
+            do { try OpenCVThreads.set([1, 0, -1, 2][toggles % 4]) } catch let error as RephotoError {
+                // Under sustained load the shim may give up waiting; it must say so, not crash.
+                #expect(error.message.contains("other threads kept using OpenCV"), "\(error)")
+                refusals += 1
+            }
+            toggles += 1
+        }
+        stop.set()
+        try OpenCVThreads.set(-1)
+        for worker in workers { #expect(try worker.result()) }
+        #expect(refusals < toggles)
     }
 
     @Test func referenceFromOtherFeatureSettingsIsRefused() throws {
@@ -63,5 +97,30 @@ import Testing
                                                 truth: GroundTruth(homography: try HomographyTests.graf13()))
             #expect(try #require(result.errors?.cornerErrorPixels) < 2)
         }
+    }
+}
+
+/// A stop signal shared with plain threads.
+private final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    var value: Bool { raised.load(ordering: .acquiring) }
+    func set() { raised.store(true, ordering: .releasing) }
+}
+
+/// Runs a body on its own OS thread (not the cooperative pool, so it truly overlaps the caller).
+private final class Worker<T: Sendable>: Sendable {
+    private let outcome = Mutex<Result<T, any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () throws -> T) {
+        Thread.detachNewThread { [self] in
+            outcome.withLock { $0 = Result(catching: body) }
+            done.signal()
+        }
+    }
+
+    func result() throws -> T {
+        done.wait()
+        return try outcome.withLock { $0! }.get()
     }
 }
