@@ -6,7 +6,8 @@
 #include <opencv2/core.hpp>
 #include <opencv2/features2d.hpp>
 
-#include <shared_mutex>
+#include <pthread.h>
+
 #include <string>
 #include <vector>
 
@@ -41,8 +42,16 @@ int guarded(rp_status *status, Body &&body);
 int set_status(rp_status *status, int code, const std::string &message);
 
 // OpenCV 4.6 with TBB rebuilds its task arena in setNumThreads; a parallel_for running on another thread then
-// dereferences the freed arena. Every entry point holds this shared; changing the thread count holds it exclusively.
-std::shared_timed_mutex &opencv_threads_lock();
+// dereferences the freed arena. Every entry point holds this lock shared; changing the thread count holds it
+// exclusively. It prefers the writer, so a busy process still lets the change in once running calls finish.
+pthread_rwlock_t *opencv_threads_lock();
+
+struct SharedHold {
+    SharedHold() { pthread_rwlock_rdlock(opencv_threads_lock()); }
+    ~SharedHold() { pthread_rwlock_unlock(opencv_threads_lock()); }
+    SharedHold(const SharedHold &) = delete;
+    SharedHold &operator=(const SharedHold &) = delete;
+};
 std::string one_line(const cv::Exception &error);
 
 cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false);
@@ -62,7 +71,7 @@ cv::Mat distortion_vector(const rp_camera &camera);
 template <class Body>
 int guarded(rp_status *status, Body &&body) {
     try {
-        std::shared_lock<std::shared_timed_mutex> in_opencv(opencv_threads_lock());
+        SharedHold in_opencv;
         body();
         return set_status(status, RP_OK, "");
     } catch (const Failure &failure) {

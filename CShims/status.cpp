@@ -2,8 +2,9 @@
 
 #include <opencv2/core/utils/logger.hpp>
 
-#include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <cstring>
 
 namespace {
@@ -30,8 +31,17 @@ int set_status(rp_status *status, int code, const std::string &message) {
     return code;
 }
 
-std::shared_timed_mutex &opencv_threads_lock() {
-    static std::shared_timed_mutex lock;
+pthread_rwlock_t *opencv_threads_lock() {
+    static pthread_rwlock_t *lock = [] {
+        // Writer preference: otherwise overlapping readers on a busy worker can starve the change forever.
+        pthread_rwlockattr_t attributes;
+        pthread_rwlockattr_init(&attributes);
+        pthread_rwlockattr_setkind_np(&attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        auto *created = new pthread_rwlock_t;
+        pthread_rwlock_init(created, &attributes);
+        pthread_rwlockattr_destroy(&attributes);
+        return created;
+    }();
     return lock;
 }
 
@@ -45,23 +55,28 @@ std::string one_line(const cv::Exception &error) {
 }  // namespace rp
 
 extern "C" int rp_set_num_threads(int threads, rp_status *status) {
-    try {
-        std::unique_lock<std::shared_timed_mutex> alone(rp::opencv_threads_lock(), std::defer_lock);
-        // Readers are preferred, so a busy process may never drain: give up rather than stall the caller.
-        if (!alone.try_lock_for(std::chrono::seconds(5))) {
-            return rp::set_status(status, RP_ERR_INTERNAL,
-                                  "cannot set OpenCV threads to " + std::to_string(threads) +
-                                      ": other threads kept using OpenCV for 5 s; set it at start-up");
-        }
-        cv::setNumThreads(threads);
-        return rp::set_status(status, RP_OK, "");
-    } catch (const cv::Exception &error) {
-        return rp::set_status(status, RP_ERR_OPENCV, rp::one_line(error));
-    } catch (const std::exception &error) {
-        return rp::set_status(status, RP_ERR_INTERNAL, std::string("internal error: ") + error.what());
-    } catch (...) {
-        return rp::set_status(status, RP_ERR_INTERNAL, "internal error: unknown exception");
+    constexpr int wait_seconds = 60;
+    timespec deadline{};
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += wait_seconds;
+    if (pthread_rwlock_timedwrlock(rp::opencv_threads_lock(), &deadline) != 0) {
+        return rp::set_status(status, RP_ERR_INTERNAL,
+                              "cannot set OpenCV threads to " + std::to_string(threads) + ": an OpenCV call on another thread ran for over " +
+                                  std::to_string(wait_seconds) + " s; set it at start-up");
     }
+    int code = RP_OK;
+    try {
+        cv::setNumThreads(threads);
+        rp::set_status(status, RP_OK, "");
+    } catch (const cv::Exception &error) {
+        code = rp::set_status(status, RP_ERR_OPENCV, rp::one_line(error));
+    } catch (const std::exception &error) {
+        code = rp::set_status(status, RP_ERR_INTERNAL, std::string("internal error: ") + error.what());
+    } catch (...) {
+        code = rp::set_status(status, RP_ERR_INTERNAL, "internal error: unknown exception");
+    }
+    pthread_rwlock_unlock(rp::opencv_threads_lock());
+    return code;
 }
 
 extern "C" void rp_buffer_free(void *buffer) { std::free(buffer); }

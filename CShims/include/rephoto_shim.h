@@ -40,7 +40,7 @@ typedef struct rp_image rp_image;
 typedef struct rp_features rp_features;
 
 /* Sets OpenCV's process-wide worker-thread count (0 = sequential, negative = OpenCV's default). Waits until no
-   other thread is inside the shim (up to 5 s, then fails): changing it under running work crashes TBB. */
+   other thread is inside the shim (up to 60 s, then fails): changing it under running work crashes TBB. */
 int rp_set_num_threads(int threads, rp_status *status);
 void rp_buffer_free(void *buffer);
 

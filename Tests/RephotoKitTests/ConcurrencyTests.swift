@@ -40,19 +40,15 @@ import Testing
                 return same
             }
         }
-        var (toggles, refusals) = (0, 0)
+        var toggles = 0
         while rounds.load(ordering: .relaxed) < 40 {
-            do { try OpenCVThreads.set([1, 0, -1, 2][toggles % 4]) } catch let error as RephotoError {
-                // Under sustained load the shim may give up waiting; it must say so, not crash.
-                #expect(error.message.contains("other threads kept using OpenCV"), "\(error)")
-                refusals += 1
-            }
+            try OpenCVThreads.set([1, 0, -1, 2][toggles % 4])
             toggles += 1
         }
         stop.set()
         try OpenCVThreads.set(-1)
         for worker in workers { #expect(try worker.result()) }
-        #expect(refusals < toggles)
+        #expect(toggles > 1)
     }
 
     @Test func referenceFromOtherFeatureSettingsIsRefused() throws {
