@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-
-#include <cstdlib>
 #include <cstring>
 
 struct rp_match_index {
@@ -102,7 +100,7 @@ std::vector<rp_match> match_features(const rp_features &reference, const rp_feat
     std::vector<rp_match> result;
     if (reference.descriptors.empty() || current.descriptors.empty()) return result;
     check_compatible(reference, current);
-    if (params.matcher != RP_MATCHER_FLANN && params.matcher != RP_MATCHER_BRUTE_FORCE) {
+    if (params.matcher != RP_MATCHER_FLANN && params.matcher != RP_MATCHER_BRUTE_FORCE && params.matcher != RP_MATCHER_OPENCV_BRUTE_FORCE) {
         fail(RP_ERR_INVALID_ARGUMENT, "unknown matcher kind " + std::to_string(params.matcher));
     }
     // Query = current, train = reference: the reference side can be reused across frames.
@@ -114,6 +112,10 @@ std::vector<rp_match> match_features(const rp_features &reference, const rp_feat
             reverse = flann_knn(*build_index(current.descriptors, current.binary, params), reference.descriptors,
                                 current.descriptors.rows, current.binary, 1, params.flann_checks);
         }
+    } else if (params.matcher == RP_MATCHER_BRUTE_FORCE && reference.norm == cv::NORM_HAMMING && current.norm == cv::NORM_HAMMING &&
+               reference.descriptors.type() == CV_8U) {
+        knn = hamming_knn(current.descriptors, reference.descriptors, 2);
+        if (params.mutual) reverse = hamming_knn(reference.descriptors, current.descriptors, 1);
     } else {
         cv::Ptr<cv::BFMatcher> matcher = cv::BFMatcher::create(reference.norm, false);
         matcher->knnMatch(current.descriptors, reference.descriptors, knn, 2);
@@ -153,6 +155,12 @@ extern "C" int rp_match_index_create(const rp_features *reference, const rp_matc
         if (!reference->descriptors.empty()) index->index = build_index(reference->descriptors, reference->binary, *params);
         *out = index.release();
     });
+}
+
+extern "C" const char *rp_hamming_kernel(void) { return rp::hamming_kernel_name(); }
+
+extern "C" int rp_set_hamming_kernel(const char *name, rp_status *status) {
+    return rp::guarded(status, [&] { rp::force_hamming_kernel(name); });
 }
 
 extern "C" void rp_match_index_free(rp_match_index *index) { delete index; }

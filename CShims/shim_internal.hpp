@@ -64,6 +64,11 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &pose, std::vector<uint8_t> &inliers,
                             std::vector<double> *sampson_pixels = nullptr);
+// Exact k (1 or 2) nearest train rows of each query row under Hamming distance, as cv::BFMatcher::knnMatch
+// returns them (same distances, the lower index winning ties), with a SIMD kernel chosen for this CPU.
+std::vector<std::vector<cv::DMatch>> hamming_knn(const cv::Mat &query, const cv::Mat &train, int k);
+const char *hamming_kernel_name();
+void force_hamming_kernel(const char *name);
 std::vector<cv::Point2d> to_points(const double *xy, int n);
 cv::Mat camera_matrix(const rp_camera &camera);
 cv::Mat distortion_vector(const rp_camera &camera);

@@ -145,7 +145,19 @@ double rp_features_analysis_scale(const rp_features *features);
 
 /* ---------------------------------------------------------------- matching */
 
-typedef enum rp_matcher_kind { RP_MATCHER_BRUTE_FORCE = 0, RP_MATCHER_FLANN = 1 } rp_matcher_kind;
+/* Brute force is exact; for binary descriptors it runs a SIMD Hamming kernel whose results equal
+   cv::BFMatcher's, which RP_MATCHER_OPENCV_BRUTE_FORCE runs instead (for checking and benchmarks). */
+typedef enum rp_matcher_kind {
+    RP_MATCHER_BRUTE_FORCE = 0,
+    RP_MATCHER_FLANN = 1,
+    RP_MATCHER_OPENCV_BRUTE_FORCE = 2
+} rp_matcher_kind;
+
+/* The Hamming kernel brute force uses on this CPU: "avx512-vpopcntdq", "avx2", "popcnt" or "portable". */
+const char *rp_hamming_kernel(void);
+/* Pins the kernel by that name (NULL or "" = the best this CPU has), for tests and benchmarks: every
+   kernel gives the same matches. Fails for an unknown name or one this CPU cannot run. */
+int rp_set_hamming_kernel(const char *name, rp_status *status);
 
 typedef struct rp_match_params {
     int matcher;            /* rp_matcher_kind */

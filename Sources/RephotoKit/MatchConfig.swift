@@ -2,9 +2,11 @@ import CShims
 
 /// Descriptor matching: k=2 nearest neighbours with Lowe's ratio test, optional mutual check,
 /// brute force (Hamming for binary descriptors, L2 for float) or FLANN (LSH for binary, KD-trees for float).
+/// Brute force is exact; on Hamming descriptors it runs the shim's SIMD kernel, whose matches equal
+/// cv::BFMatcher's (`opencv_brute_force` runs cv::BFMatcher itself, to check that or to benchmark it).
 public struct MatchConfig: Codable, Equatable, Sendable {
     public enum Matcher: String, Codable, CaseIterable, Sendable {
-        case bruteForce = "brute_force", flann
+        case bruteForce = "brute_force", flann, opencvBruteForce = "opencv_brute_force"
     }
 
     public var matcher = Matcher.bruteForce
@@ -49,9 +51,23 @@ public struct MatchConfig: Codable, Equatable, Sendable {
         try require(flannChecks > 0, "matching.flannChecks", flannChecks, "> 0")
     }
 
+    /// The Hamming kernel brute force runs on this CPU (avx512-vpopcntdq, avx2, popcnt or portable).
+    public static var hammingKernel: String { String(cString: rp_hamming_kernel()) }
+
+    /// Pins the Hamming kernel by name (nil = the best this CPU has); every kernel gives the same matches,
+    /// so this is for tests and benchmarks only.
+    public static func pinHammingKernel(_ name: String?) throws {
+        try shimCall { rp_set_hamming_kernel(name, $0) }
+    }
+
     package var shimParameters: rp_match_params {
         var p = rp_match_params()
-        p.matcher = Int32(matcher == .flann ? RP_MATCHER_FLANN.rawValue : RP_MATCHER_BRUTE_FORCE.rawValue)
+        let kind: rp_matcher_kind = switch matcher {
+        case .bruteForce: RP_MATCHER_BRUTE_FORCE
+        case .flann: RP_MATCHER_FLANN
+        case .opencvBruteForce: RP_MATCHER_OPENCV_BRUTE_FORCE
+        }
+        p.matcher = Int32(kind.rawValue)
         p.ratio = Float(ratio)
         p.mutual = mutual ? 1 : 0
         p.lsh_table_number = Int32(lshTableNumber)

@@ -1,6 +1,7 @@
 // Swift-overhead benchmark: the RephotoKit pose pipeline against the same pipeline written directly in C++
 // (rp_native_pipeline in CShims), interleaved in one process so machine noise hits both alike.
 // Usage: rephoto-bench [--iterations N] [--csv FILE]   (run through scripts/bench)
+//        rephoto-bench --hamming-kernel                 (prints the brute-force Hamming kernel this CPU runs)
 import CShims
 import Foundation
 import RephotoKit
@@ -16,6 +17,9 @@ struct Options {
             case "--iterations":
                 guard let n = rest.popFirst().flatMap(Int.init), n > 0 else { throw RephotoError.badInput("--iterations needs a positive number") }
                 iterations = n
+            case "--hamming-kernel":
+                print(MatchConfig.hammingKernel)
+                exit(0)
             case "--csv":
                 guard let path = rest.popFirst() else { throw RephotoError.badInput("--csv needs a file") }
                 csv = path
@@ -89,7 +93,7 @@ do {
     let options = try Options(CommandLine.arguments)
     let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.cache/opencv-samples").standardized.path
     var csv = "detector,size,stage,swift_ms,native_ms,ratio\n"
-    print("Swift (RephotoKit) vs native C++ pipeline, median of \(options.iterations) interleaved runs, ms")
+    print("Swift (RephotoKit) vs native C++ pipeline, median of \(options.iterations) interleaved runs, ms (Hamming kernel \(MatchConfig.hammingKernel))")
     print("detector  size       stage              swift    native   swift/native")
     var overheads: [String] = []
     for width in [640, 1280] {

@@ -38,6 +38,53 @@ import Testing
         #expect(Set(m.matches.map(\.referenceIndex)).count == m.count)  // one-to-one
     }
 
+    /// The shim's Hamming kernels against cv::BFMatcher itself: the same matches, distances and tie order, for
+    /// 61-byte AKAZE rows, 20-byte (160-bit) AKAZE rows, 32-byte ORB rows, with and without the mutual check,
+    /// on every kernel this CPU can run. ORB with WTA_K 3 (Hamming2) must fall back to OpenCV's matcher.
+    /// One test walks the kernels in turn: the pin is process-wide.
+    @Test func hammingKernelsEqualOpenCVBruteForce() throws {
+        var short = FeatureConfig(detector: .akaze)
+        short.akaze.descriptorSize = 160
+        var hamming2 = FeatureConfig(detector: .orb)
+        hamming2.orb.wtaK = 3
+        var cases: [(Features, Features)] = []
+        for var features in [FeatureConfig(detector: .akaze), short, FeatureConfig(detector: .orb), hamming2] {
+            features.maxDimension = 600  // the portable kernel is slow in debug builds
+            cases.append((try Features(image: try Fixtures.image("graf1.png"), config: features),
+                          try Features(image: try Fixtures.image("graf3.png"), config: features)))
+        }
+        defer { try? MatchConfig.pinHammingKernel(nil) }
+        var ran: [String] = []
+        for kernel in ["portable", "popcnt", "avx2", "avx512-vpopcntdq"] {
+            do { try MatchConfig.pinHammingKernel(kernel) } catch let error as RephotoError {
+                #expect(error.message == "Hamming kernel \(kernel) is not supported by this CPU")
+                continue
+            }
+            #expect(MatchConfig.hammingKernel == kernel)
+            ran.append(kernel)
+            for (a, b) in cases {
+                for (mutual, ratio) in [(false, 0.8), (true, 0.8), (false, 1.0)] {
+                    var ours = MatchConfig()
+                    ours.mutual = mutual
+                    ours.ratio = ratio
+                    var opencv = ours
+                    opencv.matcher = .opencvBruteForce
+                    let expected = try Matcher.match(reference: a, current: b, config: opencv).matches
+                    let got = try Matcher.match(reference: a, current: b, config: ours).matches
+                    #expect(expected.count > 30)
+                    let same = got == expected
+                    #expect(same, "\(kernel) \(a.config.detector) \(a.descriptorBytes) B mutual \(mutual) ratio \(ratio): \(got.count) vs \(expected.count)")
+                }
+            }
+        }
+        #expect(ran.starts(with: ["portable"]))
+    }
+
+    @Test func unknownHammingKernelIsRefused() {
+        let error = #expect(throws: RephotoError.self) { try MatchConfig.pinHammingKernel("sse9") }
+        #expect(error?.message == "unknown Hamming kernel 'sse9' (portable, popcnt, avx2, avx512-vpopcntdq)")
+    }
+
     @Test func differentDescriptorsAreRefused() throws {
         let image = try Fixtures.image("graf1.png")
         let akaze = try Features(image: image, config: FeatureConfig(detector: .akaze))
