@@ -67,20 +67,6 @@ void knn_portable(const Packed &query, const Packed &train, int begin, int end, 
 }
 
 #if defined(__x86_64__)
-__attribute__((target("popcnt"))) void knn_popcnt(const Packed &query, const Packed &train, int begin, int end, Best2 *out) {
-    for (int q = begin; q < end; ++q) {
-        const uint64_t *a = query.row(q);
-        Best2 best;
-        for (int j = 0; j < train.rows; ++j) {
-            const uint64_t *b = train.row(j);
-            int d = 0;
-            for (int w = 0; w < query.stride; ++w) d += int(_mm_popcnt_u64(a[w] ^ b[w]));
-            best.offer(d, j);
-        }
-        out[q] = best;
-    }
-}
-
 // Per-byte popcount by nibble lookup (Muła et al.), summed with SAD.
 __attribute__((target("avx2"))) inline __m256i popcount_bytes(__m256i v) {
     const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
@@ -134,16 +120,15 @@ __attribute__((target("avx512f,avx512vpopcntdq"))) void knn_avx512(const Packed 
 
 // Tests and benchmarks pin a kernel to exercise each one; results are identical, only the speed differs.
 std::atomic<int> forced_kernel{-1};  // index into kernel_names, or -1 for the best this CPU has
-const char *const kernel_names[] = {"portable", "popcnt", "avx2", "avx512-vpopcntdq"};
+const char *const kernel_names[] = {"portable", "avx2", "avx512-vpopcntdq"};
 
 bool cpu_has(int kernel) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     switch (kernel) {
         case 0: return true;
-        case 1: return __builtin_cpu_supports("popcnt");
-        case 2: return __builtin_cpu_supports("avx2");
-        case 3: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+        case 1: return __builtin_cpu_supports("avx2");
+        case 2: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
         default: return false;
     }
 #else
@@ -155,15 +140,13 @@ Kernel choose_kernel(int stride) {
 #if defined(__x86_64__)
     switch (forced_kernel.load(std::memory_order_relaxed)) {
         case 0: return knn_portable;
-        case 1: return knn_popcnt;
-        case 2: return knn_avx2;
-        case 3: return stride % 8 == 0 ? knn_avx512 : knn_avx2;
+        case 1: return knn_avx2;
+        case 2: return stride % 8 == 0 ? knn_avx512 : knn_avx2;
         default: break;
     }
     __builtin_cpu_init();
     if (stride % 8 == 0 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq")) return knn_avx512;
     if (__builtin_cpu_supports("avx2")) return knn_avx2;
-    if (__builtin_cpu_supports("popcnt")) return knn_popcnt;
 #endif
     (void)stride;
     return knn_portable;
@@ -195,7 +178,7 @@ std::vector<std::vector<cv::DMatch>> hamming_knn(const cv::Mat &query, const cv:
 const char *hamming_kernel_name() {
     const int forced = forced_kernel.load(std::memory_order_relaxed);
     if (forced >= 0) return kernel_names[forced];
-    for (int k = 3; k > 0; --k) {
+    for (int k = 2; k > 0; --k) {
         if (cpu_has(k)) return kernel_names[k];
     }
     return kernel_names[0];
@@ -206,13 +189,13 @@ void force_hamming_kernel(const char *name) {
         forced_kernel.store(-1);
         return;
     }
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 3; ++k) {
         if (std::strcmp(name, kernel_names[k]) != 0) continue;
         if (!cpu_has(k)) fail(RP_ERR_INVALID_ARGUMENT, std::string("Hamming kernel ") + name + " is not supported by this CPU");
         forced_kernel.store(k);
         return;
     }
-    fail(RP_ERR_INVALID_ARGUMENT, std::string("unknown Hamming kernel '") + name + "' (portable, popcnt, avx2, avx512-vpopcntdq)");
+    fail(RP_ERR_INVALID_ARGUMENT, std::string("unknown Hamming kernel '") + name + "' (portable, avx2, avx512-vpopcntdq)");
 }
 
 }  // namespace rp

@@ -2,7 +2,6 @@
 
 #include <opencv2/core/utils/logger.hpp>
 
-#include <cerrno>
 #include <cstdlib>
 #include <ctime>
 #include <cstring>

@@ -153,7 +153,7 @@ typedef enum rp_matcher_kind {
     RP_MATCHER_OPENCV_BRUTE_FORCE = 2
 } rp_matcher_kind;
 
-/* The Hamming kernel brute force uses on this CPU: "avx512-vpopcntdq", "avx2", "popcnt" or "portable". */
+/* The Hamming kernel brute force uses on this CPU: "avx512-vpopcntdq", "avx2" or "portable". */
 const char *rp_hamming_kernel(void);
 /* Pins the kernel by that name (NULL or "" = the best this CPU has), for tests and benchmarks: every
    kernel gives the same matches. Fails for an unknown name or one this CPU cannot run. */

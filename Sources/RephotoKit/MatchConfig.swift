@@ -51,7 +51,7 @@ public struct MatchConfig: Codable, Equatable, Sendable {
         try require(flannChecks > 0, "matching.flannChecks", flannChecks, "> 0")
     }
 
-    /// The Hamming kernel brute force runs on this CPU (avx512-vpopcntdq, avx2, popcnt or portable).
+    /// The Hamming kernel brute force runs on this CPU (avx512-vpopcntdq, avx2 or portable).
     public static var hammingKernel: String { String(cString: rp_hamming_kernel()) }
 
     /// Pins the Hamming kernel by name (nil = the best this CPU has); every kernel gives the same matches,
