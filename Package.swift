@@ -1,11 +1,15 @@
 // swift-tools-version:6.0
+// Module graph and what each module is for: docs/architecture.md.
 import PackageDescription
 
 let package = Package(
     name: "Rephoto",
-    platforms: [.macOS(.v13)],
+    // No `platforms:`: the package is built and tested on Linux only (the shim uses glibc's random state).
     products: [
         .library(name: "RephotoKit", targets: ["RephotoKit"]),
+        .library(name: "RephotoData", targets: ["RephotoData"]),
+        .library(name: "RephotoSynthesis", targets: ["RephotoSynthesis"]),
+        .library(name: "RephotoEvaluation", targets: ["RephotoEvaluation"]),
         .executable(name: "rephoto", targets: ["rephoto"]),
     ],
     dependencies: [
@@ -21,31 +25,34 @@ let package = Package(
             pkgConfig: "opencv4",
             providers: [.apt(["libopencv-dev"])]
         ),
-        // The only C++ in the project: a plain-C API over OpenCV.
-        .target(
-            name: "CShims",
-            dependencies: ["COpenCV"],
-            path: "CShims",
-            publicHeadersPath: "include"
-        ),
-        .target(
-            name: "RephotoKit",
-            dependencies: ["CShims", .product(name: "Yams", package: "Yams"), .product(name: "CSV", package: "CSV.swift")]
-        ),
-        .executableTarget(
-            name: "rephoto",
-            dependencies: [
-                "RephotoKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
-            ]
-        ),
-        .executableTarget(
-            name: "rephoto-bench",
-            dependencies: ["RephotoKit", "CShims"]
-        ),
-        .testTarget(name: "RephotoKitTests", dependencies: ["RephotoKit", "CShims"]),
-        .testTarget(name: "rephotoTests", dependencies: ["rephoto", "RephotoKit"]),
+        // The production C API over OpenCV: images, features, matching, geometry, calibration I/O.
+        .target(name: "RephotoShim", dependencies: ["COpenCV"], path: "CShims/Core", publicHeadersPath: "include"),
+        // Tools-only C entry points: rendering, image effects, drawing, chessboards, the benchmark's C++ pipeline.
+        .target(name: "RephotoShimTools", dependencies: ["RephotoShim", "COpenCV"], path: "CShims/Tools", publicHeadersPath: "include"),
+        // The core a worker links: the vision and sensor paths, their configuration and results.
+        .target(name: "RephotoKit", dependencies: ["RephotoShim", .product(name: "Yams", package: "Yams")]),
+        // Sequences on disk, importers, ground truth, chessboard calibration.
+        .target(name: "RephotoData", dependencies: ["RephotoKit", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift")]),
+        // `rephoto synth`: rendered scenes and sequences with exact truth.
+        .target(name: "RephotoSynthesis", dependencies: [
+            "RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // `rephoto evaluate`: errors against the truth, summaries, reports, overlays.
+        .target(name: "RephotoEvaluation", dependencies: ["RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift")]),
+        .executableTarget(name: "rephoto", dependencies: [
+            "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        .executableTarget(name: "rephoto-bench", dependencies: ["RephotoKit", "RephotoSynthesis", "RephotoShimTools"]),
+        // Shared by the test targets: sample data, synthetic scenes, scratch folders removed at exit.
+        .target(name: "RephotoTestSupport", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation"], path: "Tests/RephotoTestSupport"),
+        // Tests may use every library (synthetic scenes, sequences, evaluation) to check their own target.
+        .testTarget(name: "RephotoKitTests", dependencies: ["RephotoKit", "RephotoShim", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "RephotoDataTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "RephotoSynthesisTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "RephotoEvaluationTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "rephotoTests", dependencies: ["rephoto", "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

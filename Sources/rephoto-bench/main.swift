@@ -2,9 +2,10 @@
 // (rp_native_pipeline in CShims), interleaved in one process so machine noise hits both alike.
 // Usage: rephoto-bench [--iterations N] [--csv FILE]   (run through scripts/bench)
 //        rephoto-bench --hamming-kernel                 (prints the brute-force Hamming kernel this CPU runs)
-import CShims
+import RephotoShimTools
 import Foundation
 import RephotoKit
+import RephotoSynthesis
 
 struct Options {
     var iterations = 15
@@ -18,7 +19,7 @@ struct Options {
                 guard let n = rest.popFirst().flatMap(Int.init), n > 0 else { throw RephotoError.badInput("--iterations needs a positive number") }
                 iterations = n
             case "--hamming-kernel":
-                print(MatchConfig.hammingKernel)
+                print((HammingKernel.auto.resolved ?? .portable).name)
                 exit(0)
             case "--csv":
                 guard let path = rest.popFirst() else { throw RephotoError.badInput("--csv needs a file") }
@@ -65,17 +66,19 @@ func swiftPath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, est
     var times = ["decode": elapsed(decode)]
     let prepared = try estimator.prepareReference(a, camera: camera)
     let result = try estimator.estimate(reference: prepared, current: b, camera: camera)
-    for key in ["detectReference", "detectCurrent", "match", "homography", "essential"] { times[key] = result.timings[key] }
+    let t = result.timings
+    for (key, ms) in [("detectReference", t.detectReference), ("detectCurrent", t.detectCurrent), ("match", t.match),
+                      ("homography", t.homography), ("essential", t.essential ?? 0)] { times[key] = ms }
     times["total"] = elapsed(total)
     return times
 }
 
 func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, config: PipelineConfig) throws -> [String: Double] {
-    var detector = config.features.shimParameters
-    var matching = config.matching.shimParameters
-    var homography = config.homography.shimParameters
-    var essential = config.pose.essentialShimParameters
-    var shimCamera = camera.shimCamera
+    var detector = try config.features.shimParameters()
+    var matching = try config.matching.shimParameters()
+    var homography = try config.homography.shimParameters()
+    var essential = try config.pose.essential.shimParameters(refine: config.pose.refine)
+    var shimCamera = try camera.shimCamera()
     var timings = [Double](repeating: 0, count: 7)
     var counts = [Int32](repeating: 0, count: 4)
     var status = rp_status()
@@ -93,7 +96,7 @@ do {
     let options = try Options(CommandLine.arguments)
     let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.cache/opencv-samples").standardized.path
     var csv = "detector,size,stage,swift_ms,native_ms,ratio\n"
-    print("Swift (RephotoKit) vs native C++ pipeline, median of \(options.iterations) interleaved runs, ms (Hamming kernel \(MatchConfig.hammingKernel))")
+    print("Swift (RephotoKit) vs native C++ pipeline, median of \(options.iterations) interleaved runs, ms (Hamming kernel \((HammingKernel.auto.resolved ?? .portable).name))")
     print("detector  size       stage              swift    native   swift/native")
     var overheads: [String] = []
     for width in [640, 1280] {

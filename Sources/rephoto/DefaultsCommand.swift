@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import RephotoKit
-import Yams
 
 struct DefaultsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,12 +9,16 @@ struct DefaultsCommand: ParsableCommand {
 
     @Flag(help: "YAML instead of JSON.")
     var yaml = false
+    @Flag(help: "The parameter table of docs/configuration.md (Markdown): path, type, default, allowed values, scale, meaning.")
+    var markdown = false
 
     func run() throws {
-        if yaml {
-            print(try YAMLEncoder().encode(PipelineConfig()), terminator: "")
+        if markdown {
+            print(ParameterRegistry.markdownTable(), terminator: "")
+        } else if yaml {
+            print(try ParameterRegistry.yaml(of: PipelineConfig()), terminator: "")
         } else {
-            try CLIOutput.printJSON(PipelineConfig())
+            print(ParameterRegistry.json(of: PipelineConfig()))
         }
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import RephotoData
+import RephotoEvaluation
 import RephotoKit
+import RephotoSynthesis
 
 struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,9 +18,7 @@ struct EvaluateCommand: ParsableCommand {
 
         @Argument(help: "Sequence folders, or folders to search for sequences (any folder with a sequence.json).")
         var paths: [String]
-        @Option(help: "Pipeline settings, JSON or YAML (docs/configuration.md).") var config: String?
-        @Option(help: "Feature detector: akaze, orb or sift (overrides --config).") var detector: DetectorKind?
-        @Option(help: "Detect on a copy downscaled to this longer side, pixels.") var maxDimension: Int?
+        @OptionGroup var pipeline: PipelineOptions
         @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
         @Option(help: "Output folder.") var out = "evaluation"
         @Option(help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
@@ -25,10 +26,10 @@ struct EvaluateCommand: ParsableCommand {
         @Flag(help: "Skip the overlay thumbnails in the report.") var noThumbnails = false
 
         func run() throws {
-            var settings = try config.map(PipelineConfig.load(from:)) ?? PipelineConfig()
-            if let detector { settings.features.detector = detector }
-            if let maxDimension { settings.features.maxDimension = maxDimension }
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
+            // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
+            if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
+            let settings = try pipeline.resolve()
             var sequences = try SequenceDiscovery.find(paths)
             if let shard {
                 let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -38,8 +39,6 @@ struct EvaluateCommand: ParsableCommand {
                 sequences = SequenceDiscovery.shard(sequences, index: parts[0], count: parts[1])
             }
             guard !sequences.isEmpty || shard != nil else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
-            // Parallel frames share the cores with OpenCV's own threads: give OpenCV one each.
-            if jobs > 1 { try OpenCVThreads.set(1) }
             var evaluator = try Evaluator(config: settings, jobs: jobs)
             evaluator.recomputeReference = recomputeReference
             evaluator.thumbnails = !noThumbnails

@@ -26,8 +26,9 @@ enum HumanSummary {
             lines.append("agreement  " + (parts.isEmpty ? "no vision pose to compare" : parts.joined(separator: ", ")))
         }
         let t = r.timings
-        let stages = ["detectReference", "detectCurrent", "match", "homography", "essential"].compactMap { key in t[key].map { "\(key) \(f($0, 0))" } }
-        lines.append("time       \(f(t["total"] ?? 0, 0)) ms (\(stages.joined(separator: ", ")))")
+        let stages: [(String, Double?)] = [("detectCurrent", t.detectCurrent), ("match", t.match), ("homography", t.homography), ("essential", t.essential)]
+        let parts = stages.compactMap { name, ms in ms.map { "\(name) \(f($0, 0))" } }
+        lines.append("time       \(f(t.total, 0)) ms (\(parts.joined(separator: ", "))); reference detection \(f(t.detectReference, 0)) ms")
         lines += (r.warnings + (r.sensor?.warnings ?? [])).map { "warning    \($0)" }
         return lines.joined(separator: "\n")
     }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import RephotoData
+import RephotoEvaluation
 import RephotoKit
+import RephotoSynthesis
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RephotoEvaluation
 import RephotoKit
 
 struct PoseCommand: ParsableCommand {
@@ -32,24 +33,14 @@ struct PoseCommand: ParsableCommand {
     var attitudeFrame: AttitudeReferenceFrame = .xArbitraryZVertical
     @Option(help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
     var referenceAttitudeFrame: AttitudeReferenceFrame?
-    @Option(help: "Pipeline settings, JSON or YAML (see docs/configuration.md); flags below override it.")
-    var config: String?
-    @Option(help: "Feature detector: akaze, orb or sift.")
-    var detector: DetectorKind?
-    @Option(help: "Detect on a copy downscaled so its longer side is at most N pixels; coordinates stay full resolution.")
-    var maxDimension: Int?
-    @Option(help: "Refuse images with more pixels than this, before decoding (default 50000000).")
-    var maxPixels: Int?
+    @OptionGroup var pipeline: PipelineOptions
     @Flag(help: "Print one JSON object (docs/json-output.md) instead of the summary.")
     var json = false
     @Option(help: "Write a PNG of the current frame with the target rectangle, navigation quadrilateral and inlier matches.")
     var draw: String?
 
     func run() throws {
-        var settings = try config.map(PipelineConfig.load(from:)) ?? PipelineConfig()
-        if let detector { settings.features.detector = detector }
-        if let maxDimension { settings.features.maxDimension = maxDimension }
-        if let maxPixels { settings.maxPixels = maxPixels }
+        let settings = try pipeline.resolve()
         let estimator = try PoseEstimator(config: settings)
 
         let currentCamera = try camera(calibration, intrinsics, role: "")
@@ -67,9 +58,9 @@ struct PoseCommand: ParsableCommand {
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
         var result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)
-        result.timings["loadReference"] = loadReference
-        result.timings["loadCurrent"] = loadCurrent
-        result.timings["total", default: 0] += loadReference + loadCurrent
+        result.timings.loadReference = loadReference
+        result.timings.loadCurrent = loadCurrent
+        result.timings.total += loadCurrent
 
         if let draw {
             let overlay = try NavigationOverlay.draw(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels), result: result)
@@ -108,12 +99,6 @@ struct PoseCommand: ParsableCommand {
         }
     }
 
-    private func ms(since start: ContinuousClock.Instant) -> Double {
-        let d = ContinuousClock.now - start
-        return Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
-    }
+    private func ms(since start: ContinuousClock.Instant) -> Double { milliseconds(since: start) }
 }
 
-extension DetectorKind: ExpressibleByArgument {}
-extension ScreenOrientation: ExpressibleByArgument {}
-extension AttitudeReferenceFrame: ExpressibleByArgument {}

@@ -12,6 +12,8 @@ struct Rephoto: ParsableCommand {
     /// Exit codes: 0 success, 1 internal error, 2 bad input (including bad arguments), 3 could not estimate.
     static func main() {
         do {
+            // OpenCV's own log lines would break the one-line-error contract on stderr: every failure is reported.
+            try OpenCVRuntime.configure(logLevel: .silent)
             var command = try parseAsRoot()
             try command.run()
         } catch let error as RephotoError {

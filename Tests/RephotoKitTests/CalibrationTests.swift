@@ -1,6 +1,10 @@
+import RephotoTestSupport
 import Foundation
 import Testing
 @testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 
 @Suite struct CalibrationTests {
     static var bundled: String { Fixtures.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path }

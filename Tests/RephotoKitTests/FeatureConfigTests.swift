@@ -1,7 +1,11 @@
+import RephotoTestSupport
 import Foundation
 import Testing
 import Yams
 @testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 
 @Suite struct FeatureConfigTests {
     /// The defaults are OpenCV 4.6's own (features2d.hpp): a config of `{}` must reproduce them.
@@ -58,12 +62,12 @@ import Yams
     @Test(arguments: [
         (#"{"features": {"detector": "orb", "orb": {"scaleFactor": 0.9}}}"#, "orb.scaleFactor = 0.9 is out of range"),
         (#"{"features": {"scale": 1.5}}"#, "features.scale = 1.5 is out of range"),
-        (#"{"matching": {"ratio": 0}}"#, "matching.ratio = 0.0 is out of range"),
+        (#"{"matching": {"ratio": 0}}"#, "matching.ratio = 0 is out of range"),
         (#"{"pose": {"essential": {"method": "rho"}}}"#, "pose.essential.method = rho is out of range"),
         (#"{"homography": {"confidence": 1.5}}"#, "homography.confidence = 1.5 is out of range"),
         (#"{"features": {"detector": "surf"}}"#, "features.detector"),
         (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, 2]]}}"#, "sensor.cameraFromDevice"),
-        (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, -1]]}}"#, "is not a rotation matrix"),
+        (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, -1]]}}"#, "sensor.cameraFromDevice = [[1, 0, 0], [0, 1, 0], [0, 0, -1]] is out of range (allowed: a rotation matrix)"),
     ])
     func outOfRangeValuesAreRefusedByName(json: String, expected: String) throws {
         let path = try Fixtures.temporaryFile("c.json", Data(json.utf8))

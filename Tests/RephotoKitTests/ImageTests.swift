@@ -1,6 +1,10 @@
+import RephotoTestSupport
 import Foundation
 import Testing
 @testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 
 @Suite struct ImageTests {
     @Test func decodesPNGAndJPEGFilesAtTheirSize() throws {

@@ -1,6 +1,10 @@
+import RephotoTestSupport
 import Foundation
 import Testing
 @testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 
 @Suite struct MetricsTests {
     /// Every point displaced by (3, 4): AFD 5 px; Shi score 100 − 5·480/640; Plsek displacement

@@ -1,6 +1,10 @@
+import RephotoTestSupport
 import Foundation
 import Testing
 @testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 
 @Suite struct PoseTests {
     /// Blender_Suzanne1 -> 2 (OpenCV samples): camera poses of the object c1Mo and c2Mo differ by a pure 30°
@@ -12,12 +16,11 @@ import Testing
         #expect(close(truth.rotationAngleDegrees, 30, 0.01))
         let camera = CameraIntrinsics(fx: 700, fy: 700, cx: 320, cy: 240)
         let result = try PoseEstimator().estimate(reference: try Fixtures.image("Blender_Suzanne1.jpg"),
-                                                  current: try Fixtures.image("Blender_Suzanne2.jpg"), camera: camera,
-                                                  truth: GroundTruth(rotation: truth))
+                                                  current: try Fixtures.image("Blender_Suzanne2.jpg"), camera: camera)
         let pose = try #require(result.pose)
         #expect(pose.rotationOnly)
         #expect(pose.translation == nil)
-        let error = try #require(result.errors?.rotationErrorDegrees)
+        let error = try #require(Fixtures.errors(result, GroundTruth(rotation: truth)).rotationErrorDegrees)
         #expect(error < 1, "rotation error \(error)°")
         // The rotation derived from the homography, reported beside it.
         let fromHomography = try #require(pose.homographyRotation)
@@ -39,12 +42,11 @@ import Testing
         var config = PipelineConfig()
         config.features.detector = detector
         if detector == .orb { config.features.orb.features = 3000 }
-        let result = try PoseEstimator(config: config).estimate(reference: reference, current: current, camera: Fixtures.camera,
-                                                                truth: GroundTruth(rotation: r, translation: t / length(t)))
+        let result = try PoseEstimator(config: config).estimate(reference: reference, current: current, camera: Fixtures.camera)
         let pose = try #require(result.pose)
         #expect(!pose.rotationOnly)
-        let rotationError = try #require(result.errors?.rotationErrorDegrees)
-        let translationError = try #require(result.errors?.translationErrorDegrees)
+        let rotationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
+        let translationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees)
         #expect(rotationError < 0.15, "\(detector): rotation error \(rotationError)°")
         #expect(translationError < 0.6, "\(detector): translation error \(translationError)°")
         // Direction, not just the line: t points the same way as the truth.
@@ -56,12 +58,11 @@ import Testing
         let r = Fixtures.rotationXYZ(degrees: 3, -6, 2)
         let reference = try SceneRenderer.render(scene, camera: Fixtures.camera, size: Fixtures.frameSize)
         let current = try SceneRenderer.render(scene, camera: Fixtures.camera, rotation: r, size: Fixtures.frameSize)
-        let result = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera,
-                                                  truth: GroundTruth(rotation: r))
+        let result = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera)
         let pose = try #require(result.pose)
         #expect(pose.rotationOnly && pose.translation == nil)
         #expect(result.warnings.contains { $0.hasPrefix("rotation-only motion") })
-        let error = try #require(result.errors?.rotationErrorDegrees)
+        let error = try #require(Fixtures.errors(result, GroundTruth(rotation: r)).rotationErrorDegrees)
         #expect(error < 0.1, "rotation error \(error)°")
         #expect(Matrix3.angleDegrees(between: try #require(pose.homographyRotation), and: r) < 0.1)
     }
@@ -103,7 +104,7 @@ import Testing
             current.append(b)
         }
         let pairs = Correspondences(matches: [], reference: reference, current: current)
-        let h = try HomographyEstimate.estimate(pairs, config: .homographyDefault)
+        let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
         let pose = try RelativePose.estimate(pairs, referenceCamera: calibration, currentCamera: calibration, homography: h, config: PoseConfig())
         #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.01)
         #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t) < 0.1)
@@ -145,10 +146,9 @@ import Testing
             let (_, ri, ci) = try camera(i), (_, rj, cj) = try camera(i + 1)
             let r = rj.transposed * ri
             let t = rj.transposed * (ci - cj)
-            let result = try estimator.estimate(reference: images[i], current: images[i + 1], camera: intrinsics,
-                                                truth: GroundTruth(rotation: r, translation: t / length(t)))
-            let rotationError = try #require(result.errors?.rotationErrorDegrees)
-            let translationError = try #require(result.errors?.translationErrorDegrees, "pair \(i)->\(i + 1): \(result.warnings)")
+            let result = try estimator.estimate(reference: images[i], current: images[i + 1], camera: intrinsics)
+            let rotationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
+            let translationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees, "pair \(i)->\(i + 1): \(result.warnings)")
             #expect(rotationError < 1, "pair \(i)->\(i + 1): rotation error \(rotationError)°")
             #expect(translationError < 3, "pair \(i)->\(i + 1): translation error \(translationError)°")
         }

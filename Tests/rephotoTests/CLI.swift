@@ -1,3 +1,4 @@
+import RephotoTestSupport
 import Foundation
 
 /// Runs the built `rephoto` executable the way a user or a script would.

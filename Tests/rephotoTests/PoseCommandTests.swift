@@ -1,5 +1,9 @@
+import RephotoTestSupport
 import Foundation
 import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
 import Testing
 
 @Suite struct PoseCommandTests {

@@ -1,0 +1,100 @@
+#include "shim_internal.hpp"
+
+#include <opencv2/calib3d.hpp>
+#include <opencv2/core/persistence.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace rp {
+
+void open_storage(cv::FileStorage &fs, const char *path, int mode) {
+    try {
+        if (!fs.open(path, mode)) rp::fail(RP_ERR_IO, std::string(mode == cv::FileStorage::READ ? "cannot open " : "cannot write ") + path);
+    } catch (const cv::Exception &error) {
+        rp::fail(mode == cv::FileStorage::READ ? RP_ERR_DECODE : RP_ERR_IO,
+                 std::string(path) + (mode == cv::FileStorage::READ ? " is not OpenCV FileStorage: " : ": cannot write: ") + error.err);
+    }
+}
+
+}  // namespace rp
+
+namespace {
+
+cv::FileNode first_present(const cv::FileStorage &fs, std::initializer_list<const char *> names) {
+    for (const char *name : names) {
+        cv::FileNode node = fs[name];
+        if (!node.empty()) return node;
+    }
+    return cv::FileNode();
+}
+
+}  // namespace
+
+extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *status) {
+    std::memset(out, 0, sizeof(*out));
+    return rp::guarded(status, [&] {
+        cv::FileStorage fs;
+        rp::open_storage(fs, path, cv::FileStorage::READ);
+        cv::FileNode k = first_present(fs, {"camera_matrix", "Camera_Matrix", "cameraMatrix"});
+        if (k.empty()) rp::fail(RP_ERR_DECODE, std::string("calibration file ") + path + " has no camera_matrix");
+        cv::Mat K;
+        k >> K;
+        if (K.rows != 3 || K.cols != 3) {
+            rp::fail(RP_ERR_DECODE, cv::format("camera_matrix in %s is %dx%d, expected 3x3", path, K.rows, K.cols));
+        }
+        K.convertTo(K, CV_64F);
+        std::memcpy(out->K, K.ptr<double>(), 9 * sizeof(double));
+
+        cv::FileNode d = first_present(fs, {"distortion_coefficients", "Distortion_Coefficients", "distCoeffs"});
+        if (!d.empty()) {
+            cv::Mat D;
+            d >> D;
+            int n = int(D.total());
+            if (n > 14 || (n != 0 && n != 4 && n != 5 && n != 8 && n != 12 && n != 14)) {
+                rp::fail(RP_ERR_DECODE, cv::format("distortion_coefficients in %s has %d values, expected 4, 5, 8, 12 or 14", path, n));
+            }
+            D = D.reshape(1, 1);
+            D.convertTo(D, CV_64F);
+            for (int i = 0; i < n; ++i) out->distortion[i] = D.at<double>(0, i);
+            out->distortion_count = n;
+        }
+        cv::FileNode w = first_present(fs, {"image_width", "image_Width"});
+        cv::FileNode h = first_present(fs, {"image_height", "image_Height"});
+        if (!w.empty() && !h.empty()) {
+            out->width = int(w);
+            out->height = int(h);
+        }
+    });
+}
+
+extern "C" int rp_calibration_write(const char *path, const rp_camera *calibration, const rp_calibration_report *report,
+                                    rp_status *status) {
+    return rp::guarded(status, [&] {
+        const int nd = calibration->distortion_count;
+        if (nd != 0 && nd != 4 && nd != 5 && nd != 8 && nd != 12 && nd != 14) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%d distortion coefficients, expected 0, 4, 5, 8, 12 or 14", nd));
+        }
+        if (report != nullptr && report->view_count > 0 && report->view_errors == nullptr) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "view_errors is NULL with a view count");
+        }
+        const int board_width = report ? report->board_width : 0, board_height = report ? report->board_height : 0;
+        const double square_size = report ? report->square_size : 0, mean_error = report ? report->mean_error : -1;
+        const int n = report ? report->view_count : 0;
+        const double *view_errors = report ? report->view_errors : nullptr;
+        cv::FileStorage fs;
+        rp::open_storage(fs, path, cv::FileStorage::WRITE);
+        fs << "image_width" << calibration->width << "image_height" << calibration->height;
+        if (board_width > 0 && board_height > 0 && square_size > 0) {
+            fs << "board_width" << board_width << "board_height" << board_height << "square_size" << square_size;
+        }
+        fs << "camera_matrix" << cv::Mat(3, 3, CV_64F, const_cast<double *>(calibration->K));
+        cv::Mat D = nd > 0 ? cv::Mat(nd, 1, CV_64F, const_cast<double *>(calibration->distortion)) : cv::Mat();
+        fs << "distortion_coefficients" << D;
+        if (mean_error >= 0) fs << "avg_reprojection_error" << mean_error;
+        if (view_errors && n > 0) fs << "per_view_reprojection_errors" << cv::Mat(n, 1, CV_64F, const_cast<double *>(view_errors));
+        fs.release();
+    });
+}
+

@@ -1,0 +1,199 @@
+#include "shim_internal.hpp"
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+uint16_t be16(const uint8_t *p) { return uint16_t(p[0] << 8 | p[1]); }
+uint32_t be32(const uint8_t *p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+
+bool is_sof(uint8_t marker) {
+    // SOF0..SOF15 minus DHT (C4), JPG (C8) and DAC (CC).
+    return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+}
+
+// Walks every JPEG segment and scan to EOI, so a file cut short or damaged in its marker structure is refused
+// before libjpeg sees it (libjpeg would return a partial image and print a warning on stderr).
+rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_JPEG, 0, 0};
+    size_t pos = 2;
+    bool scanned = false;
+    while (true) {
+        if (pos >= n) {
+            rp::fail(RP_ERR_DECODE, scanned ? cv::format("truncated JPEG: no end-of-image marker (%zu bytes)", n)
+                                            : std::string("truncated JPEG: the file ends before the image data"));
+        }
+        if (b[pos] != 0xFF) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no segment marker at byte " + std::to_string(pos));
+        while (pos < n && b[pos] == 0xFF) ++pos;  // fill bytes
+        if (pos >= n) continue;
+        uint8_t marker = b[pos++];
+        if (marker == 0xD9) break;
+        if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
+        if (marker < 0xC0 || marker == 0xD8) {
+            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: invalid marker 0xFF%02X at byte %zu", marker, pos - 2));
+        }
+        if (pos + 2 > n) continue;
+        size_t length = be16(b + pos);
+        if (length < 2) rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: segment 0xFF%02X of length %zu", marker, length));
+        if (pos + length > n) {
+            pos = n;
+            continue;
+        }
+        if (is_sof(marker) && length >= 7) {
+            h.height = be16(b + pos + 3);
+            h.width = be16(b + pos + 5);
+        }
+        pos += length;
+        if (marker != 0xDA) continue;
+        if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: image data before a frame header with a size");
+        scanned = true;
+        // Entropy-coded data: 0xFF is followed only by a stuffed 0x00, a restart marker, or the next marker.
+        while (pos + 1 < n && !(b[pos] == 0xFF && b[pos + 1] != 0x00 && !(b[pos + 1] >= 0xD0 && b[pos + 1] <= 0xD7))) ++pos;
+        if (pos + 1 >= n) pos = n;
+    }
+    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no frame header with a size");
+    if (!scanned) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no image data before the end-of-image marker");
+    return h;
+}
+
+rp_image_header probe_png(const uint8_t *b, size_t n) {
+    if (n < 33 || std::memcmp(b + 12, "IHDR", 4) != 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: no IHDR header");
+    rp_image_header h{RP_FORMAT_PNG, int(std::min<uint32_t>(be32(b + 16), INT32_MAX)),
+                      int(std::min<uint32_t>(be32(b + 20), INT32_MAX))};
+    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: zero width or height");
+    size_t from = n > 1024 ? n - 1024 : 33;
+    bool iend = false;
+    for (size_t i = from; i + 4 <= n; ++i) {
+        if (std::memcmp(b + i, "IEND", 4) == 0) {
+            iend = true;
+            break;
+        }
+    }
+    if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no IEND chunk (" + std::to_string(n) + " bytes)");
+    return h;
+}
+
+rp_image_header probe(const uint8_t *b, size_t n) {
+    if (b == nullptr || n == 0) rp::fail(RP_ERR_DECODE, "empty image data (0 bytes)");
+    static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return probe_jpeg(b, n);
+    if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return probe_png(b, n);
+    rp::fail(RP_ERR_DECODE, "not a JPEG or PNG image (" + std::to_string(n) + " bytes, starts with 0x" +
+                                cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
+}
+
+}  // namespace
+
+namespace rp {
+
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale) {
+    rp_image_header h = probe(bytes, length);
+    int64_t pixels = int64_t(h.width) * int64_t(h.height);
+    if (max_pixels > 0 && pixels > max_pixels) {
+        fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %.1f MP", h.width, h.height,
+                                          double(pixels) / 1e6, double(max_pixels) / 1e6));
+    }
+    cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
+    cv::Mat image = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
+    if (image.empty()) {
+        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data",
+                                       h.format == RP_FORMAT_JPEG ? "JPEG" : "PNG", h.width, h.height));
+    }
+    return image;
+}
+
+}  // namespace rp
+
+extern "C" {
+
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
+                    rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] { *out = rp::wrap_image(rp::decode_image(bytes, length, max_pixels, grayscale != 0)); });
+}
+
+int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
+                    size_t pixels_length, rp_image **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        if (width <= 0 || height <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("bad image size %dx%d", width, height));
+        if (channels != 1 && channels != 3) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("bad channel count %d", channels));
+        if (pixels == nullptr || row_stride < size_t(width) * size_t(channels) ||
+            pixels_length < row_stride * size_t(height - 1) + size_t(width) * size_t(channels)) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("pixel buffer of %zu bytes (row stride %zu) is too small for %dx%d x%d",
+                                                         pixels_length, row_stride, width, height, channels));
+        }
+        cv::Mat view(height, width, CV_8UC(channels), const_cast<uint8_t *>(pixels), row_stride);
+        *out = rp::wrap_image(view.clone());
+    });
+}
+
+void rp_image_free(rp_image *image) { delete image; }
+int rp_image_width(const rp_image *image) { return image->mat.cols; }
+int rp_image_height(const rp_image *image) { return image->mat.rows; }
+int rp_image_channels(const rp_image *image) { return image->mat.channels(); }
+
+int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t capacity, rp_status *status) {
+    return rp::guarded(status, [&] {
+        const cv::Mat &m = image->mat;
+        size_t row = size_t(m.cols) * m.elemSize();
+        if (capacity < row * m.rows) rp::fail(RP_ERR_INVALID_ARGUMENT, "pixel buffer too small");
+        for (int y = 0; y < m.rows; ++y) std::memcpy(destination + row * y, m.ptr(y), row);
+    });
+}
+
+int rp_image_to_gray(const rp_image *image, rp_image **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        cv::Mat gray;
+        if (image->mat.channels() == 1) gray = image->mat.clone();
+        else cv::cvtColor(image->mat, gray, cv::COLOR_BGR2GRAY);
+        *out = rp::wrap_image(gray);
+    });
+}
+
+int rp_image_encode(const rp_image *image, const char *extension, int quality, uint8_t **bytes, size_t *length,
+                    rp_status *status) {
+    *bytes = nullptr;
+    *length = 0;
+    return rp::guarded(status, [&] {
+        std::vector<uint8_t> buffer;
+        std::vector<int> params{cv::IMWRITE_JPEG_QUALITY, std::max(0, std::min(100, quality))};
+        if (!cv::imencode(extension, image->mat, buffer, params)) rp::fail(RP_ERR_IO, std::string("could not encode as ") + extension);
+        *bytes = static_cast<uint8_t *>(std::malloc(buffer.size()));
+        if (*bytes == nullptr) throw std::bad_alloc();
+        std::memcpy(*bytes, buffer.data(), buffer.size());
+        *length = buffer.size();
+    });
+}
+
+int rp_image_warp_perspective(const rp_image *image, const double homography[9], int width, int height,
+                              rp_image **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        if (width <= 0 || height <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("bad output size %dx%d", width, height));
+        cv::Mat H(3, 3, CV_64F, const_cast<double *>(homography));
+        cv::Mat warped;
+        cv::warpPerspective(image->mat, warped, H, cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT);
+        *out = rp::wrap_image(warped);
+    });
+}
+
+int rp_image_resize(const rp_image *image, int width, int height, rp_image **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        if (width <= 0 || height <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("bad output size %dx%d", width, height));
+        cv::Mat resized;
+        bool shrinking = width < image->mat.cols;
+        cv::resize(image->mat, resized, cv::Size(width, height), 0, 0, shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
+        *out = rp::wrap_image(resized);
+    });
+}
+
+}  // extern "C"
+

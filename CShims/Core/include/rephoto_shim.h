@@ -1,0 +1,291 @@
+/*
+ * rephoto_shim.h: the production C API over OpenCV 4.6 that RephotoKit (and so the worker) links:
+ * images, features, matching, geometry, calibration I/O. Tools-only entry points (rendering, drawing,
+ * chessboards, the benchmark's C++ pipeline) are in rephoto_shim_tools.h, a separate target.
+ *
+ * Rules every function follows:
+ *  - returns an rp_code (RP_OK on success) and, when `status` is non-NULL, fills it with the
+ *    same code and a one-line message; no C++ exception ever leaves this API;
+ *  - no process-wide state is changed except by the two rp_opencv_set_* calls, which say so;
+ *  - coordinates are pixels of the full-resolution, EXIF-oriented image, origin top-left;
+ *  - matrices are 3x3 row-major doubles;
+ *  - every caller-provided output buffer comes with its capacity (elements); a capacity smaller than
+ *    needed is RP_ERR_INVALID_ARGUMENT and nothing is written past it.
+ *
+ * Lifetimes:
+ *  - a handle returned through an `out` parameter belongs to the caller, who releases it exactly once with
+ *    its rp_*_free; on failure `*out` is NULL;
+ *  - a buffer the shim allocates (`rp_match **`, `uint8_t **`) is released with rp_buffer_free;
+ *  - handles are immutable after creation: one handle may be read from several threads at once;
+ *  - an rp_match_index holds its own reference to the features it was built from, so the features handle
+ *    may be freed before the index;
+ *  - no function keeps a pointer to a caller's buffer after it returns.
+ */
+#ifndef REPHOTO_SHIM_H
+#define REPHOTO_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rp_code {
+    RP_OK = 0,
+    RP_ERR_INVALID_ARGUMENT = 1, /* a parameter is out of range */
+    RP_ERR_DECODE = 2,           /* bytes are not a readable image */
+    RP_ERR_TOO_LARGE = 3,        /* image over the pixel limit, refused before decoding */
+    RP_ERR_IO = 4,               /* file could not be read or written */
+    RP_ERR_ESTIMATION = 5,       /* too few points, or the estimator found no model */
+    RP_ERR_OPENCV = 6,           /* cv::Exception */
+    RP_ERR_INTERNAL = 7          /* any other exception */
+} rp_code;
+
+typedef struct rp_status {
+    int code;
+    char message[512];
+} rp_status;
+
+typedef struct rp_image rp_image;
+typedef struct rp_features rp_features;
+
+/* Process-wide OpenCV settings, for a program's start-up only. OpenCV's worker-thread count (0 = sequential,
+   negative = OpenCV's default): changing it while OpenCV runs on another thread crashes its TBB backend, so
+   call it before any other work starts; the shim takes no lock. */
+int rp_opencv_set_threads(int threads, rp_status *status);
+/* OpenCV's own log level (cv::utils::logging::LogLevel: 0 silent ... 6 verbose). The shim reports every
+   failure through rp_status, so a program that owns stderr sets 0. */
+int rp_opencv_set_log_level(int level, rp_status *status);
+void rp_buffer_free(void *buffer);
+
+/* ---------------------------------------------------------------- images */
+
+/* Decodes JPEG or PNG bytes into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
+   which decodes faster), applying EXIF orientation. Images over max_pixels (width*height from the header)
+   are refused before any pixel is decoded. */
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
+                    rp_status *status);
+/* Copies 8-bit pixels (channels 1 or 3, BGR order) into a new image. */
+int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
+                    size_t pixels_length, rp_image **out, rp_status *status);
+void rp_image_free(rp_image *image);
+int rp_image_width(const rp_image *image);
+int rp_image_height(const rp_image *image);
+int rp_image_channels(const rp_image *image);
+/* Copies pixels out, tightly packed rows; capacity must be width*height*channels. */
+int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t capacity, rp_status *status);
+int rp_image_to_gray(const rp_image *image, rp_image **out, rp_status *status);
+/* ".png" or ".jpg"; quality applies to JPEG (0-100). */
+int rp_image_encode(const rp_image *image, const char *extension, int quality, uint8_t **bytes, size_t *length,
+                    rp_status *status);
+/* Warps with a homography (source pixels -> destination pixels), bilinear, black border. */
+int rp_image_warp_perspective(const rp_image *image, const double homography[9], int width, int height,
+                              rp_image **out, rp_status *status);
+int rp_image_resize(const rp_image *image, int width, int height, rp_image **out, rp_status *status);
+/* Copy of `image` with `patch` (converted to its channel count) pasted with its top-left at (x, y), clipped. */
+int rp_image_paste(const rp_image *image, const rp_image *patch, int x, int y, rp_image **out, rp_status *status);
+
+/* ---------------------------------------------------------------- features */
+
+typedef enum rp_detector_kind { RP_DETECTOR_AKAZE = 0, RP_DETECTOR_ORB = 1, RP_DETECTOR_SIFT = 2 } rp_detector_kind;
+
+/* Every parameter of OpenCV 4.6's AKAZE::create, ORB::create and SIFT::create, plus the analysis scale. */
+typedef struct rp_detector_params {
+    int kind;                       /* rp_detector_kind */
+    /* analysis scale: detect on a downscaled copy; 0 disables each. The smaller effective scale wins. */
+    int max_dimension;
+    double scale;
+    /* AKAZE */
+    int akaze_descriptor_type;      /* cv::AKAZE::DescriptorType: 2 KAZE_UPRIGHT, 3 KAZE, 4 MLDB_UPRIGHT, 5 MLDB */
+    int akaze_descriptor_size;
+    int akaze_descriptor_channels;
+    float akaze_threshold;
+    int akaze_octaves;
+    int akaze_octave_layers;
+    int akaze_diffusivity;          /* cv::KAZE::DiffusivityType: 0 PM_G1, 1 PM_G2, 2 WEICKERT, 3 CHARBONNIER */
+    /* ORB */
+    int orb_features;
+    float orb_scale_factor;
+    int orb_levels;
+    int orb_edge_threshold;
+    int orb_first_level;
+    int orb_wta_k;
+    int orb_score_type;             /* 0 HARRIS, 1 FAST */
+    int orb_patch_size;
+    int orb_fast_threshold;
+    /* SIFT */
+    int sift_features;
+    int sift_octave_layers;
+    double sift_contrast_threshold;
+    double sift_edge_threshold;
+    double sift_sigma;
+    int sift_descriptor_type;       /* 5 CV_32F or 0 CV_8U */
+} rp_detector_params;
+
+typedef struct rp_keypoint {
+    float x, y;       /* full-resolution pixels */
+    float size;       /* full-resolution pixels */
+    float angle;      /* degrees, -1 when not applicable */
+    float response;
+    int octave;
+} rp_keypoint;
+
+/* Detects and describes. `mask` (optional, 8-bit, same size as the image) keeps features where non-zero. */
+int rp_features_detect(const rp_image *image, const rp_detector_params *params, const rp_image *mask,
+                       rp_features **out, rp_status *status);
+void rp_features_free(rp_features *features);
+int rp_features_count(const rp_features *features);
+/* Copies `capacity` keypoints at most; returns RP_OK. */
+int rp_features_keypoints(const rp_features *features, rp_keypoint *destination, int capacity, rp_status *status);
+/* Descriptor width in bytes per feature, and whether descriptors are binary (Hamming) or float (L2). */
+int rp_features_descriptor_bytes(const rp_features *features);
+int rp_features_is_binary(const rp_features *features);
+/* The analysis scale actually used (1 = full resolution). */
+double rp_features_analysis_scale(const rp_features *features);
+
+/* ---------------------------------------------------------------- matching */
+
+/* Brute force is exact; for binary descriptors it runs a SIMD Hamming kernel whose results equal
+   cv::BFMatcher's, which RP_MATCHER_OPENCV_BRUTE_FORCE runs instead (for checking and benchmarks). */
+typedef enum rp_matcher_kind {
+    RP_MATCHER_BRUTE_FORCE = 0,
+    RP_MATCHER_FLANN = 1,
+    RP_MATCHER_OPENCV_BRUTE_FORCE = 2
+} rp_matcher_kind;
+
+/* The SIMD kernels of brute-force Hamming matching. Every kernel gives the same matches; AUTO picks the
+   best this CPU runs, the others are for tests and benchmarks. */
+typedef enum rp_hamming_kernel {
+    RP_HAMMING_AUTO = 0,
+    RP_HAMMING_PORTABLE = 1,
+    RP_HAMMING_AVX2 = 2,
+    RP_HAMMING_AVX512_VPOPCNTDQ = 3
+} rp_hamming_kernel;
+
+/* The kernel `kernel` stands for on this CPU (AUTO resolves to the best one); RP_HAMMING_AUTO when this CPU
+   cannot run it. */
+int rp_hamming_kernel_resolve(int kernel);
+/* "portable", "avx2", "avx512-vpopcntdq", or "" for an unknown value. */
+const char *rp_hamming_kernel_name(int kernel);
+
+typedef struct rp_match_params {
+    int matcher;            /* rp_matcher_kind */
+    float ratio;            /* Lowe's ratio test on the two nearest neighbours; >= 1 disables it */
+    int mutual;             /* keep only pairs that are each other's nearest neighbour */
+    int lsh_table_number;   /* FLANN LSH, binary descriptors */
+    int lsh_key_size;
+    int lsh_multi_probe_level;
+    int kdtree_trees;       /* FLANN KD-trees, float descriptors */
+    int flann_checks;
+    int hamming_kernel;     /* rp_hamming_kernel, brute force on binary descriptors */
+} rp_match_params;
+
+typedef struct rp_match {
+    int reference_index;
+    int current_index;
+    float distance;
+} rp_match;
+
+/* Matches current features against reference features; *matches is released with rp_buffer_free. */
+int rp_match_features(const rp_features *reference, const rp_features *current, const rp_match_params *params,
+                      rp_match **matches, int *count, rp_status *status);
+
+/* A FLANN index over a reference's descriptors (LSH for binary, KD-trees for float), built once and searched
+   for every current frame; searching does not modify it, so several threads may use one index at once.
+   FLANN draws its hash functions and tree splits from C rand(): the build swaps in a private generator state
+   seeded with a constant and restores the caller's afterwards, so indexes repeat exactly from run to run and
+   the process's own rand() sequence is left where it was. */
+typedef struct rp_match_index rp_match_index;
+
+int rp_match_index_create(const rp_features *reference, const rp_match_params *params, rp_match_index **out,
+                          rp_status *status);
+void rp_match_index_free(rp_match_index *index);
+/* As rp_match_features(reference the index was built from, current, params): the prebuilt index serves the
+   reference side when params->matcher is FLANN; other matchers, and the reverse search of the mutual check,
+   run as rp_match_features runs them. */
+int rp_match_index_match(const rp_match_index *index, const rp_features *current, const rp_match_params *params,
+                         rp_match **matches, int *count, rp_status *status);
+
+/* ---------------------------------------------------------------- geometry */
+
+typedef struct rp_robust_params {
+    int method;           /* cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38, 0 = least squares on all points */
+    double threshold;     /* pixels */
+    double confidence;
+    int max_iterations;
+    int refine;           /* essential matrix only: Levenberg-Marquardt on the inliers' Sampson error */
+} rp_robust_params;
+
+/* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
+   methods alike), so the same input always gives the same answer and there is no seed to pass. */
+
+/* H maps reference pixels to current pixels. `reference_xy` and `current_xy` hold n x,y pairs. `inliers`
+   (capacity `inliers_capacity` >= n, may be NULL) receives 1 for inliers. */
+int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_robust_params *params,
+                       double homography[9], uint8_t *inliers, size_t inliers_capacity, int *inlier_count,
+                       rp_status *status);
+
+/* A camera: pinhole intrinsics with OpenCV's distortion model, and the image size they belong to. */
+typedef struct rp_camera {
+    double K[9];
+    double distortion[14];
+    int distortion_count;  /* 0, 4, 5, 8, 12 or 14 */
+    int width;             /* 0 when unknown */
+    int height;
+} rp_camera;
+
+typedef struct rp_relative_pose {
+    double R[9];                /* X_current = R X_reference + t */
+    double t[3];                /* unit length */
+    int inliers;                /* essential-matrix inliers */
+    int in_front;               /* inliers triangulated in front of both cameras */
+    double sampson_rms_pixels;  /* over essential inliers: normalised Sampson error times the mean focal length */
+} rp_relative_pose;
+
+/* Undistorts both point sets with their own camera, then findEssentialMat + recoverPose on normalised
+   coordinates; the threshold in params is in pixels (divided by the mean focal length inside).
+   `inliers` (capacity >= n, may be NULL) receives 1 for points that are inliers and in front;
+   `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels. */
+int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
+                              const rp_camera *reference_camera, const rp_camera *current_camera,
+                              const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
+                              size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
+                              rp_status *status);
+
+/* Rotation-only model: the rotation R (X_current = R X_reference) that best aligns the undistorted bearing
+   vectors of the selected correspondences (orthogonal Procrustes). `selected` (n flags) may be NULL (all
+   points). `residuals` (capacity >= n, may be NULL) receives, for every correspondence, the angle (radians)
+   between R b_reference and b_current. */
+int rp_rotation_from_bearings(const double *reference_xy, const double *current_xy, const uint8_t *selected, int n,
+                              const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
+                              double *residuals, size_t residuals_capacity, rp_status *status);
+
+/* ---------------------------------------------------------------- calibration I/O */
+
+/* Reads OpenCV FileStorage (YAML/XML/JSON) as written by OpenCV's calibration sample
+   (camera_matrix, distortion_coefficients, image_width, image_height) or its tutorial
+   (Camera_Matrix, Distortion_Coefficients, image_Width, image_Height). */
+int rp_calibration_read(const char *path, rp_camera *out, rp_status *status);
+
+/* What a chessboard calibration adds to a calibration file: every field is written when set. */
+typedef struct rp_calibration_report {
+    double mean_error;          /* px; written when >= 0 */
+    const double *view_errors;  /* per-view RMS reprojection errors, px; written when view_count > 0 */
+    int view_count;
+    int board_width;            /* inner corners; board fields written when all three are > 0 */
+    int board_height;
+    double square_size;         /* metres */
+} rp_calibration_report;
+
+/* Writes OpenCV FileStorage (format from the extension: .yml/.yaml, .xml, .json) with image_width,
+   image_height, camera_matrix, distortion_coefficients and, when `report` is non-NULL, its fields as
+   avg_reprojection_error, per_view_reprojection_errors, board_width, board_height, square_size. */
+int rp_calibration_write(const char *path, const rp_camera *camera, const rp_calibration_report *report,
+                         rp_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,102 @@
+// Internal to the C shims (production and tools targets): handle layouts, the exception guard, and the C++
+// helpers the entry points share. Never included by Swift.
+#pragma once
+
+#include "rephoto_shim.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/core/persistence.hpp>
+#include <opencv2/features2d.hpp>
+
+#include <string>
+#include <vector>
+
+// What the header bytes of an encoded image say, before any pixel is decoded.
+enum rp_image_format { RP_FORMAT_UNKNOWN = 0, RP_FORMAT_JPEG = 1, RP_FORMAT_PNG = 2 };
+struct rp_image_header {
+    int format;  // rp_image_format
+    int width;   // as stored, before EXIF orientation
+    int height;
+};
+
+struct rp_image {
+    cv::Mat mat;  // 8-bit, 1 or 3 channels (BGR)
+};
+
+struct rp_features {
+    std::vector<cv::KeyPoint> keypoints;  // full-resolution pixels
+    cv::Mat descriptors;
+    int norm = cv::NORM_L2;
+    bool binary = false;
+    int width = 0;
+    int height = 0;
+    double scale = 1.0;
+};
+
+namespace rp {
+
+// Thrown inside the shim for failures with a known cause; the guard turns it into a status.
+struct Failure {
+    int code;
+    std::string message;
+};
+
+[[noreturn]] void fail(int code, const std::string &message);
+
+// Runs `body`, converting every exception to a status code and a one-line message.
+template <class Body>
+int guarded(rp_status *status, Body &&body);
+
+int set_status(rp_status *status, int code, const std::string &message);
+
+std::string one_line(const cv::Exception &error);
+
+inline rp_image *wrap_image(cv::Mat mat) { return new rp_image{std::move(mat)}; }
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false);
+void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
+std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
+                                     const rp_match_params &params);
+cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
+                        const rp_robust_params &params, cv::Mat &mask);
+void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
+                            const rp_camera &reference_camera, const rp_camera &current_camera,
+                            const rp_robust_params &params, rp_relative_pose &pose, std::vector<uint8_t> &inliers,
+                            std::vector<double> *sampson_pixels = nullptr);
+// Exact k (1 or 2) nearest train rows of each query row under Hamming distance, as cv::BFMatcher::knnMatch
+// returns them (same distances, the lower index winning ties), with a SIMD kernel chosen for this CPU.
+std::vector<std::vector<cv::DMatch>> hamming_knn(const cv::Mat &query, const cv::Mat &train, int k, int kernel);
+const char *hamming_kernel_name(int kernel);
+// The kernel `kernel` (rp_hamming_kernel) resolves to on this CPU, RP_HAMMING_AUTO when it cannot run here.
+int resolve_hamming_kernel(int kernel);
+std::vector<cv::Point2d> to_points(const double *xy, int n);
+// Fails unless an optional output buffer (NULL is fine) holds at least n elements.
+template <class T>
+void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
+    if (buffer != nullptr && n > 0 && capacity < size_t(n)) {
+        fail(RP_ERR_INVALID_ARGUMENT, std::string(name) + " buffer holds " + std::to_string(capacity) + ", needs " + std::to_string(n));
+    }
+}
+// Opens a FileStorage, turning "cannot open" and parse errors into clear statuses.
+void open_storage(cv::FileStorage &fs, const char *path, int mode);
+cv::Mat camera_matrix(const rp_camera &camera);
+cv::Mat distortion_vector(const rp_camera &camera);
+
+template <class Body>
+int guarded(rp_status *status, Body &&body) {
+    try {
+        body();
+        return set_status(status, RP_OK, "");
+    } catch (const Failure &failure) {
+        return set_status(status, failure.code, failure.message);
+    } catch (const cv::Exception &error) {
+        return set_status(status, RP_ERR_OPENCV, one_line(error));
+    } catch (const std::bad_alloc &) {
+        return set_status(status, RP_ERR_INTERNAL, "out of memory");
+    } catch (const std::exception &error) {
+        return set_status(status, RP_ERR_INTERNAL, std::string("internal error: ") + error.what());
+    } catch (...) {
+        return set_status(status, RP_ERR_INTERNAL, "internal error: unknown exception");
+    }
+}
+
+}  // namespace rp

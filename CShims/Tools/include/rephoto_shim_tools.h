@@ -1,0 +1,83 @@
+/*
+ * rephoto_shim_tools.h: tools-only C entry points over OpenCV 4.6, kept out of the production API that a
+ * worker links (rephoto_shim.h): synthetic-scene rendering and image effects, overlay drawing, chessboard
+ * calibration, FileStorage matrices for importers, and the benchmark's C++ reference pipeline.
+ * The rules and lifetimes of rephoto_shim.h apply unchanged.
+ */
+#ifndef REPHOTO_SHIM_TOOLS_H
+#define REPHOTO_SHIM_TOOLS_H
+
+#include "rephoto_shim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- image effects (synthetic scenes) */
+
+/* Photometric changes, in this order: pixel * contrast + brightness, Gaussian blur (sigma px, 0 = none),
+   additive Gaussian noise (sigma grey levels, 0 = none, from `seed`), saturated to 8 bits. */
+int rp_image_adjust(const rp_image *image, double contrast, double brightness, double blur_sigma, double noise_sigma,
+                    uint64_t seed, rp_image **out, rp_status *status);
+/* Copy of `image` with `patch` (converted to its channel count) pasted with its top-left at (x, y), clipped. */
+int rp_image_paste(const rp_image *image, const rp_image *patch, int x, int y, rp_image **out, rp_status *status);
+
+/* ---------------------------------------------------------------- drawing and rendering */
+
+/* Copy of `image` (as BGR) with the target rectangle (green), the navigation quadrilateral (red, may be
+   NULL) and inlier matches as lines from reference to current position (yellow). Corners are 4 x,y pairs. */
+int rp_draw_navigation(const rp_image *image, const double target[8], const double *quadrilateral,
+                       const double *reference_xy, const double *current_xy, int n, rp_image **out,
+                       rp_status *status);
+
+/* A textured plane in the reference camera's frame: texture pixel (a, b) lies at origin + a*u + b*v. */
+typedef struct rp_plane {
+    const rp_image *texture;
+    double origin[3];
+    double u[3];
+    double v[3];
+} rp_plane;
+
+/* Renders the planes as seen by a camera with intrinsics K and pose X_camera = R X_reference + t, by exact
+   per-pixel ray-plane intersection and bilinear texture lookup (cv::remap); nearest plane wins; the
+   background is `background` grey. Output is BGR. */
+int rp_render_planes(const rp_plane *planes, int plane_count, const double K[9], const double R[9],
+                     const double t[3], int width, int height, int background, rp_image **out,
+                     rp_status *status);
+
+/* ---------------------------------------------------------------- chessboard calibration */
+
+/* Chessboard calibration (findChessboardCorners, cornerSubPix, calibrateCamera). `board_width` and
+   `board_height` count inner corners; `square_size` is in metres. `found` (capacity >= n) marks the views where
+   the board was found; `view_errors` (capacity >= n) their RMS reprojection error in pixels (0 where not
+   found). Needs at least `minimum_views` views with the board. All images must have one size. */
+typedef struct rp_chessboard_result {
+    rp_camera calibration;
+    double rms;        /* calibrateCamera's overall RMS reprojection error, px */
+    double mean_error; /* mean of the per-view RMS errors, px */
+    int views_used;
+} rp_chessboard_result;
+
+int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_width, int board_height,
+                            double square_size, int minimum_views, uint8_t *found, size_t found_capacity,
+                            double *view_errors, size_t view_errors_capacity, rp_chessboard_result *result,
+                            rp_status *status);
+
+/* Reads the 3x3 matrix stored under `key` (NULL: the first top-level node) of a FileStorage file. */
+int rp_read_matrix3(const char *path, const char *key, double matrix[9], rp_status *status);
+
+/* ---------------------------------------------------------------- native reference pipeline */
+
+/* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:
+   decode both images, detect+describe, match, homography, essential pose. Stage times in ms:
+   [0] decode, [1] detect reference, [2] detect current, [3] match, [4] homography, [5] essential, [6] total. */
+int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, const uint8_t *current_bytes,
+                       size_t current_length, const rp_detector_params *detector, const rp_match_params *matching,
+                       const rp_robust_params *homography, const rp_robust_params *essential,
+                       const rp_camera *camera, double timings_ms[7], int counts[4], rp_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

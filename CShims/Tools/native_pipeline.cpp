@@ -1,0 +1,59 @@
+// The pose pipeline written straight against OpenCV (no Swift), so the benchmark can measure what the
+// Swift layer adds. Keep its stages in step with PoseEstimator.estimate in RephotoKit.
+#include "../Core/shim_internal.hpp"
+#include "rephoto_shim_tools.h"
+
+#include <chrono>
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+}  // namespace
+
+extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, const uint8_t *current_bytes,
+                                  size_t current_length, const rp_detector_params *detector,
+                                  const rp_match_params *matching, const rp_robust_params *homography,
+                                  const rp_robust_params *essential, const rp_camera *camera, double timings_ms[7],
+                                  int counts[4], rp_status *status) {
+    return rp::guarded(status, [&] {
+        Clock::time_point total = Clock::now(), stage = total;
+        cv::Mat reference = rp::decode_image(reference_bytes, reference_length, 0, true);
+        cv::Mat current = rp::decode_image(current_bytes, current_length, 0, true);
+        timings_ms[0] = ms_since(stage);
+
+        stage = Clock::now();
+        rp_features reference_features, current_features;
+        rp::detect_features(reference, *detector, cv::Mat(), reference_features);
+        timings_ms[1] = ms_since(stage);
+        stage = Clock::now();
+        rp::detect_features(current, *detector, cv::Mat(), current_features);
+        timings_ms[2] = ms_since(stage);
+
+        stage = Clock::now();
+        std::vector<rp_match> matches = rp::match_features(reference_features, current_features, *matching);
+        std::vector<cv::Point2d> a, b;
+        for (const rp_match &m : matches) {
+            a.push_back(reference_features.keypoints[size_t(m.reference_index)].pt);
+            b.push_back(current_features.keypoints[size_t(m.current_index)].pt);
+        }
+        timings_ms[3] = ms_since(stage);
+
+        stage = Clock::now();
+        cv::Mat mask;
+        rp::find_homography(a, b, *homography, mask);
+        timings_ms[4] = ms_since(stage);
+
+        stage = Clock::now();
+        rp_relative_pose pose;
+        std::vector<uint8_t> inliers;
+        rp::estimate_relative_pose(a, b, *camera, *camera, *essential, pose, inliers);
+        timings_ms[5] = ms_since(stage);
+        timings_ms[6] = ms_since(total);
+        counts[0] = int(reference_features.keypoints.size());
+        counts[1] = int(current_features.keypoints.size());
+        counts[2] = int(matches.size());
+        counts[3] = cv::countNonZero(mask);
+    });
+}

@@ -1,0 +1,284 @@
+import RephotoKit
+import CSV
+import Foundation
+
+/// Intrinsics as written in a sequence manifest, for the frames' full resolution.
+public struct SequenceIntrinsics: Codable, Equatable, Sendable {
+    public var fx: Double
+    public var fy: Double
+    public var cx: Double
+    public var cy: Double
+    public var distortion: [Double]
+
+    public init(fx: Double, fy: Double, cx: Double, cy: Double, distortion: [Double] = []) {
+        self.fx = fx
+        self.fy = fy
+        self.cx = cx
+        self.cy = cy
+        self.distortion = distortion
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fx = try c.decode(Double.self, forKey: .fx)
+        fy = try c.decode(Double.self, forKey: .fy)
+        cx = try c.decode(Double.self, forKey: .cx)
+        cy = try c.decode(Double.self, forKey: .cy)
+        distortion = try c.decodeIfPresent([Double].self, forKey: .distortion) ?? []
+    }
+
+    public var camera: CameraIntrinsics { CameraIntrinsics(fx: fx, fy: fy, cx: cx, cy: cy, distortion: distortion) }
+}
+
+/// `sequence.json`: what a recorded (or generated) frame sequence is. Documented in datasets/README.md.
+public struct SequenceManifest: Codable, Equatable, Sendable {
+    public var name: String
+    /// Calibration file, relative to the sequence folder (OpenCV FileStorage).
+    public var calibration: String?
+    public var intrinsics: SequenceIntrinsics?
+    /// File name of the reference frame; nil for a pair list (every row names its own reference).
+    public var reference: String?
+    public var cameraOrientation: ScreenOrientation
+    public var attitudeFrame: AttitudeReferenceFrame
+    public var provenance: String
+    public var license: String
+
+    public init(name: String, calibration: String? = nil, intrinsics: SequenceIntrinsics? = nil, reference: String?,
+                cameraOrientation: ScreenOrientation = .portrait, attitudeFrame: AttitudeReferenceFrame = .xArbitraryZVertical,
+                provenance: String, license: String) {
+        self.name = name
+        self.calibration = calibration
+        self.intrinsics = intrinsics
+        self.reference = reference
+        self.cameraOrientation = cameraOrientation
+        self.attitudeFrame = attitudeFrame
+        self.provenance = provenance
+        self.license = license
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, calibration, intrinsics, reference, cameraOrientation, attitudeFrame, provenance, license
+    }
+
+    public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        calibration = try c.decodeIfPresent(String.self, forKey: .calibration)
+        intrinsics = try c.decodeIfPresent(SequenceIntrinsics.self, forKey: .intrinsics)
+        reference = try c.decodeIfPresent(String.self, forKey: .reference)
+        cameraOrientation = try c.value(.cameraOrientation, or: .portrait)
+        attitudeFrame = try c.value(.attitudeFrame, or: .xArbitraryZVertical)
+        provenance = try c.value(.provenance, or: "")
+        license = try c.value(.license, or: "")
+    }
+}
+
+/// One row of `frames.csv`, values as written (validated, not renormalised) so files round-trip exactly.
+public struct SequenceFrame: Equatable, Sendable {
+    public var file: String
+    /// Seconds; nil when unknown.
+    public var timestamp: Double?
+    /// Phone attitude at capture (frame and orientation from the manifest); nil when not recorded.
+    public var attitude: Quaternion?
+    /// Ground truth relative to this row's reference, vision convention (X_current = R X_reference + t).
+    public var truthRotation: Quaternion?
+    /// Direction of t; nil when undetermined.
+    public var truthTranslation: SIMD3<Double>?
+    /// Reference pixels -> current pixels.
+    public var truthHomography: Matrix3?
+    /// Set in pair lists: this row's own reference frame.
+    public var referenceFile: String?
+
+    public init(file: String, timestamp: Double? = nil, attitude: Quaternion? = nil, truthRotation: Quaternion? = nil,
+                truthTranslation: SIMD3<Double>? = nil, truthHomography: Matrix3? = nil, referenceFile: String? = nil) {
+        self.file = file
+        self.timestamp = timestamp
+        self.attitude = attitude
+        self.truthRotation = truthRotation
+        self.truthTranslation = truthTranslation
+        self.truthHomography = truthHomography
+        self.referenceFile = referenceFile
+    }
+
+    /// The truth in the form the estimator compares against (unit quaternion, unit translation).
+    public var truth: GroundTruth {
+        GroundTruth(rotation: truthRotation?.normalized.rotationMatrix, translation: truthTranslation.map { $0 / length($0) },
+                    homography: truthHomography)
+    }
+}
+
+/// A frame sequence folder: `sequence.json`, `frames.csv`, and the frames' image files beside them.
+public struct FrameSequence: Equatable, Sendable {
+    public var manifest: SequenceManifest
+    public var frames: [SequenceFrame]
+    /// Folder the sequence was read from (file names resolve against it).
+    public var directory: URL?
+
+    public init(manifest: SequenceManifest, frames: [SequenceFrame], directory: URL? = nil) {
+        self.manifest = manifest
+        self.frames = frames
+        self.directory = directory
+    }
+
+    static let attitudeColumns = ["qw", "qx", "qy", "qz"]
+    static let rotationColumns = ["gt_qw", "gt_qx", "gt_qy", "gt_qz"]
+    static let translationColumns = ["gt_tx", "gt_ty", "gt_tz"]
+    static let homographyColumns = (1...3).flatMap { r in (1...3).map { c in "gt_h\(r)\(c)" } }
+    static let columns = ["file", "timestamp"] + attitudeColumns + rotationColumns + translationColumns + homographyColumns
+    static let optionalColumns = Set(columns + ["reference_file"]).subtracting(["file"])
+
+    public func path(of file: String) -> String {
+        (directory ?? URL(fileURLWithPath: ".")).appendingPathComponent(file).path
+    }
+
+    /// The frames to evaluate: every row except the reference's own (which only carries its attitude).
+    public var currentFrames: [SequenceFrame] { frames.filter { $0.file != referenceFile(for: $0) } }
+
+    /// The attitude recorded for a reference file, from its own row.
+    public func attitude(of file: String) -> Quaternion? { frames.first { $0.file == file }?.attitude }
+
+    /// The reference file of a row: its own in a pair list, the manifest's otherwise.
+    public func referenceFile(for frame: SequenceFrame) -> String? { frame.referenceFile ?? manifest.reference }
+
+    /// Intrinsics for the frames: the calibration file (relative to the folder) or the manifest's intrinsics.
+    public func camera() throws -> CameraIntrinsics? {
+        if let calibration = manifest.calibration { return try CameraIntrinsics.load(from: path(of: calibration)) }
+        return manifest.intrinsics?.camera
+    }
+
+    // MARK: reading
+
+    public static func load(from directory: URL) throws -> FrameSequence {
+        let manifestURL = directory.appendingPathComponent("sequence.json")
+        let manifest: SequenceManifest
+        do {
+            manifest = try JSONDecoder().decode(SequenceManifest.self, from: Data(contentsOf: manifestURL))
+        } catch let error as DecodingError {
+            throw RephotoError.badInput("\(manifestURL.path): \(ConfigFile.describe(error))")
+        } catch {
+            throw RephotoError.badInput("\(manifestURL.path): cannot read (\(error.localizedDescription))")
+        }
+        let csvURL = directory.appendingPathComponent("frames.csv")
+        guard let text = try? String(contentsOf: csvURL, encoding: .utf8) else {
+            throw RephotoError.badInput("\(csvURL.path): cannot read")
+        }
+        let frames = try parseFrames(text, path: csvURL.path, frame: manifest.attitudeFrame)
+        let sequence = FrameSequence(manifest: manifest, frames: frames, directory: directory)
+        try sequence.validate(manifestPath: manifestURL.path)
+        return sequence
+    }
+
+    func validate(manifestPath: String) throws {
+        guard !manifest.name.isEmpty else { throw RephotoError.badInput("\(manifestPath): name is empty") }
+        if manifest.calibration != nil && manifest.intrinsics != nil {
+            throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
+        }
+        if let i = manifest.intrinsics { try i.camera.validate("\(manifestPath): intrinsics") }
+        if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
+            throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
+        }
+    }
+
+    static func parseFrames(_ text: String, path: String, frame: AttitudeReferenceFrame) throws -> [SequenceFrame] {
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(string: text, hasHeaderRow: true, trimFields: true)
+        } catch {
+            throw RephotoError.badInput("\(path): not CSV (\(error))")
+        }
+        guard let header = reader.headerRow, header.contains("file") else {
+            throw RephotoError.badInput("\(path) line 1: the header must name a 'file' column")
+        }
+        if let unknown = header.first(where: { !optionalColumns.contains($0) && $0 != "file" }) {
+            throw RephotoError.badInput("\(path) line 1: unknown column '\(unknown)'")
+        }
+        let index = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var frames: [SequenceFrame] = []
+        var line = 1
+        while let row = reader.next() {
+            line += 1
+            if row.count == 1 && row[0].isEmpty { continue }  // blank line
+            let place = "\(path) line \(line)"
+            guard row.count == header.count else {
+                throw RephotoError.badInput("\(place): \(row.count) fields, the header has \(header.count)")
+            }
+            func cell(_ name: String) -> String { index[name].map { row[$0] } ?? "" }
+            func number(_ name: String) throws -> Double? {
+                let text = cell(name)
+                if text.isEmpty { return nil }
+                guard let value = Double(text), value.isFinite else {
+                    throw RephotoError.badInput("\(place): column '\(name)': '\(text)' is not a finite number")
+                }
+                return value
+            }
+            func group(_ names: [String]) throws -> [Double]? {
+                let values = try names.map(number)
+                if values.allSatisfy({ $0 == nil }) { return nil }
+                guard values.allSatisfy({ $0 != nil }) else {
+                    throw RephotoError.badInput("\(place): columns \(names.joined(separator: ", ")) must be all set or all empty")
+                }
+                return values.map { $0! }
+            }
+            let file = cell("file")
+            guard !file.isEmpty else { throw RephotoError.badInput("\(place): column 'file' is empty") }
+            var entry = SequenceFrame(file: file, timestamp: try number("timestamp"))
+            func quaternion(_ names: [String]) throws -> Quaternion? {
+                guard let q = try group(names) else { return nil }
+                let value = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
+                do {
+                    _ = try Attitude(quaternion: value, frame: frame)  // the same checks as any attitude input
+                } catch let error as RephotoError {
+                    throw error.prefixed("\(place): columns \(names.joined(separator: ", "))")
+                }
+                return value
+            }
+            entry.attitude = try quaternion(attitudeColumns)
+            entry.truthRotation = try quaternion(rotationColumns)
+            if let t = try group(translationColumns) {
+                let v = SIMD3(t[0], t[1], t[2])
+                guard length(v) > 0 else { throw RephotoError.badInput("\(place): ground-truth translation is zero (leave it empty when undetermined)") }
+                entry.truthTranslation = v
+            }
+            if let h = try group(homographyColumns) {
+                let m = Matrix3(h)
+                guard abs(m.determinant) > 1e-12 else { throw RephotoError.badInput("\(place): ground-truth homography is singular") }
+                entry.truthHomography = m
+            }
+            let reference = cell("reference_file")
+            entry.referenceFile = reference.isEmpty ? nil : reference
+            frames.append(entry)
+        }
+        if let error = reader.error { throw RephotoError.badInput("\(path) line \(line + 1): \(error)") }
+        return frames
+    }
+
+    // MARK: writing
+
+    /// Writes `sequence.json` and `frames.csv` into `directory` (image files are the caller's). Numbers are
+    /// written in their shortest exact form, so reading back gives the same values.
+    public func write(to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try (encoder.encode(manifest) + Data("\n".utf8)).write(to: directory.appendingPathComponent("sequence.json"))
+        try csv().write(to: directory.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
+    }
+
+    public func csv() throws -> String {
+        let pairList = frames.contains { $0.referenceFile != nil }
+        var rows = [Self.columns + (pairList ? ["reference_file"] : [])]
+        func text(_ v: Double?) -> String { v.map { "\($0)" } ?? "" }
+        for f in frames {
+            let q = f.attitude, r = f.truthRotation, t = f.truthTranslation
+            var row = [f.file, text(f.timestamp)]
+            row += [q?.w, q?.x, q?.y, q?.z].map(text)
+            row += [r?.w, r?.x, r?.y, r?.z].map(text)
+            row += [t?.x, t?.y, t?.z].map(text)
+            row += f.truthHomography.map { $0.elements.map { "\($0)" } } ?? Array(repeating: "", count: 9)
+            if pairList { row.append(f.referenceFile ?? "") }
+            rows.append(row)
+        }
+        return try CSVText.make(rows)
+    }
+}

@@ -1,0 +1,117 @@
+import RephotoKit
+import RephotoData
+import Foundation
+
+/// An evaluation's result folder: frames.csv, summary.json, report.html and thumbnails/<sequence>/<label>.jpg.
+/// Summaries and reports are computed from the rows alone, so shards merge into exactly the unsharded result.
+public enum EvaluationOutput {
+    public static func write(_ outcome: EvaluationOutcome, to folder: URL) throws -> EvaluationSummary {
+        let rows = outcome.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
+        let summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
+        let fm = FileManager.default
+        try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+        try EvaluationRow.csv(rows).write(to: folder.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"))
+        for (sequence, shots) in outcome.thumbnails {
+            let dir = folder.appendingPathComponent("thumbnails").appendingPathComponent(sequence)
+            try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+            for (label, jpeg) in shots { try jpeg.write(to: dir.appendingPathComponent("\(label).jpg")) }
+        }
+        try EvaluationReport.html(summary: summary, rows: rows, thumbnails: outcome.thumbnails)
+            .write(to: folder.appendingPathComponent("report.html"), atomically: true, encoding: .utf8)
+        return summary
+    }
+
+    /// Reads a result folder back (rows, broken sequences, thumbnails).
+    public static func load(_ folder: URL) throws -> EvaluationOutcome {
+        let csvPath = folder.appendingPathComponent("frames.csv").path
+        guard let text = try? String(contentsOfFile: csvPath, encoding: .utf8) else { throw RephotoError.badInput("\(csvPath): cannot read") }
+        let rows = try EvaluationRow.parse(text, path: csvPath)
+        let summary = try loadSummary(folder)
+        var thumbnails: [String: [String: Data]] = [:]
+        let thumbs = folder.appendingPathComponent("thumbnails")
+        for sequence in (try? FileManager.default.contentsOfDirectory(atPath: thumbs.path)) ?? [] {
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: thumbs.appendingPathComponent(sequence).path)) ?? [] where file.hasSuffix(".jpg") {
+                thumbnails[sequence, default: [:]][String(file.dropLast(4))] = try Data(contentsOf: thumbs.appendingPathComponent(sequence).appendingPathComponent(file))
+            }
+        }
+        return EvaluationOutcome(rows: rows, broken: summary.brokenSequences, thumbnails: thumbnails)
+    }
+
+    public static func loadSummary(_ folder: URL) throws -> EvaluationSummary {
+        let path = folder.appendingPathComponent("summary.json")
+        do {
+            return try JSONDecoder().decode(EvaluationSummary.self, from: Data(contentsOf: path))
+        } catch let error as DecodingError {
+            throw RephotoError.badInput("\(path.path): \(ConfigFile.describe(error))")
+        } catch {
+            throw RephotoError.badInput("\(path.path): cannot read (\(error.localizedDescription))")
+        }
+    }
+
+    /// Combines shard folders; a sequence evaluated by two shards is an error (shards must be disjoint).
+    public static func merge(_ folders: [URL]) throws -> EvaluationOutcome {
+        var merged = EvaluationOutcome()
+        var owner: [String: String] = [:]
+        for folder in folders {
+            let part = try load(folder)
+            for sequence in Set(part.rows.map(\.sequence)) {
+                if let other = owner[sequence] {
+                    throw RephotoError.badInput("sequence '\(sequence)' appears in both \(other) and \(folder.path): shards overlap")
+                }
+                owner[sequence] = folder.path
+            }
+            merged.rows += part.rows
+            merged.broken += part.broken
+            merged.thumbnails.merge(part.thumbnails) { a, _ in a }
+        }
+        return merged
+    }
+}
+
+/// Two evaluations side by side: for each figure, both values, the difference and which is better.
+public struct EvaluationComparison: Encodable, Sendable {
+    public struct Line: Encodable, Sendable, Equatable {
+        public var scope: String
+        public var metric: String
+        public var a: Double?
+        public var b: Double?
+        /// b − a.
+        public var difference: Double?
+        /// "a", "b" or "same"; nil when a value is missing.
+        public var better: String?
+    }
+
+    public var lines: [Line]
+
+    /// The compared figures and whether a higher value is better.
+    static let metrics: [(String, Bool, @Sendable (EvaluationStatistics) -> Double?)] = [
+        ("successRate", true, { $0.successRate }), ("maa5", true, { $0.maa5 }), ("maa10", true, { $0.maa10 }),
+        ("medianRotationErrorDegrees", false, { $0.medianRotationErrorDegrees }),
+        ("p90RotationErrorDegrees", false, { $0.p90RotationErrorDegrees }),
+        ("medianTranslationErrorDegrees", false, { $0.medianTranslationErrorDegrees }),
+        ("medianCornerErrorPixels", false, { $0.medianCornerErrorPixels }), ("medianScore", true, { $0.medianScore }),
+        ("medianSensorVisionAngleDegrees", false, { $0.medianSensorVisionAngleDegrees }),
+        ("medianTotalMs", false, { $0.medianTimeMs["total"] }),
+    ]
+
+    public static func compare(_ a: EvaluationSummary, _ b: EvaluationSummary) -> EvaluationComparison {
+        var lines: [Line] = []
+        let scopes = [("overall", a.overall, b.overall)]
+            + Set(a.sequences.keys).intersection(b.sequences.keys).sorted().map { ($0, a.sequences[$0]!, b.sequences[$0]!) }
+        for (scope, sa, sb) in scopes {
+            for (name, higherIsBetter, value) in metrics {
+                let va = value(sa), vb = value(sb)
+                var line = Line(scope: scope, metric: name, a: va, b: vb)
+                if let va, let vb {
+                    line.difference = vb - va
+                    line.better = abs(vb - va) <= 1e-12 * max(1, abs(va)) ? "same" : ((vb > va) == higherIsBetter ? "b" : "a")
+                }
+                lines.append(line)
+            }
+        }
+        return EvaluationComparison(lines: lines)
+    }
+}

@@ -1,0 +1,126 @@
+import RephotoKit
+import RephotoData
+import CSV
+import Foundation
+
+/// One evaluated frame: everything `frames.csv` of an evaluation holds. Column names are a documented,
+/// stable contract (docs/evaluation.md).
+public struct EvaluationRow: Equatable, Sendable {
+    public var sequence = ""
+    /// Position of the frame in its sequence's frames.csv (0-based), for a deterministic order.
+    public var index = 0
+    public var file = ""
+    public var referenceFile = ""
+    public var failed = false
+    public var failureKind: String?
+    public var failureReason: String?
+    public var keypointsReference: Double?
+    public var keypointsCurrent: Double?
+    public var matches: Double?
+    public var inliersHomography: Double?
+    public var inliersEssential: Double?
+    public var rotationOnly: Bool?
+    public var rotationDegrees: Double?
+    public var rotationErrorDegrees: Double?
+    public var translationErrorDegrees: Double?
+    /// max(rotation, translation) error against the truth that exists; failures and undetermined
+    /// translations count as 180° (Image Matching Challenge).
+    public var pairErrorDegrees: Double?
+    public var cornerErrorPixels: Double?
+    public var afdPixels: Double?
+    public var score: Double?
+    public var displacementPercent: Double?
+    public var aligned: Bool?
+    public var sensorRotationDegrees: Double?
+    public var sensorVisionAngleDegrees: Double?
+    public var sensorRotationErrorDegrees: Double?
+    public var quadrilateralErrorPixels: Double?
+    public var timeDetectReferenceMs: Double?
+    public var timeDetectCurrentMs: Double?
+    public var timeMatchMs: Double?
+    public var timeHomographyMs: Double?
+    public var timeEssentialMs: Double?
+    public var timeTotalMs: Double?
+
+    public init() {}
+
+    public static let columns = [
+        "sequence", "index", "file", "reference_file", "status", "failure_kind", "failure_reason",
+        "keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential",
+        "rotation_only", "rotation_deg", "rotation_error_deg", "translation_error_deg", "pair_error_deg", "corner_error_px",
+        "afd_px", "score", "displacement_percent", "aligned",
+        "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px",
+        "time_detect_reference_ms", "time_detect_current_ms", "time_match_ms", "time_homography_ms", "time_essential_ms", "time_total_ms",
+    ]
+
+    public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
+
+    /// Numeric and boolean fields by column, for writing and reading generically.
+    static var numbers: [(String, WritableKeyPath<EvaluationRow, Double?>)] { [
+        ("keypoints_reference", \.keypointsReference), ("keypoints_current", \.keypointsCurrent), ("matches", \.matches),
+        ("inliers_homography", \.inliersHomography), ("inliers_essential", \.inliersEssential), ("rotation_deg", \.rotationDegrees),
+        ("rotation_error_deg", \.rotationErrorDegrees), ("translation_error_deg", \.translationErrorDegrees),
+        ("pair_error_deg", \.pairErrorDegrees), ("corner_error_px", \.cornerErrorPixels), ("afd_px", \.afdPixels), ("score", \.score),
+        ("displacement_percent", \.displacementPercent), ("sensor_rotation_deg", \.sensorRotationDegrees),
+        ("sensor_vision_angle_deg", \.sensorVisionAngleDegrees), ("sensor_rotation_error_deg", \.sensorRotationErrorDegrees),
+        ("quad_error_px", \.quadrilateralErrorPixels), ("time_detect_reference_ms", \.timeDetectReferenceMs),
+        ("time_detect_current_ms", \.timeDetectCurrentMs), ("time_match_ms", \.timeMatchMs), ("time_homography_ms", \.timeHomographyMs),
+        ("time_essential_ms", \.timeEssentialMs), ("time_total_ms", \.timeTotalMs),
+    ] }
+    static var flags: [(String, WritableKeyPath<EvaluationRow, Bool?>)] { [("rotation_only", \.rotationOnly), ("aligned", \.aligned)] }
+
+    func value(_ column: String) -> String {
+        switch column {
+        case "sequence": return sequence
+        case "index": return String(index)
+        case "file": return file
+        case "reference_file": return referenceFile
+        case "status": return failed ? "failed" : "ok"
+        case "failure_kind": return failureKind ?? ""
+        case "failure_reason": return failureReason ?? ""
+        default:
+            if let (_, path) = Self.numbers.first(where: { $0.0 == column }) { return self[keyPath: path].map { "\($0)" } ?? "" }
+            if let (_, path) = Self.flags.first(where: { $0.0 == column }) { return self[keyPath: path].map { $0 ? "true" : "false" } ?? "" }
+            return ""
+        }
+    }
+
+    public static func csv(_ rows: [EvaluationRow], dropping: Set<String> = []) throws -> String {
+        let columns = Self.columns.filter { !dropping.contains($0) }
+        return try CSVText.make([columns] + rows.map { row in columns.map(row.value) })
+    }
+
+    public static func parse(_ text: String, path: String) throws -> [EvaluationRow] {
+        let reader = try CSVReader(string: text, hasHeaderRow: true)
+        guard let header = reader.headerRow, Set(columns).isSubset(of: header) else {
+            throw RephotoError.badInput("\(path) line 1: not an evaluation frames.csv (columns differ)")
+        }
+        let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var rows: [EvaluationRow] = []
+        var line = 1
+        while let fields = reader.next() {
+            line += 1
+            if fields.count == 1 && fields[0].isEmpty { continue }
+            guard fields.count == header.count else { throw RephotoError.badInput("\(path) line \(line): \(fields.count) fields, the header has \(header.count)") }
+            func cell(_ name: String) -> String { fields[position[name]!] }
+            var row = EvaluationRow()
+            row.sequence = cell("sequence")
+            guard let index = Int(cell("index")) else { throw RephotoError.badInput("\(path) line \(line): index '\(cell("index"))' is not a number") }
+            row.index = index
+            row.file = cell("file")
+            row.referenceFile = cell("reference_file")
+            row.failed = cell("status") == "failed"
+            row.failureKind = cell("failure_kind").isEmpty ? nil : cell("failure_kind")
+            row.failureReason = cell("failure_reason").isEmpty ? nil : cell("failure_reason")
+            for (name, path) in numbers {
+                let text = cell(name)
+                if text.isEmpty { continue }
+                guard let v = Double(text) else { throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a number") }
+                row[keyPath: path] = v
+            }
+            for (name, path) in flags where !cell(name).isEmpty { row[keyPath: path] = cell(name) == "true" }
+            rows.append(row)
+        }
+        return rows
+    }
+}

@@ -1,0 +1,185 @@
+import RephotoData
+import RephotoKit
+import Foundation
+
+/// What an evaluation run produced.
+public struct EvaluationOutcome: Sendable {
+    public var rows: [EvaluationRow]
+    public var broken: [BrokenSequence]
+    /// Per sequence name: overlay thumbnails (JPEG) of the worst, median and best frames.
+    public var thumbnails: [String: [String: Data]]
+
+    public init(rows: [EvaluationRow] = [], broken: [BrokenSequence] = [], thumbnails: [String: [String: Data]] = [:]) {
+        self.rows = rows
+        self.broken = broken
+        self.thumbnails = thumbnails
+    }
+}
+
+/// Runs the full pipeline (vision path, sensor path, comparison, errors against truth) over sequences.
+/// Each reference is prepared once per sequence and shared by every frame; frames run on `jobs` threads.
+/// OpenCV's own thread count is process state and left to the caller (`OpenCVThreads`, at start-up).
+public struct Evaluator: Sendable {
+    public var estimator: PoseEstimator
+    public var jobs: Int
+    /// For benchmarks: detect the reference again for every frame instead of reusing it.
+    public var recomputeReference = false
+    public var thumbnails = true
+
+    public init(config: PipelineConfig, jobs: Int) throws {
+        estimator = try PoseEstimator(config: config)
+        self.jobs = max(1, jobs)
+    }
+
+    public func run(_ folders: [URL], progress: (@Sendable (Int, Int) -> Void)? = nil) -> EvaluationOutcome {
+        var outcome = EvaluationOutcome()
+        var loaded: [FrameSequence] = []
+        for folder in folders {
+            do {
+                let sequence = try FrameSequence.load(from: folder)
+                _ = try sequence.camera()
+                loaded.append(sequence)
+            } catch {
+                outcome.broken.append(BrokenSequence(path: folder.path, error: "\(error)"))
+            }
+        }
+        let total = loaded.map { $0.currentFrames.count }.reduce(0, +)
+        let counter = Counter()
+        for sequence in loaded {
+            let rows = evaluate(sequence) { counter.increment(); progress?(counter.value, total) }
+            outcome.rows += rows
+            if thumbnails { outcome.thumbnails[sequence.manifest.name] = overlays(sequence, rows) }
+        }
+        return outcome
+    }
+
+    /// One row per current frame, in frames.csv order.
+    func evaluate(_ sequence: FrameSequence, done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
+        let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) }
+        let camera = try? sequence.camera()
+        let referenceFiles = Set(frames.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
+        let references = Results<Result<ReferenceFrame, RephotoError>>(count: referenceFiles.count)
+        if !recomputeReference {
+            parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], camera)) }
+        }
+        let rows = Results<EvaluationRow>(count: frames.count)
+        parallel(frames.count) { i in
+            let (index, frame) = frames[i]
+            let referenceFile = sequence.referenceFile(for: frame) ?? ""
+            let reference = recomputeReference ? prepare(sequence, referenceFile, camera)
+                : references.get(referenceFiles.firstIndex(of: referenceFile)!)!
+            rows.set(i, evaluate(sequence, index: index, frame: frame, reference: reference, camera: camera))
+            done()
+        }
+        return rows.values.map { $0! }
+    }
+
+    private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
+        Result {
+            let image = try Image(contentsOfFile: sequence.path(of: file), maxPixels: estimator.config.maxPixels, grayscale: true)
+            return try estimator.prepareReference(image, camera: camera)
+        }.mapError { $0 as? RephotoError ?? RephotoError(.internal, "\($0)") }
+    }
+
+    func evaluate(_ sequence: FrameSequence, index: Int, frame: SequenceFrame, reference: Result<ReferenceFrame, RephotoError>,
+                  camera: CameraIntrinsics?) -> EvaluationRow {
+        var row = EvaluationRow()
+        row.sequence = sequence.manifest.name
+        row.index = index
+        row.file = frame.file
+        row.referenceFile = sequence.referenceFile(for: frame) ?? ""
+        let truth = frame.truth
+        do {
+            let prepared = try reference.get()
+            let image = try Image(contentsOfFile: sequence.path(of: frame.file), maxPixels: estimator.config.maxPixels, grayscale: true)
+            var attitudes: AttitudePair?
+            if let q1 = frame.attitude, let q0 = sequence.attitude(of: row.referenceFile) {
+                let m = sequence.manifest
+                attitudes = AttitudePair(reference: try Attitude(quaternion: q0, frame: m.attitudeFrame, orientation: m.cameraOrientation),
+                                         current: try Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation))
+            }
+            let result = try estimator.estimate(reference: prepared, current: image, camera: camera, attitudes: attitudes)
+            row.fill(from: result, truth: truth)
+        } catch {
+            let e = error as? RephotoError ?? RephotoError(.internal, "\(error)")
+            row.failed = true
+            row.failureKind = e.kind.rawValue
+            row.failureReason = e.message
+        }
+        if truth.rotation != nil {
+            let rotation = row.failed ? 180 : (row.rotationErrorDegrees ?? 180)
+            let translation = truth.translation == nil ? 0 : (row.failed ? 180 : (row.translationErrorDegrees ?? 180))
+            row.pairErrorDegrees = max(rotation, translation)
+        }
+        return row
+    }
+
+    /// Worst, median and best frame of a sequence (by pair error, else by score), drawn for the report.
+    func overlays(_ sequence: FrameSequence, _ rows: [EvaluationRow]) -> [String: Data] {
+        let ok = rows.filter { !$0.failed }
+        let ranked = ok.contains { $0.pairErrorDegrees != nil }
+            ? ok.sorted { ($0.pairErrorDegrees ?? 0, $0.rotationErrorDegrees ?? 0, $0.index) < ($1.pairErrorDegrees ?? 0, $1.rotationErrorDegrees ?? 0, $1.index) }
+            : ok.sorted { (-($0.score ?? 0), $0.index) < (-($1.score ?? 0), $1.index) }
+        guard !ranked.isEmpty else { return [:] }
+        var out: [String: Data] = [:]
+        let camera = try? sequence.camera()
+        var chosen = Set<Int>()
+        for (label, row) in [("worst", ranked.last!), ("median", ranked[ranked.count / 2]), ("best", ranked.first!)] where chosen.insert(row.index).inserted {
+            guard let frame = sequence.frames.dropFirst(row.index).first,
+                  let reference = try? prepare(sequence, row.referenceFile, camera).get(),
+                  let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),
+                  let result = try? estimator.estimate(reference: reference, current: image, camera: camera),
+                  let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result) else { continue }
+            let width = min(360, drawn.width), height = max(1, drawn.height * width / drawn.width)
+            out[label] = try? drawn.resized(width: width, height: height).encoded(as: .jpeg(quality: 80))
+        }
+        return out
+    }
+
+    /// Runs body(0..<count) on up to `jobs` threads.
+    private func parallel(_ count: Int, _ body: @Sendable @escaping (Int) -> Void) {
+        guard count > 0 else { return }
+        let next = Counter()
+        DispatchQueue.concurrentPerform(iterations: min(jobs, count)) { _ in
+            while true {
+                let i = next.take()
+                guard i < count else { return }
+                body(i)
+            }
+        }
+    }
+}
+
+extension EvaluationRow {
+    /// The row of an estimated frame; errors are computed here, against the sequence's truth, never in the pipeline.
+    mutating func fill(from r: PoseResult, truth: GroundTruth) {
+        let errors = GroundTruthErrors.compute(truth: truth, rotation: r.pose?.rotation, translation: r.pose?.translation,
+                                               homography: r.homography, referenceSize: r.referenceSize)
+        keypointsReference = Double(r.counts.keypointsReference)
+        keypointsCurrent = Double(r.counts.keypointsCurrent)
+        matches = Double(r.counts.matches)
+        inliersHomography = Double(r.counts.inliersHomography)
+        inliersEssential = r.counts.inliersEssential.map(Double.init)
+        rotationOnly = r.pose?.rotationOnly
+        rotationDegrees = r.pose?.rotationDegrees
+        rotationErrorDegrees = errors.rotationErrorDegrees
+        translationErrorDegrees = errors.translationErrorDegrees
+        cornerErrorPixels = errors.cornerErrorPixels
+        afdPixels = r.metrics.afdPixels
+        score = r.metrics.score
+        displacementPercent = r.metrics.displacementPercent
+        aligned = r.navigation.aligned
+        sensorRotationDegrees = r.sensor?.rotationDegrees
+        sensorVisionAngleDegrees = r.comparison?.rotationAngleDegrees
+        if let sensor = r.sensor, let gt = truth.rotation {
+            sensorRotationErrorDegrees = GroundTruthErrors.rotationError(estimate: sensor.rotation, truth: gt)
+        }
+        quadrilateralErrorPixels = r.comparison?.quadrilateralErrorPixels
+        timeDetectReferenceMs = r.timings.detectReference
+        timeDetectCurrentMs = r.timings.detectCurrent
+        timeMatchMs = r.timings.match
+        timeHomographyMs = r.timings.homography
+        timeEssentialMs = r.timings.essential
+        timeTotalMs = r.timings.total
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import RephotoData
+import RephotoKit
+
+/// Errors against a ground truth; each nil when the truth or the estimate is missing.
+public struct GroundTruthErrors: Codable, Equatable, Sendable {
+    /// Angle of R_est^T R_gt, degrees.
+    public var rotationErrorDegrees: Double?
+    /// arccos(|t_est · t_gt|), degrees (sign-agnostic).
+    public var translationErrorDegrees: Double?
+    /// Mean distance between the reference image corners mapped by H_est and by H_gt, current pixels.
+    public var cornerErrorPixels: Double?
+
+    public static func compute(truth: GroundTruth, rotation: Matrix3?, translation: SIMD3<Double>?,
+                               homography: Matrix3?, referenceSize: ImageSize) -> GroundTruthErrors {
+        var errors = GroundTruthErrors()
+        if let gt = truth.rotation, let est = rotation {
+            errors.rotationErrorDegrees = rotationError(estimate: est, truth: gt)
+        }
+        if let gt = truth.translation, let est = translation {
+            errors.translationErrorDegrees = translationDirectionError(estimate: est, truth: gt)
+        }
+        if let gt = truth.homography, let est = homography {
+            errors.cornerErrorPixels = cornerError(estimate: est, truth: gt, size: referenceSize)
+        }
+        return errors
+    }
+
+    public static func rotationError(estimate: Matrix3, truth: Matrix3) -> Double {
+        Matrix3.angleDegrees(between: estimate, and: truth)
+    }
+
+    public static func translationDirectionError(estimate: SIMD3<Double>, truth: SIMD3<Double>) -> Double {
+        let c = abs(dot(estimate, truth)) / (length(estimate) * length(truth))
+        return acos(min(1, c)) * 180 / .pi
+    }
+
+    public static func cornerError(estimate: Matrix3, truth: Matrix3, size: ImageSize) -> Double {
+        let w = Double(size.width), h = Double(size.height)
+        let corners = [Point2(x: 0, y: 0), Point2(x: w, y: 0), Point2(x: w, y: h), Point2(x: 0, y: h)]
+        return corners.map { estimate.project($0).distance(to: truth.project($0)) }.reduce(0, +) / 4
+    }
+}
+

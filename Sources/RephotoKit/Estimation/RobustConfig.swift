@@ -1,0 +1,60 @@
+import RephotoShim
+
+/// A robust estimator as OpenCV 4.6 offers it for findHomography and findEssentialMat.
+public enum RobustMethod: String, Codable, CaseIterable, Sendable {
+    case leastSquares = "least_squares"  // all points, no outlier rejection (homography only)
+    case ransac, lmeds
+    case rho  // PROSAC-based (homography only)
+    case usacDefault = "usac_default", usacParallel = "usac_parallel", usacFast = "usac_fast"
+    case usacAccurate = "usac_accurate", usacProsac = "usac_prosac"
+    case usacMagsac = "usac_magsac"  // MAGSAC++
+
+    /// findEssentialMat has no least squares and no RHO.
+    public static let essentialMethods = allCases.filter { $0 != .leastSquares && $0 != .rho }
+
+    var openCV: Int32 {
+        switch self {
+        case .leastSquares: 0
+        case .ransac: 8
+        case .lmeds: 4
+        case .rho: 16
+        case .usacDefault: 32
+        case .usacParallel: 33
+        case .usacFast: 35
+        case .usacAccurate: 36
+        case .usacProsac: 37
+        case .usacMagsac: 38
+        }
+    }
+}
+
+/// Parameters of one robust estimation. The threshold is in pixels for both homography (transfer
+/// error in the current frame) and essential matrix (epipolar distance, converted by the focal length).
+/// There is no seed: OpenCV 4.6 runs these estimators from a fixed internal random state, so the same
+/// input always gives the same answer (docs/configuration.md).
+public struct RobustConfig: Equatable, Sendable {
+    public var method: RobustMethod
+    public var threshold: Double
+    public var confidence: Double
+    public var maxIterations: Int
+
+    public init(method: RobustMethod, threshold: Double, confidence: Double, maxIterations: Int) {
+        self.method = method
+        self.threshold = threshold
+        self.confidence = confidence
+        self.maxIterations = maxIterations
+    }
+
+    /// The registry's defaults for the estimator at `path` (`\.homography` or `\.pose.essential`).
+    init(defaultsOf path: KeyPath<PipelineConfig, RobustConfig>) {
+        self.init(method: ParameterRegistry.defaultValue(path.appending(path: \.method)),
+                  threshold: ParameterRegistry.defaultValue(path.appending(path: \.threshold)),
+                  confidence: ParameterRegistry.defaultValue(path.appending(path: \.confidence)),
+                  maxIterations: ParameterRegistry.defaultValue(path.appending(path: \.maxIterations)))
+    }
+
+    package func shimParameters(refine: Bool = false) throws -> rp_robust_params {
+        rp_robust_params(method: method.openCV, threshold: threshold, confidence: confidence,
+                         max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0)
+    }
+}

@@ -1,0 +1,66 @@
+import RephotoShim
+
+/// Which OpenCV feature detector/descriptor to use.
+public enum DetectorKind: String, Codable, CaseIterable, Sendable {
+    case akaze, orb, sift
+}
+
+/// Feature detection settings: the detector, its OpenCV parameters, and the analysis scale.
+/// Detection may run on a downscaled copy; every reported coordinate is in full-resolution pixels.
+/// Defaults and ranges are declared in `ParameterRegistry`.
+public struct FeatureConfig: Equatable, Sendable {
+    public var detector: DetectorKind = ParameterRegistry.defaultValue(\.features.detector)
+    /// Downscale so the longer side is at most this many pixels (nil: no limit).
+    public var maxDimension: Int? = ParameterRegistry.defaultValue(\.features.maxDimension)
+    /// Downscale by this factor in (0, 1] (nil: 1). With both set, the smaller scale wins.
+    public var scale: Double? = ParameterRegistry.defaultValue(\.features.scale)
+    public var akaze = AKAZEParameters()
+    public var orb = ORBParameters()
+    public var sift = SIFTParameters()
+
+    public init() {}
+
+    public init(detector: DetectorKind, maxDimension: Int? = nil, scale: Double? = nil) {
+        self.detector = detector
+        self.maxDimension = maxDimension
+        self.scale = scale
+    }
+
+    /// Checks the ranges of `ParameterRegistry` (and the rules between these parameters).
+    public func validate() throws {
+        var config = PipelineConfig()
+        config.features = self
+        try config.validate()
+    }
+
+    /// The shim's parameter block; integers that do not fit C's int are refused, not truncated.
+    package func shimParameters() throws -> rp_detector_params {
+        var p = rp_detector_params()
+        p.kind = Int32(detector == .akaze ? RP_DETECTOR_AKAZE.rawValue : detector == .orb ? RP_DETECTOR_ORB.rawValue : RP_DETECTOR_SIFT.rawValue)
+        p.max_dimension = try cInt(maxDimension ?? 0, "features.maxDimension")
+        p.scale = scale ?? 0
+        p.akaze_descriptor_type = akaze.descriptorType.openCV
+        p.akaze_descriptor_size = try cInt(akaze.descriptorSize, "features.akaze.descriptorSize")
+        p.akaze_descriptor_channels = try cInt(akaze.descriptorChannels, "features.akaze.descriptorChannels")
+        p.akaze_threshold = Float(akaze.threshold)
+        p.akaze_octaves = try cInt(akaze.octaves, "features.akaze.octaves")
+        p.akaze_octave_layers = try cInt(akaze.octaveLayers, "features.akaze.octaveLayers")
+        p.akaze_diffusivity = akaze.diffusivity.openCV
+        p.orb_features = try cInt(orb.features, "features.orb.features")
+        p.orb_scale_factor = Float(orb.scaleFactor)
+        p.orb_levels = try cInt(orb.levels, "features.orb.levels")
+        p.orb_edge_threshold = try cInt(orb.edgeThreshold, "features.orb.edgeThreshold")
+        p.orb_first_level = try cInt(orb.firstLevel, "features.orb.firstLevel")
+        p.orb_wta_k = try cInt(orb.wtaK, "features.orb.wtaK")
+        p.orb_score_type = orb.scoreType.openCV
+        p.orb_patch_size = try cInt(orb.patchSize, "features.orb.patchSize")
+        p.orb_fast_threshold = try cInt(orb.fastThreshold, "features.orb.fastThreshold")
+        p.sift_features = try cInt(sift.features, "features.sift.features")
+        p.sift_octave_layers = try cInt(sift.octaveLayers, "features.sift.octaveLayers")
+        p.sift_contrast_threshold = sift.contrastThreshold
+        p.sift_edge_threshold = sift.edgeThreshold
+        p.sift_sigma = sift.sigma
+        p.sift_descriptor_type = sift.descriptorType.openCV
+        return p
+    }
+}

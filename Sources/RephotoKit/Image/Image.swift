@@ -1,0 +1,139 @@
+import RephotoShim
+import Foundation
+
+/// An 8-bit image (BGR or grey) in OpenCV memory, EXIF orientation already applied.
+/// Immutable after creation, so one instance can be read from several threads at once.
+public final class Image: @unchecked Sendable {
+    /// Images above this many pixels are refused before decoding (50 MP).
+    public static let defaultMaxPixels = 50_000_000
+
+    package let handle: OpaquePointer
+    public let width: Int
+    public let height: Int
+    public let channels: Int
+
+    package init(handle: OpaquePointer) {
+        self.handle = handle
+        width = Int(rp_image_width(handle))
+        height = Int(rp_image_height(handle))
+        channels = Int(rp_image_channels(handle))
+    }
+
+    deinit { rp_image_free(handle) }
+
+    /// Decodes JPEG or PNG bytes. `maxPixels` is checked against the header before any decoding.
+    /// `grayscale` decodes straight to one channel (faster; enough for estimation, not for drawing).
+    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
+        var out: OpaquePointer?
+        try data.withUnsafeBytes { raw in
+            let base = raw.bindMemory(to: UInt8.self).baseAddress
+            try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), grayscale ? 1 : 0, &out, $0) }
+        }
+        self.init(handle: out!)
+    }
+
+    /// Reads and decodes an image file; errors name the path.
+    public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
+        let data = try Image.readFile(path)
+        do {
+            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale)
+        } catch let error as RephotoError {
+            throw error.prefixed(path)
+        }
+    }
+
+    /// Wraps tightly packed 8-bit pixels (1 channel grey or 3 channels BGR).
+    public convenience init(width: Int, height: Int, channels: Int, pixels: [UInt8]) throws {
+        let (area, areaOverflow) = width.multipliedReportingOverflow(by: height)
+        let (bytes, bytesOverflow) = area.multipliedReportingOverflow(by: channels)
+        guard width > 0, height > 0, channels > 0, !areaOverflow, !bytesOverflow, bytes == pixels.count else {
+            throw RephotoError.badInput("pixel buffer has \(pixels.count) bytes, expected \(width)x\(height)x\(channels)")
+        }
+        var out: OpaquePointer?
+        try pixels.withUnsafeBufferPointer { buffer in
+            let (w, h, c) = (try cInt(width, "width"), try cInt(height, "height"), try cInt(channels, "channels"))
+            try shimCall { rp_image_create(w, h, c, buffer.baseAddress, width * channels, buffer.count, &out, $0) }
+        }
+        self.init(handle: out!)
+    }
+
+    package static func readFile(_ path: String) throws -> Data {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw RephotoError.badInput("\(path): no such file")
+        }
+        guard !isDirectory.boolValue else { throw RephotoError.badInput("\(path): is a directory, not an image") }
+        // Checked before reading: Foundation's reader leaks a buffer on empty files.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        if size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw RephotoError.badInput("\(path): cannot read file (\(error.localizedDescription))")
+        }
+        guard !data.isEmpty else { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
+        return data
+    }
+
+    public var size: ImageSize { ImageSize(width: width, height: height) }
+
+    public func grayscale() throws -> Image {
+        var out: OpaquePointer?
+        try shimCall { rp_image_to_gray(handle, &out, $0) }
+        return Image(handle: out!)
+    }
+
+    public enum EncodedFormat: Sendable {
+        case png
+        case jpeg(quality: Int)
+    }
+
+    public func encoded(as format: EncodedFormat) throws -> Data {
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let (ext, quality): (String, Int32) = switch format {
+        case .png: (".png", 0)
+        case .jpeg(let q): (".jpg", Int32(min(max(q, 0), 100)))
+        }
+        try shimCall { rp_image_encode(handle, ext, quality, &bytes, &length, $0) }
+        defer { rp_buffer_free(bytes) }
+        return Data(bytes: bytes!, count: length)
+    }
+
+    public func write(to path: String, format: EncodedFormat = .png) throws {
+        let data = try encoded(as: format)
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw RephotoError.badInput("\(path): cannot write image (\(error.localizedDescription))")
+        }
+    }
+
+    /// Tightly packed pixel bytes, rows top to bottom, BGR order for colour.
+    public func pixels() throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: width * height * channels)
+        let capacity = out.count
+        try out.withUnsafeMutableBufferPointer { buffer in
+            try shimCall { rp_image_copy_pixels(handle, buffer.baseAddress, capacity, $0) }
+        }
+        return out
+    }
+
+    /// The image warped by a homography (this image's pixels -> output pixels).
+    public func warped(by homography: Matrix3, width: Int, height: Int) throws -> Image {
+        var out: OpaquePointer?
+        let (w, h) = (try cInt(width, "width"), try cInt(height, "height"))
+        try homography.elements.withUnsafeBufferPointer { matrix in
+            try shimCall { rp_image_warp_perspective(handle, matrix.baseAddress, w, h, &out, $0) }
+        }
+        return Image(handle: out!)
+    }
+
+    public func resized(width: Int, height: Int) throws -> Image {
+        var out: OpaquePointer?
+        let (w, h) = (try cInt(width, "width"), try cInt(height, "height"))
+        try shimCall { rp_image_resize(handle, w, h, &out, $0) }
+        return Image(handle: out!)
+    }
+}

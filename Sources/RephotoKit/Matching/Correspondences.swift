@@ -1,0 +1,19 @@
+/// One correspondence between a reference keypoint and a current keypoint.
+public struct Match: Equatable, Sendable {
+    public var referenceIndex: Int
+    public var currentIndex: Int
+    public var distance: Double
+}
+
+/// Matched point pairs, in full-resolution pixels of each image.
+public struct Correspondences: Sendable {
+    public var matches: [Match]
+    public var reference: [Point2]
+    public var current: [Point2]
+
+    public var count: Int { reference.count }
+
+    /// Flat x,y arrays as the shim wants them.
+    var referenceXY: [Double] { reference.flatMap { [$0.x, $0.y] } }
+    var currentXY: [Double] { current.flatMap { [$0.x, $0.y] } }
+}

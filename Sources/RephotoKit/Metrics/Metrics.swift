@@ -1,0 +1,49 @@
+import Foundation
+
+/// Alignment metrics of a frame pair, computed on the homography inliers.
+public struct Metrics: Codable, Equatable, Sendable {
+    public var inliersHomography: Int
+    /// Homography inliers / matches.
+    public var inlierRatio: Double
+    /// Mean displacement of inlier points between the frames (AFD), current-frame pixels.
+    public var afdPixels: Double
+    /// Shi et al.: 100 − AFD measured at a 480-pixel-wide rendition, clamped to 0...100.
+    public var score: Double
+    /// Plsek: mean displacement with both frames scaled to 100 x 100, percent.
+    public var displacementPercent: Double
+    /// RMS of ||H a − b|| over homography inliers, current-frame pixels.
+    public var homographyRmsPixels: Double
+    /// RMS Sampson error over essential inliers, pixels; nil without a pose.
+    public var sampsonRmsPixels: Double?
+
+    /// Width of the rendition the Shi score is defined on.
+    public static let scoreWidth = 480.0
+
+    /// Reference points are first scaled to the current frame's size, so frames of different
+    /// resolutions compare (identical framing gives zero displacement).
+    public static func compute(pairs: Correspondences, homography: HomographyEstimate, referenceSize: ImageSize,
+                               currentSize: ImageSize, sampsonRmsPixels: Double?) -> Metrics {
+        let sx = Double(currentSize.width) / Double(referenceSize.width)
+        let sy = Double(currentSize.height) / Double(referenceSize.height)
+        var afd = 0.0, percent = 0.0, squared = 0.0
+        var n = 0
+        for i in 0..<pairs.count where homography.inliers[i] {
+            let a = pairs.reference[i], b = pairs.current[i]
+            let scaled = Point2(x: (a.x + 0.5) * sx - 0.5, y: (a.y + 0.5) * sy - 0.5)
+            afd += scaled.distance(to: b)
+            let pa = Point2(x: a.x / Double(referenceSize.width) * 100, y: a.y / Double(referenceSize.height) * 100)
+            let pb = Point2(x: b.x / Double(currentSize.width) * 100, y: b.y / Double(currentSize.height) * 100)
+            percent += pa.distance(to: pb)
+            let e = homography.matrix.project(a).distance(to: b)
+            squared += e * e
+            n += 1
+        }
+        let count = Double(max(n, 1))
+        afd /= count
+        let score = min(100, max(0, 100 - afd * scoreWidth / Double(currentSize.width)))
+        return Metrics(
+            inliersHomography: n, inlierRatio: pairs.count > 0 ? Double(n) / Double(pairs.count) : 0,
+            afdPixels: afd, score: score, displacementPercent: percent / count,
+            homographyRmsPixels: (squared / count).squareRoot(), sampsonRmsPixels: sampsonRmsPixels)
+    }
+}

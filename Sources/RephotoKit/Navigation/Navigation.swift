@@ -1,0 +1,78 @@
+import Foundation
+
+/// Where to move the camera so the current view matches the reference (Shi et al. 2018).
+///
+/// `target` is the centred rectangle of the current frame; `quadrilateral` is where the reference's own
+/// centred rectangle lies in the current frame (mapped by H). The user moves until they coincide.
+/// Signs (image axes: x right, y down):
+/// - `offsetX` > 0: the reference view lies to the right: turn or move the camera right. `offsetY` > 0: down.
+/// - `areaRatio` > 1: the reference view appears larger, the camera is too close: move back; < 1: move forward.
+/// - `rollDegrees` > 0: the reference view appears rotated clockwise on screen: roll the camera clockwise.
+/// - `keystoneHorizontalPercent` = (right edge − left edge) / mean edge × 100; with the centre aligned,
+///   > 0 means the current viewpoint is to the right of the original: move left around the subject.
+/// - `keystoneVerticalPercent` = (bottom edge − top edge) / mean edge × 100; with the centre aligned,
+///   > 0 means the current viewpoint is below the original: move up.
+public struct Navigation: Codable, Equatable, Sendable {
+    public var target: Quadrilateral
+    public var quadrilateral: Quadrilateral
+    /// Centre offset of the quadrilateral from the target, pixels of the current frame.
+    public var offsetX: Double
+    public var offsetY: Double
+    /// The same offsets as a percentage of the current frame's width (both axes, so they compare).
+    public var offsetXPercent: Double
+    public var offsetYPercent: Double
+    public var areaRatio: Double
+    public var rollDegrees: Double
+    public var keystoneHorizontalPercent: Double
+    public var keystoneVerticalPercent: Double
+    /// Largest corner distance between quadrilateral and target, pixels.
+    public var maxCornerErrorPixels: Double
+    public var aligned: Bool
+    /// Short instructions for a person, most important first; empty when aligned.
+    public var hints: [String]
+
+    public static func compute(homography: Matrix3, referenceSize: ImageSize, currentSize: ImageSize,
+                               config: NavigationConfig = NavigationConfig()) -> Navigation {
+        let target = Quadrilateral.centred(in: currentSize, fraction: config.targetFraction)
+        let quad = Quadrilateral.centred(in: referenceSize, fraction: config.targetFraction).mapped(by: homography)
+        let width = Double(currentSize.width)
+        let tc = target.diagonalCentre!
+        let qc = quad.diagonalCentre ?? Point2(x: quad.corners.map(\.x).reduce(0, +) / 4, y: quad.corners.map(\.y).reduce(0, +) / 4)
+        let dx = qc.x - tc.x, dy = qc.y - tc.y
+        let c = quad.corners
+        let top = c[0].distance(to: c[1]), right = c[1].distance(to: c[2])
+        let bottom = c[2].distance(to: c[3]), left = c[3].distance(to: c[0])
+        let roll = atan2(c[1].y - c[0].y, c[1].x - c[0].x) * 180 / .pi
+        let keyH = (right - left) / max((right + left) / 2, 1e-9) * 100
+        let keyV = (bottom - top) / max((bottom + top) / 2, 1e-9) * 100
+        let maxCorner = quad.maxCornerDistance(to: target)
+        let aligned = quad.isConvex && maxCorner <= config.alignedTolerancePercent / 100 * width
+        var nav = Navigation(
+            target: target, quadrilateral: quad, offsetX: dx, offsetY: dy,
+            offsetXPercent: dx / width * 100, offsetYPercent: dy / width * 100,
+            areaRatio: quad.area / target.area, rollDegrees: roll,
+            keystoneHorizontalPercent: keyH, keystoneVerticalPercent: keyV,
+            maxCornerErrorPixels: maxCorner, aligned: aligned, hints: [])
+        if !aligned { nav.hints = nav.makeHints(tolerancePercent: config.alignedTolerancePercent) }
+        return nav
+    }
+
+    private func makeHints(tolerancePercent tol: Double) -> [String] {
+        guard quadrilateral.isConvex else { return ["the reference view is not in front of the camera: point the camera at the subject"] }
+        var hints: [(Double, String)] = []
+        if abs(offsetXPercent) > tol { hints.append((abs(offsetXPercent), "\(offsetX > 0 ? "turn right" : "turn left") (\(fmt(abs(offsetXPercent), 2))% of width)")) }
+        if abs(offsetYPercent) > tol { hints.append((abs(offsetYPercent), "\(offsetY > 0 ? "tilt down" : "tilt up") (\(fmt(abs(offsetYPercent), 2))% of width)")) }
+        let scale = (areaRatio.squareRoot() - 1) * 100
+        if abs(scale) > tol { hints.append((abs(scale), "\(scale > 0 ? "move back" : "move forward") (view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small"))")) }
+        if abs(rollDegrees) > 0.5 { hints.append((abs(rollDegrees), "roll \(rollDegrees > 0 ? "clockwise" : "counter-clockwise") \(fmt(abs(rollDegrees), 2))°")) }
+        // Keystone is ambiguous while the view is off-centre (a turn also skews it): only once centred.
+        let centred = abs(offsetXPercent) <= 2 * tol && abs(offsetYPercent) <= 2 * tol
+        if centred, abs(keystoneHorizontalPercent) > 2 * tol {
+            hints.append((abs(keystoneHorizontalPercent) / 2, "move \(keystoneHorizontalPercent > 0 ? "left" : "right") around the subject"))
+        }
+        if centred, abs(keystoneVerticalPercent) > 2 * tol {
+            hints.append((abs(keystoneVerticalPercent) / 2, "move \(keystoneVerticalPercent > 0 ? "up" : "down") around the subject"))
+        }
+        return hints.sorted { $0.0 > $1.0 }.map(\.1)
+    }
+}

@@ -1,0 +1,124 @@
+/// Every tunable of the pipeline, declared once: path, type, default, allowed values, tuning scale and a
+/// one-line description. Config decoding and encoding, validation, `rephoto defaults`, the parameter table
+/// of docs/configuration.md and the tuner all read this list; the config structs take their defaults from it.
+public enum ParameterRegistry {
+    public static let parameters: [Parameter] = [
+        // features: OpenCV 4.6's AKAZE::create, ORB::create and SIFT::create parameters, with OpenCV's defaults.
+        .choice("features.detector", \.features.detector, DetectorKind.akaze, "feature detector and descriptor"),
+        .optionalInteger("features.maxDimension", \.features.maxDimension, min: 16, max: 1 << 20,
+                         "analysis scale: detect on a copy downscaled so its longer side is at most this many pixels (null: full size)"),
+        .optionalReal("features.scale", \.features.scale, above: 0, atMost: 1,
+                      "analysis scale as a factor (null: 1); with maxDimension too, the smaller scale wins"),
+        .choice("features.akaze.descriptorType", \.features.akaze.descriptorType, AKAZEParameters.DescriptorType.mldb, "AKAZE descriptor"),
+        .integer("features.akaze.descriptorSize", \.features.akaze.descriptorSize, 0, min: 0, max: 486,
+                 "MLDB descriptor bits, 0 = full size (162 per channel)"),
+        .integer("features.akaze.descriptorChannels", \.features.akaze.descriptorChannels, 3, min: 1, max: 3, "MLDB descriptor channels"),
+        .real("features.akaze.threshold", \.features.akaze.threshold, 0.001, above: 0, below: 1, scale: .log, "AKAZE detector response threshold"),
+        .integer("features.akaze.octaves", \.features.akaze.octaves, 4, min: 1, max: 10, "AKAZE scale-space octaves"),
+        .integer("features.akaze.octaveLayers", \.features.akaze.octaveLayers, 4, min: 1, max: 10, "AKAZE sublevels per octave"),
+        .choice("features.akaze.diffusivity", \.features.akaze.diffusivity, AKAZEParameters.Diffusivity.pmG2, "AKAZE diffusivity function"),
+        .integer("features.orb.features", \.features.orb.features, 500, min: 1, max: 1_000_000, "ORB: maximum number of features"),
+        .real("features.orb.scaleFactor", \.features.orb.scaleFactor, 1.2, above: 1, atMost: 4, "ORB pyramid decimation ratio"),
+        .integer("features.orb.levels", \.features.orb.levels, 8, min: 1, max: 32, "ORB pyramid levels"),
+        .integer("features.orb.edgeThreshold", \.features.orb.edgeThreshold, 31, min: 0, max: 1024, "ORB border without features, pixels"),
+        .integer("features.orb.firstLevel", \.features.orb.firstLevel, 0, min: 0, max: 31, "ORB pyramid level of the source image (< levels)"),
+        .integer("features.orb.wtaK", \.features.orb.wtaK, 2, min: 2, max: 4, "ORB points per BRIEF comparison (3 and 4 use Hamming2)"),
+        .choice("features.orb.scoreType", \.features.orb.scoreType, ORBParameters.ScoreType.harris, "ORB keypoint ranking"),
+        .integer("features.orb.patchSize", \.features.orb.patchSize, 31, min: 2, max: 1024, "ORB BRIEF patch size, pixels"),
+        .integer("features.orb.fastThreshold", \.features.orb.fastThreshold, 20, min: 0, max: 255, "ORB FAST threshold, grey levels"),
+        .integer("features.sift.features", \.features.sift.features, 0, min: 0, max: 1_000_000, "SIFT: best features to keep, 0 = all"),
+        .integer("features.sift.octaveLayers", \.features.sift.octaveLayers, 3, min: 1, max: 10, "SIFT layers per octave"),
+        .real("features.sift.contrastThreshold", \.features.sift.contrastThreshold, 0.04, above: 0, below: 1, scale: .log, "SIFT contrast threshold"),
+        .real("features.sift.edgeThreshold", \.features.sift.edgeThreshold, 10, above: 0, atMost: 1000, scale: .log, "SIFT edge threshold"),
+        .real("features.sift.sigma", \.features.sift.sigma, 1.6, above: 0, atMost: 10, "SIFT Gaussian sigma of octave 0, pixels"),
+        .choice("features.sift.descriptorType", \.features.sift.descriptorType, SIFTParameters.DescriptorType.float32, "SIFT descriptor element type"),
+
+        // matching
+        .choice("matching.matcher", \.matching.matcher, MatchConfig.Matcher.bruteForce,
+                "brute_force (exact), flann (approximate) or opencv_brute_force (cv::BFMatcher, for checks)"),
+        .real("matching.ratio", \.matching.ratio, 0.8, above: 0, atMost: 1, "Lowe's ratio test on the two nearest neighbours; 1 disables it"),
+        .flag("matching.mutual", \.matching.mutual, false, "keep only pairs that are each other's nearest neighbour"),
+        .integer("matching.lshTableNumber", \.matching.lshTableNumber, 6, min: 1, max: 64, "FLANN LSH hash tables (binary descriptors)"),
+        .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 32, "FLANN LSH key bits"),
+        .integer("matching.lshMultiProbeLevel", \.matching.lshMultiProbeLevel, 1, min: 0, max: 4, "FLANN LSH multi-probe level"),
+        .integer("matching.kdTrees", \.matching.kdTrees, 5, min: 1, max: 64, "FLANN KD-trees (float descriptors)"),
+        .integer("matching.flannChecks", \.matching.flannChecks, 50, min: 1, max: 1_000_000, "FLANN leaves checked per search"),
+
+        // robust estimators
+        .choice("homography.method", \.homography.method, RobustMethod.usacMagsac, "robust estimator of H (usac_magsac = MAGSAC++)"),
+        .real("homography.threshold", \.homography.threshold, 3, above: 0, atMost: 1000, scale: .log, "inlier threshold: transfer error, pixels"),
+        .real("homography.confidence", \.homography.confidence, 0.995, above: 0, below: 1, "required confidence"),
+        .integer("homography.maxIterations", \.homography.maxIterations, 2000, min: 1, max: 1_000_000, scale: .integer, "iteration cap"),
+        .choice("pose.essential.method", \.pose.essential.method, RobustMethod.ransac, allowed: RobustMethod.essentialMethods,
+                "robust estimator of E"),
+        .real("pose.essential.threshold", \.pose.essential.threshold, 1, above: 0, atMost: 1000, scale: .log,
+              "inlier threshold: Sampson distance, pixels (divided by the mean focal length)"),
+        .real("pose.essential.confidence", \.pose.essential.confidence, 0.999, above: 0, below: 1, "required confidence"),
+        .integer("pose.essential.maxIterations", \.pose.essential.maxIterations, 1000, min: 1, max: 1_000_000, "iteration cap"),
+        .real("pose.degeneracyRatio", \.pose.degeneracyRatio, 0.7, above: 0, atMost: 1,
+              "Bae et al.: rotation-only/planar when homography support > ratio x essential support"),
+        .optionalReal("pose.degeneracyThreshold", \.pose.degeneracyThreshold, above: 0, atMost: 1000, scale: .log,
+                      "Sampson threshold for counting support, pixels (null: pose.essential.threshold)"),
+        .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt refinement of R and t on the inliers' Sampson error"),
+
+        // navigation and sensor
+        .real("navigation.targetFraction", \.navigation.targetFraction, 0.6, above: 0, atMost: 1,
+              "side of the target rectangle as a fraction of the frame's (Shi et al.: 3/5)"),
+        .real("navigation.alignedTolerancePercent", \.navigation.alignedTolerancePercent, 1, above: 0, atMost: 100,
+              "aligned when every corner is within this percentage of the frame width"),
+        .rotation("sensor.cameraFromDevice", \.sensor.cameraFromDevice, Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]]),
+                  "device axes to camera axes in portrait (default: a phone's back camera)"),
+
+        // gates and limits
+        .integer("minimumInliers", \.minimumInliers, 10, min: 4, max: 100_000, "fewer matches or homography inliers than this is 'could not estimate'"),
+        .integer("maxPixels", \.maxPixels, 50_000_000, min: 1, max: 1 << 40, scale: .fixed, "images with more pixels are refused before decoding"),
+    ]
+
+    /// Rules that involve several parameters, checked after each one's own range.
+    static let crossChecks: [(paths: [String], check: @Sendable (PipelineConfig) -> String?)] = [
+        (["features.akaze.descriptorSize", "features.akaze.descriptorChannels"], { c in
+            let maxBits = 162 * c.features.akaze.descriptorChannels
+            return c.features.akaze.descriptorSize <= maxBits ? nil
+                : "features.akaze.descriptorSize = \(c.features.akaze.descriptorSize) is out of range (allowed: 0...\(maxBits) with \(c.features.akaze.descriptorChannels) channels)"
+        }),
+        (["features.orb.firstLevel", "features.orb.levels"], { c in
+            c.features.orb.firstLevel < c.features.orb.levels ? nil
+                : "features.orb.firstLevel = \(c.features.orb.firstLevel) is out of range (allowed: 0...\(c.features.orb.levels - 1), below features.orb.levels)"
+        }),
+    ]
+
+    /// The parameter at a dotted path.
+    public static func parameter(_ path: String) -> Parameter? { byPath[path] }
+
+    private static let byPath = Dictionary(uniqueKeysWithValues: parameters.map { ($0.path, $0) })
+    // Key paths are immutable values; the dictionary is never mutated after it is built.
+    nonisolated(unsafe) private static let byKeyPath = Dictionary(uniqueKeysWithValues: parameters.map { ($0.keyPath, $0) })
+
+    /// The declared default of the parameter at `keyPath`: what the config structs initialise their fields with.
+    static func defaultValue<T>(_ keyPath: KeyPath<PipelineConfig, T>) -> T {
+        guard let parameter = byKeyPath[keyPath], let value = parameter.typedDefault as? T else {
+            preconditionFailure("\(keyPath) is not declared in ParameterRegistry")
+        }
+        return value
+    }
+
+    /// Checks every parameter's range and the cross-parameter rules; the error names the parameter and value.
+    static func validate(_ config: PipelineConfig) throws {
+        for parameter in parameters { try parameter.check(parameter.value(in: config)) }
+        for rule in crossChecks {
+            if let message = rule.check(config) { throw RephotoError.badInput(message) }
+        }
+    }
+}
+
+extension ParameterRegistry {
+    /// The parameter table of docs/configuration.md, generated so the docs cannot drift from the code.
+    public static func markdownTable() -> String {
+        var lines = ["| parameter | type | default | allowed | scale | meaning |", "|---|---|---|---|---|---|"]
+        for p in parameters {
+            let allowed = "\(p.domain)".replacingOccurrences(of: "|", with: "\\|")
+            lines.append("| `\(p.path)` | \(p.typeName) | `\(p.defaultValue)` | \(allowed) | \(p.scale.rawValue) | \(p.summary) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

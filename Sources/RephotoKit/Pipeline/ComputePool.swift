@@ -1,0 +1,93 @@
+import Foundation
+
+/// A fixed set of threads of its own that runs CPU-bound work (OpenCV) for async callers. Estimation blocks
+/// its thread for tens to hundreds of milliseconds; on Swift's cooperative pool, which has one thread per
+/// core, that would stall every other task of the process (an HTTP event loop's handlers among them). Here
+/// the awaiting task is suspended and its cooperative thread stays free.
+///
+/// Bounded twice: `threads` pieces of work run at once, and at most `queueLimit` wait; past that `run` fails
+/// at once with `RephotoError.Kind.unavailable` rather than letting latency grow. Work that has been queued
+/// runs to completion.
+public final class ComputePool: @unchecked Sendable {
+    public let threads: Int
+    public let queueLimit: Int
+
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var busy = 0
+    private var stopping = false
+    private var workers: [Thread] = []
+
+    /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ...
+    public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute") {
+        self.threads = max(1, threads)
+        self.queueLimit = max(0, queueLimit ?? Int.max)
+        for i in 1...self.threads {
+            let threadName = "\(name)-\(i)"
+            // The threads keep the pool alive until shutdown(). Named from inside: a name set before start is lost on Linux.
+            let thread = Thread {
+                Thread.current.name = threadName
+                self.work()
+            }
+            // Estimation allocates deep OpenCV call stacks; give them room like a main thread's.
+            thread.stackSize = 8 << 20
+            workers.append(thread)
+            thread.start()
+        }
+    }
+
+    /// Runs `work` on one of the pool's threads and returns its result to the awaiting task.
+    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            let job: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
+            if let refusal = enqueue(job) { continuation.resume(throwing: refusal) }
+        }
+    }
+
+    /// Work waiting for a thread.
+    public var queued: Int { condition.withLock { jobs.count - head } }
+    /// Work running now.
+    public var running: Int { condition.withLock { busy } }
+
+    /// Lets queued work finish, then ends the threads; later `run` calls fail as unavailable.
+    public func shutdown() {
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+        }
+    }
+
+    private func enqueue(_ job: @escaping @Sendable () -> Void) -> RephotoError? {
+        condition.withLock {
+            if stopping { return RephotoError(.unavailable, "the compute pool is shut down") }
+            if jobs.count - head >= queueLimit {
+                return RephotoError(.unavailable, "compute queue full: \(threads) running, \(queueLimit) waiting")
+            }
+            jobs.append(job)
+            condition.signal()
+            return nil
+        }
+    }
+
+    private func work() {
+        while true {
+            let job: (@Sendable () -> Void)? = condition.withLock {
+                while head == jobs.count && !stopping { condition.wait() }
+                guard head < jobs.count else { return nil }
+                let next = jobs[head]
+                head += 1
+                // Compact now and then so the array does not grow with every job ever queued.
+                if head > 1024 && head * 2 > jobs.count {
+                    jobs.removeFirst(head)
+                    head = 0
+                }
+                busy += 1
+                return next
+            }
+            guard let job else { return }
+            job()
+            condition.withLock { busy -= 1 }
+        }
+    }
+}

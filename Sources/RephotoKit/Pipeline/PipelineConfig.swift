@@ -1,0 +1,104 @@
+import Foundation
+import Yams
+
+/// Every tunable of the pose pipeline in one value. Each parameter is declared once, in `ParameterRegistry`,
+/// which gives the defaults, the ranges, the decoding (JSON or YAML: missing keys keep their defaults,
+/// unknown keys and out-of-range values are errors naming the parameter) and the encoding.
+public struct PipelineConfig: Codable, Equatable, Sendable {
+    public var features = FeatureConfig()
+    public var matching = MatchConfig()
+    public var homography: RobustConfig = RobustConfig(defaultsOf: \.homography)
+    public var pose = PoseConfig()
+    public var navigation = NavigationConfig()
+    public var sensor = SensorConfig()
+    /// Fewer matches or homography inliers than this is "could not estimate".
+    public var minimumInliers: Int = ParameterRegistry.defaultValue(\.minimumInliers)
+    /// Images above this many pixels are refused before decoding.
+    public var maxPixels: Int = ParameterRegistry.defaultValue(\.maxPixels)
+
+    public init() {}
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        try ConfigTree(from: decoder).apply(to: &self)
+    }
+
+    public func encode(to encoder: Encoder) throws { try EncodedTree(ParameterRegistry.tree(of: self)).encode(to: encoder) }
+
+    /// Checks every parameter's range and the rules between parameters; the error names the parameter.
+    public func validate() throws { try ParameterRegistry.validate(self) }
+
+    /// Reads a JSON or YAML config file (by extension; otherwise JSON, then YAML) and validates it.
+    public static func load(from path: String) throws -> PipelineConfig {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw RephotoError.badInput("\(path): cannot read config file")
+        }
+        do {
+            return try decode(data, yaml: ["yml", "yaml"].contains((path as NSString).pathExtension.lowercased()))
+        } catch let error as RephotoError {
+            throw error.prefixed(path)
+        }
+    }
+
+    /// Decodes and validates config text (JSON, or YAML when `yaml`; JSON falls back to YAML).
+    public static func decode(_ data: Data, yaml: Bool = false) throws -> PipelineConfig {
+        let config: PipelineConfig
+        do {
+            if yaml {
+                config = try YAMLDecoder().decode(PipelineConfig.self, from: data)
+            } else {
+                do {
+                    config = try JSONDecoder().decode(PipelineConfig.self, from: data)
+                } catch is DecodingError {
+                    config = try YAMLDecoder().decode(PipelineConfig.self, from: data)
+                }
+            }
+        } catch let error as RephotoError {
+            throw error
+        } catch {
+            throw RephotoError.badInput("neither JSON nor YAML settings (\(ConfigFile.describe(error)))")
+        }
+        try config.validate()
+        return config
+    }
+
+    /// A config file (nil: the defaults) with overrides applied in order, each `path` a registry parameter,
+    /// then validated: how every entry point (CLI flags, request metadata, the tuner) sets parameters.
+    public static func resolve(file: String?, overrides: [(path: String, value: ParameterValue)] = []) throws -> PipelineConfig {
+        var config = try file.map(load(from:)) ?? PipelineConfig()
+        for (path, value) in overrides {
+            guard let parameter = ParameterRegistry.parameter(path) else {
+                throw RephotoError.badInput("unknown parameter '\(path)' (rephoto defaults lists them all)")
+            }
+            try parameter.set(value, in: &config)
+        }
+        try config.validate()
+        return config
+    }
+}
+
+/// Encodes the registry's tree of a config (objects in declaration order).
+private struct EncodedTree: Encodable {
+    let node: Any
+    init(_ node: Any) { self.node = node }
+
+    func encode(to encoder: Encoder) throws {
+        if let object = node as? [(String, Any)] {
+            var c = encoder.container(keyedBy: AnyCodingKey.self)
+            for (key, value) in object { try c.encode(EncodedTree(value), forKey: AnyCodingKey(stringValue: key)) }
+            return
+        }
+        var c = encoder.singleValueContainer()
+        switch node as! ParameterValue {
+        case .int(let v): try c.encode(v)
+        case .double(let v): try c.encode(v)
+        case .bool(let v): try c.encode(v)
+        case .string(let v): try c.encode(v)
+        case .matrix(let m): try c.encode(m)
+        case .null: try c.encodeNil()
+        }
+    }
+}

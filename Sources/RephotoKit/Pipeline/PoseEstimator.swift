@@ -1,0 +1,124 @@
+import Foundation
+
+/// The vision path between a reference and a current frame: features, matches, homography, navigation,
+/// metrics and (with intrinsics) the essential-matrix pose. A value type holding only its configuration,
+/// so one estimator may be used from several threads at once.
+public struct PoseEstimator: Sendable {
+    public let config: PipelineConfig
+
+    public init(config: PipelineConfig = PipelineConfig()) throws {
+        try config.validate()
+        self.config = config
+    }
+
+    /// Detects the reference's features once; `camera` is adapted to the reference's resolution.
+    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, mask: Image? = nil) throws -> ReferenceFrame {
+        let start = ContinuousClock.now
+        let adapted = try camera.map { try $0.adapted(to: image.size) }
+        let features = try Features(image: image, config: config.features, mask: mask)
+        let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
+        return ReferenceFrame(size: image.size, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
+                              matchIndex: index)
+    }
+
+    /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
+    /// is too little signal for a homography; a failed pose only adds a warning. With `attitudes` the sensor
+    /// path runs beside the vision path and the two are compared.
+    public func estimate(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, mask: Image? = nil,
+                         attitudes: AttitudePair? = nil) throws -> PoseResult {
+        guard reference.features.config == config.features else {
+            throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
+        }
+        let total = ContinuousClock.now
+        var timings = StageTimings(detectReference: reference.detectMilliseconds)
+        var warnings: [String] = []
+        let currentCamera = try camera.map { try $0.adapted(to: image.size) }
+
+        var start = ContinuousClock.now
+        let features = try Features(image: image, config: config.features, mask: mask)
+        timings.detectCurrent = milliseconds(since: start)
+
+        start = ContinuousClock.now
+        let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+        timings.match = milliseconds(since: start)
+        var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,
+                                       matches: pairs.count, inliersHomography: 0, inliersEssential: nil, homographySupport: nil, essentialSupport: nil)
+        let needed = config.minimumInliers
+        guard pairs.count >= needed else {
+            throw RephotoError.estimationFailed(
+                "too few matches: \(pairs.count) (need \(needed)); keypoints: reference \(counts.keypointsReference), current \(counts.keypointsCurrent)")
+        }
+
+        start = ContinuousClock.now
+        let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
+        timings.homography = milliseconds(since: start)
+        counts.inliersHomography = homography.inlierCount
+        guard homography.inlierCount >= needed else {
+            throw RephotoError.estimationFailed(
+                "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed)); keypoints: reference \(counts.keypointsReference), current \(counts.keypointsCurrent)")
+        }
+
+        var pose: RelativePose?
+        if let referenceCamera = reference.camera, let currentCamera {
+            start = ContinuousClock.now
+            do {
+                pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                                 homography: homography, config: config.pose)
+                counts.inliersEssential = pose?.essentialInliers
+                counts.homographySupport = pose?.homographySupport
+                counts.essentialSupport = pose?.essentialSupport
+                warnings += pose?.warnings ?? []
+            } catch let error as RephotoError where error.kind == .estimationFailed {
+                warnings.append("pose not estimated: \(error.message)")
+            }
+            timings.essential = milliseconds(since: start)
+        } else {
+            warnings.append("no intrinsics: pose not estimated (give a calibration or intrinsics)")
+        }
+
+        let navigation = Navigation.compute(homography: homography.matrix, referenceSize: reference.size,
+                                            currentSize: image.size, config: config.navigation)
+        if !navigation.quadrilateral.isConvex {
+            warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
+        }
+        let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
+                                      currentSize: image.size, sampsonRmsPixels: pose?.sampsonRmsPixels)
+        var sensor: SensorPath?
+        var comparison: PathComparison?
+        if let attitudes {
+            let path = try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
+                                              referenceSize: reference.size, currentSize: image.size,
+                                              referenceCamera: reference.camera, currentCamera: currentCamera,
+                                              config: config.sensor, targetFraction: config.navigation.targetFraction)
+            sensor = path
+            comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
+                                                visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
+                                                currentWidth: image.width, config: config.sensor)
+        }
+        timings.total = milliseconds(since: total)
+        return PoseResult(referenceSize: reference.size, currentSize: image.size, homography: homography.matrix,
+                          pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
+                          counts: counts, sensor: sensor, comparison: comparison, timings: timings,
+                          warnings: warnings, correspondences: pairs, homographyInliers: homography.inliers)
+    }
+
+    /// Convenience for one pair: prepares the reference and estimates.
+    public func estimate(reference: Image, current: Image, camera: CameraIntrinsics?, referenceCamera: CameraIntrinsics? = nil,
+                         attitudes: AttitudePair? = nil) throws -> PoseResult {
+        let prepared = try prepareReference(reference, camera: referenceCamera ?? camera)
+        return try estimate(reference: prepared, current: current, camera: camera, attitudes: attitudes)
+    }
+}
+
+// The same work off Swift's cooperative threads: an event loop or a server's tasks await it while a
+// `ComputePool`'s own threads run OpenCV.
+extension PoseEstimator {
+    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, mask: Image? = nil, on pool: ComputePool) async throws -> ReferenceFrame {
+        try await pool.run { try prepareReference(image, camera: camera, mask: mask) }
+    }
+
+    public func estimate(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, mask: Image? = nil,
+                         attitudes: AttitudePair? = nil, on pool: ComputePool) async throws -> PoseResult {
+        try await pool.run { try estimate(reference: reference, current: image, camera: camera, mask: mask, attitudes: attitudes) }
+    }
+}

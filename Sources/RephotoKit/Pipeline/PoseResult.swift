@@ -1,0 +1,81 @@
+/// Everything the vision path computes for one frame pair. Its JSON form (`PoseResult` encoded with
+/// `JSONEncoder`) is a documented contract: see docs/json-output.md.
+public struct PoseResult: Encodable, Sendable {
+    public struct PoseSummary: Encodable, Equatable, Sendable {
+        public var rotation: Matrix3
+        @NullEncoded public var homographyRotation: Matrix3?
+        /// Null when undetermined, never omitted.
+        @NullEncoded public var translation: SIMD3<Double>?
+        public var rotationDegrees: Double
+        public var rotationOnly: Bool
+        public var rotationSource: RelativePose.RotationSource
+        public var sampsonRmsPixels: Double
+
+        init(_ pose: RelativePose) {
+            rotation = pose.rotation
+            homographyRotation = pose.homographyRotation
+            translation = pose.translation
+            rotationDegrees = pose.rotationDegrees
+            rotationOnly = pose.rotationOnly
+            rotationSource = pose.rotationSource
+            sampsonRmsPixels = pose.sampsonRmsPixels
+        }
+    }
+
+    public struct Counts: Encodable, Equatable, Sendable {
+        public var keypointsReference: Int
+        public var keypointsCurrent: Int
+        public var matches: Int
+        public var inliersHomography: Int
+        /// nil when no pose was estimated.
+        @NullEncoded public var inliersEssential: Int?
+        /// Matches the homography (transfer error) and the essential matrix (Sampson distance) explain within
+        /// the degeneracy threshold (nil when no pose was estimated); rotationOnly is set when
+        /// homographySupport > pose.degeneracyRatio x essentialSupport.
+        @NullEncoded public var homographySupport: Int?
+        @NullEncoded public var essentialSupport: Int?
+    }
+
+    public var referenceSize: ImageSize
+    public var currentSize: ImageSize
+    /// Reference pixels -> current pixels, normalised so H[2][2] = 1.
+    public var homography: Matrix3
+    public var pose: PoseSummary?
+    public var navigation: Navigation
+    public var metrics: Metrics
+    public var counts: Counts
+    /// The sensor-quaternion path and its comparison with the vision path; nil without attitudes.
+    public var sensor: SensorPath?
+    public var comparison: PathComparison?
+    /// Milliseconds per stage.
+    public var timings: StageTimings
+    public var warnings: [String]
+    /// Not part of the JSON: the matches and which of them the homography kept (for drawing and analysis).
+    public var correspondences: Correspondences
+    public var homographyInliers: [Bool]
+
+    enum CodingKeys: String, CodingKey {
+        case reference, current, homography, pose, navigation, metrics, counts, sensor, comparison, timings, warnings
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(referenceSize, forKey: .reference)
+        try c.encode(currentSize, forKey: .current)
+        try c.encode(homography, forKey: .homography)
+        try c.encode(pose, forKey: .pose)
+        try c.encode(navigation, forKey: .navigation)
+        try c.encode(metrics, forKey: .metrics)
+        try c.encode(counts, forKey: .counts)
+        try c.encode(sensor, forKey: .sensor)
+        try c.encode(comparison, forKey: .comparison)
+        try c.encode(timings, forKey: .timings)
+        try c.encode(warnings, forKey: .warnings)
+    }
+
+    /// Inlier point pairs (reference, current), for drawing.
+    public var inlierPairs: (reference: [Point2], current: [Point2]) {
+        let kept = homographyInliers.indices.filter { homographyInliers[$0] }
+        return (kept.map { correspondences.reference[$0] }, kept.map { correspondences.current[$0] })
+    }
+}

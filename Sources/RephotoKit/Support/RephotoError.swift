@@ -1,0 +1,49 @@
+/// Every failure RephotoKit reports: a category (which decides the CLI exit code and the HTTP status)
+/// and a one-line message naming the problem and the offending value.
+public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Kind: String, Codable, Sendable {
+        /// The caller's input is wrong: unreadable or oversized image, bad calibration, bad parameter.
+        case badInput = "bad_input"
+        /// Input was fine but there is not enough signal: too few features, matches or inliers.
+        case estimationFailed = "estimation_failed"
+        /// A bug or an unexpected library failure.
+        case `internal`
+        /// The work was refused for lack of capacity (a full compute queue); retrying later may succeed.
+        case unavailable
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public static func badInput(_ message: String) -> RephotoError { RephotoError(.badInput, message) }
+    public static func estimationFailed(_ message: String) -> RephotoError { RephotoError(.estimationFailed, message) }
+
+    public var description: String { message }
+
+    /// The command-line exit code of this kind: 2 bad input, 3 could not estimate, 1 internal (and unavailable).
+    public var exitCode: Int32 {
+        switch kind {
+        case .badInput: 2
+        case .estimationFailed: 3
+        case .internal, .unavailable: 1
+        }
+    }
+
+    /// Any error as a RephotoError: itself, or an internal error carrying its description.
+    public static func wrapping(_ error: Error) -> RephotoError {
+        error as? RephotoError ?? RephotoError(.internal, "\(error)")
+    }
+
+    /// The same error with context (a file name, a role) in front of the message.
+    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)") }
+}
+
+/// Throws a bad-input error naming the setting, its value and the allowed range.
+package func require<T>(_ condition: Bool, _ name: String, _ value: T, _ allowed: String) throws {
+    if !condition { throw RephotoError.badInput("\(name) = \(value) is out of range (allowed: \(allowed))") }
+}

@@ -1,0 +1,49 @@
+import RephotoKit
+import RephotoData
+import RephotoShimTools
+
+/// A textured rectangle in the reference camera's frame (metres, OpenCV axes): texture pixel (a, b)
+/// lies at origin + a·u + b·v.
+public struct TexturedPlane: Sendable {
+    public var texture: Image
+    public var origin: SIMD3<Double>
+    public var u: SIMD3<Double>
+    public var v: SIMD3<Double>
+
+    public init(texture: Image, origin: SIMD3<Double>, u: SIMD3<Double>, v: SIMD3<Double>) {
+        self.texture = texture
+        self.origin = origin
+        self.u = u
+        self.v = v
+    }
+
+    /// A plane whose texture spans `width` metres, centred at `centre`, with its x axis along `right`
+    /// and y axis along `down` (both unit).
+    public init(texture: Image, centre: SIMD3<Double>, right: SIMD3<Double>, down: SIMD3<Double>, width: Double) {
+        let metresPerPixel = width / Double(texture.width)
+        let u = right * metresPerPixel, v = down * metresPerPixel
+        let origin = centre - u * Double(texture.width) / 2 - v * Double(texture.height) / 2
+        self.init(texture: texture, origin: origin, u: u, v: v)
+    }
+}
+
+/// Renders planes exactly (per-pixel ray-plane intersection, bilinear texture lookup) as seen by a camera
+/// with pose X_camera = R X_reference + t, so parallax between views is exact ground truth.
+public enum SceneRenderer {
+    public static func render(_ planes: [TexturedPlane], camera: CameraIntrinsics, rotation: Matrix3 = .identity,
+                              translation: SIMD3<Double> = .zero, size: ImageSize, background: UInt8 = 0) throws -> Image {
+        let raw = planes.map { plane in
+            rp_plane(texture: plane.texture.handle,
+                     origin: (plane.origin.x, plane.origin.y, plane.origin.z),
+                     u: (plane.u.x, plane.u.y, plane.u.z), v: (plane.v.x, plane.v.y, plane.v.z))
+        }
+        var out: OpaquePointer?
+        let k = camera.matrix.elements, r = rotation.elements, t = [translation.x, translation.y, translation.z]
+        try withExtendedLifetime(planes) {
+            try shimCall {
+                rp_render_planes(raw, Int32(raw.count), k, r, t, Int32(size.width), Int32(size.height), Int32(background), &out, $0)
+            }
+        }
+        return Image(handle: out!)
+    }
+}

@@ -1,0 +1,31 @@
+import RephotoKit
+import RephotoData
+import Foundation
+
+/// Deterministic random numbers (SplitMix64), so generated data is identical for a seed on every machine.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    public mutating func uniform(_ low: Double, _ high: Double) -> Double { Double.random(in: low..<high, using: &self) }
+
+    /// Standard normal (Box–Muller).
+    public mutating func gaussian() -> Double {
+        let u = max(uniform(0, 1), 1e-300), v = uniform(0, 1)
+        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
+    }
+
+    public mutating func unitVector() -> SIMD3<Double> {
+        let v = SIMD3(gaussian(), gaussian(), gaussian())
+        return v / length(v)
+    }
+}

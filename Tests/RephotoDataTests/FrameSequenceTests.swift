@@ -1,0 +1,93 @@
+import RephotoTestSupport
+import Foundation
+import Testing
+@testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
+
+@Suite struct FrameSequenceTests {
+    static let sample = FrameSequence(
+        manifest: SequenceManifest(name: "round, \"trip\"", intrinsics: SequenceIntrinsics(fx: 700.25, fy: 701, cx: 319.5, cy: 239.5, distortion: [0.1, -0.01, 0, 0]),
+                                   reference: "ref.jpg", cameraOrientation: .landscapeRight, attitudeFrame: .androidRotationVector,
+                                   provenance: "unit test", license: "CC0"),
+        frames: [
+            SequenceFrame(file: "ref.jpg", attitude: Quaternion(w: 0.1, x: 0.2, y: 0.3, z: 0.9273618495495704)),
+            SequenceFrame(file: "a, b.jpg", timestamp: 0.1 + 0.2, attitude: Quaternion(w: 1, x: 1e-17, y: -0, z: 0.001),
+                          truthRotation: Quaternion(axis: SIMD3(1, 2, 3), angle: 0.1), truthTranslation: SIMD3(0.1, -0.2, 3)),
+            SequenceFrame(file: "c.jpg", truthHomography: Matrix3([1.1, 0.01, -3.3333333333333335, 0, 0.9, 7, 1e-5, 2e-5, 1])),
+        ])
+
+    @Test func writesAndReadsBackExactly() throws {
+        let dir = try Scratch.directory()
+        try Self.sample.write(to: dir)
+        let back = try FrameSequence.load(from: dir)
+        #expect(back.manifest == Self.sample.manifest)
+        #expect(back.frames == Self.sample.frames)
+        let first = try String(contentsOf: dir.appendingPathComponent("frames.csv"), encoding: .utf8)
+        try back.write(to: dir)
+        #expect(try String(contentsOf: dir.appendingPathComponent("frames.csv"), encoding: .utf8) == first)
+        #expect(first.hasPrefix("file,timestamp,qw,qx,qy,qz,gt_qw,"))
+        #expect(back.currentFrames.map(\.file) == ["a, b.jpg", "c.jpg"])
+        #expect(back.attitude(of: "ref.jpg") == Quaternion(w: 0.1, x: 0.2, y: 0.3, z: 0.9273618495495704))
+        // Truth is normalised for use: unit translation.
+        #expect(abs(length(try #require(back.frames[1].truth.translation)) - 1) < 1e-15)
+    }
+
+    @Test func pairListRoundTrips() throws {
+        var pairs = Self.sample
+        pairs.manifest.reference = nil
+        pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "b.jpg")]
+        let dir = try Scratch.directory()
+        try pairs.write(to: dir)
+        let back = try FrameSequence.load(from: dir)
+        #expect(back.frames == pairs.frames)
+        #expect(back.referenceFile(for: back.frames[1]) == "b.jpg")
+    }
+
+    static let header = "file,timestamp,qw,qx,qy,qz,gt_qw,gt_qx,gt_qy,gt_qz,gt_tx,gt_ty,gt_tz"
+
+    @Test(arguments: [
+        ("\(header)\na.jpg,0,1,0,0,0,,,,,,,\nb.jpg,abc,1,0,0,0,,,,,,,\n", "frames.csv line 3: column 'timestamp': 'abc' is not a finite number"),
+        ("\(header)\na.jpg,0,1,0,0,,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz must be all set or all empty"),
+        ("\(header)\na.jpg,0,1,0,0,0\n", "frames.csv line 2: 6 fields, the header has 13"),
+        ("file,foo\na.jpg,1\n", "frames.csv line 1: unknown column 'foo'"),
+        ("name,qw\na.jpg,1\n", "frames.csv line 1: the header must name a 'file' column"),
+        ("\(header)\na.jpg,0,2,0,0,0,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz: attitude quaternion (2, 0, 0, 0) has norm 2"),
+        ("\(header)\na.jpg,0,nan,0,0,0,,,,,,,\n", "frames.csv line 2: column 'qw': 'nan' is not a finite number"),
+        ("\(header)\na.jpg,0,,,,,1,0,0,0,0,0,0\n", "frames.csv line 2: ground-truth translation is zero"),
+        ("\(header)\n,0,,,,,,,,,,,\n", "frames.csv line 2: column 'file' is empty"),
+    ])
+    func malformedRowsNameFileAndLine(csv: String, expected: String) throws {
+        let dir = try Scratch.directory()
+        try Data(#"{"name": "x", "reference": "a.jpg"}"#.utf8).write(to: dir.appendingPathComponent("sequence.json"))
+        try Data(csv.utf8).write(to: dir.appendingPathComponent("frames.csv"))
+        let error = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(dir.path) == true)
+    }
+
+    @Test(arguments: [
+        (#"{"reference": "a.jpg"}"#, "missing key 'name'"),
+        (#"{"name": "x", "reference": "a.jpg", "refrence": 1}"#, "unknown key 'refrence'"),
+        (#"{"name": "x", "reference": "a.jpg", "cameraOrientation": "sideways"}"#, "cameraOrientation"),
+        (#"{"name": "x", "reference": "a.jpg", "calibration": "c.yml", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}}"#, "not both"),
+        (#"{"name": "x"}"#, "no reference, and frames.csv line 2 names none"),
+        (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
+        ("not json", "sequence.json"),
+    ])
+    func malformedManifests(json: String, expected: String) throws {
+        let dir = try Scratch.directory()
+        try Data(json.utf8).write(to: dir.appendingPathComponent("sequence.json"))
+        try Data("file\nb.jpg\n".utf8).write(to: dir.appendingPathComponent("frames.csv"))
+        let error = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func missingFilesAreReported() throws {
+        let dir = try Scratch.directory()
+        let error = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(error?.message.contains("sequence.json") == true)
+    }
+}

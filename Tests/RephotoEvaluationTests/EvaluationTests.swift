@@ -1,0 +1,158 @@
+import RephotoTestSupport
+import Foundation
+import Testing
+@testable import RephotoKit
+import RephotoData
+import RephotoSynthesis
+import RephotoEvaluation
+
+@Suite struct EvaluationTests {
+    static func row(_ pair: Double?, rotation: Double? = nil, failed: Bool = false) -> EvaluationRow {
+        var r = EvaluationRow()
+        r.sequence = "s"
+        r.pairErrorDegrees = pair
+        r.rotationErrorDegrees = rotation
+        r.failed = failed
+        return r
+    }
+
+    @Test func meanAverageAccuracyOfPerfectAndWrongEstimators() throws {
+        let perfect = EvaluationStatistics.compute((0..<10).map { _ in Self.row(0, rotation: 0) })
+        #expect(perfect.maa5 == 1 && perfect.maa10 == 1 && perfect.rotationMaa10 == 1)
+        let wrong = EvaluationStatistics.compute((0..<10).map { _ in Self.row(90, rotation: 90) })
+        #expect(wrong.maa5 == 0 && wrong.maa10 == 0)
+        let failed = EvaluationStatistics.compute([Self.row(180, failed: true), Self.row(0.5, rotation: 0.5)])
+        #expect(failed.maa5 == 0.5 && failed.successRate == 0.5 && failed.failures == 1)
+        // Errors 0.5, 1.5, 2.5, 3.5: fractions below 1..5 are 1/4, 2/4, 3/4, 1, 1 -> mean 0.7.
+        let spread = EvaluationStatistics.compute([0.5, 1.5, 2.5, 3.5].map { Self.row($0, rotation: $0) })
+        #expect(abs(try #require(spread.maa5) - 0.7) < 1e-12)
+        #expect(Statistics.median([3, 1, 2]) == 2 && Statistics.median([4, 1, 2, 3]) == 2.5)
+        #expect(Statistics.percentile([0, 10], 90) == 9)
+        #expect(EvaluationStatistics.compute([Self.row(nil)]).maa5 == nil)
+    }
+
+    static func synthetic(frames: Int = 6, seed: UInt64 = 21) throws -> URL {
+        var o = SyntheticSequenceOptions.defaults
+        o.frames = frames
+        o.width = 320
+        o.height = 240
+        o.seed = seed
+        o.name = "synth-\(seed)"
+        o.startTranslationMetres = 0.8
+        o.convergence = 1
+        let dir = try Scratch.directory().appendingPathComponent(o.name)
+        _ = try SyntheticSequence.generate(o, textureDirectory: Fixtures.textures, to: dir)
+        return dir
+    }
+
+    /// The summary equals a recomputation from frames.csv with separate code, and each frame's rotation
+    /// error equals the angle between the estimated and the sequence's true rotation.
+    @Test func summaryEqualsRecomputationFromFramesCSV() throws {
+        let sequence = try Self.synthetic()
+        let out = try Scratch.directory()
+        let outcome = try Evaluator(config: PipelineConfig(), jobs: 2).run([sequence])
+        let summary = try EvaluationOutput.write(outcome, to: out)
+        let rows = try EvaluationRow.parse(String(contentsOf: out.appendingPathComponent("frames.csv"), encoding: .utf8), path: "frames.csv")
+        #expect(rows == outcome.rows.sorted { $0.index < $1.index })
+        #expect(rows.count == 6 && rows.allSatisfy { !$0.failed })
+
+        let rotation = rows.compactMap(\.rotationErrorDegrees).sorted()
+        let median = rotation.count % 2 == 1 ? rotation[rotation.count / 2] : (rotation[rotation.count / 2 - 1] + rotation[rotation.count / 2]) / 2
+        #expect(summary.overall.medianRotationErrorDegrees == median)
+        let pairs = rows.compactMap(\.pairErrorDegrees)
+        var maa = 0.0
+        for t in 1...10 { maa += Double(pairs.filter { $0 < Double(t) }.count) / Double(pairs.count) / 10 }
+        #expect(abs(try #require(summary.overall.maa10) - maa) < 1e-12)
+        #expect(summary.sequences["synth-21"] == summary.overall)
+
+        let frames = try FrameSequence.load(from: sequence)
+        let estimator = try PoseEstimator()
+        let reference = try estimator.prepareReference(Image(contentsOfFile: frames.path(of: "reference.jpg"), grayscale: true), camera: frames.camera())
+        for row in rows.prefix(2) {
+            let frame = frames.frames[row.index]
+            let result = try estimator.estimate(reference: reference, current: Image(contentsOfFile: frames.path(of: frame.file), grayscale: true),
+                                                camera: frames.camera())
+            let truth = try #require(frame.truthRotation).rotationMatrix
+            let error = acos(max(-1, min(1, ((result.pose!.rotation.transposed * truth).elements[0] + (result.pose!.rotation.transposed * truth).elements[4]
+                + (result.pose!.rotation.transposed * truth).elements[8] - 1) / 2))) * 180 / .pi
+            #expect(abs(try #require(row.rotationErrorDegrees) - error) < 1e-6)
+            #expect(error < 1)  // 320x240 frames
+        }
+    }
+
+    @Test func shardsMergeIntoTheUnshardedResult() throws {
+        let a = try Self.synthetic(frames: 3, seed: 31), b = try Self.synthetic(frames: 3, seed: 32), c = try Self.synthetic(frames: 3, seed: 33)
+        let all = SequenceDiscovery.shard([a, b, c].sorted { $0.path < $1.path }, index: 0, count: 1)
+        let evaluator = try Evaluator(config: PipelineConfig(), jobs: 2)
+        let whole = try EvaluationOutput.write(evaluator.run(all), to: Scratch.directory())
+        var shardFolders: [URL] = []
+        for i in 0..<2 {
+            let part = SequenceDiscovery.shard(all, index: i, count: 2)
+            #expect(part.count == (i == 0 ? 2 : 1))
+            let folder = try Scratch.directory()
+            _ = try EvaluationOutput.write(evaluator.run(part), to: folder)
+            shardFolders.append(folder)
+        }
+        let merged = try EvaluationOutput.merge(shardFolders)
+        let mergedFolder = try Scratch.directory()
+        let mergedSummary = try EvaluationOutput.write(merged, to: mergedFolder)
+        func withoutTimes(_ s: EvaluationSummary) -> EvaluationSummary {
+            var s = s
+            s.overall.medianTimeMs = [:]
+            for k in s.sequences.keys { s.sequences[k]?.medianTimeMs = [:] }
+            return s
+        }
+        #expect(withoutTimes(mergedSummary) == withoutTimes(whole))
+        let wholeRows = try EvaluationRow.csv(evaluator.run(all).rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }, dropping: EvaluationRow.timingColumns)
+        #expect(try EvaluationRow.csv(merged.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }, dropping: EvaluationRow.timingColumns) == wholeRows)
+        #expect(Set(merged.thumbnails.keys) == ["synth-31", "synth-32", "synth-33"])
+        #expect(throws: RephotoError.self) { try EvaluationOutput.merge([shardFolders[0], shardFolders[0]]) }
+    }
+
+    /// A broken manifest and an unreadable frame are reported; everything else is still evaluated.
+    @Test func brokenInputsAreDataNotCrashes() throws {
+        let root = try Scratch.directory()
+        let good = try Self.synthetic(frames: 3, seed: 41)
+        try FileManager.default.copyItem(at: good, to: root.appendingPathComponent("good"))
+        try Data("hello, not an image".utf8).write(to: root.appendingPathComponent("good/frame-0001.jpg"))
+        let broken = root.appendingPathComponent("broken")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try Data(#"{"name": "broken", "reference": 3}"#.utf8).write(to: broken.appendingPathComponent("sequence.json"))
+        let outcome = try Evaluator(config: PipelineConfig(), jobs: 2).run(try SequenceDiscovery.find([root.path]))
+        #expect(outcome.broken.count == 1 && outcome.broken[0].path.hasSuffix("broken"))
+        #expect(outcome.rows.count == 3)
+        let bad = try #require(outcome.rows.first { $0.file == "frame-0001.jpg" })
+        #expect(bad.failed && bad.failureKind == "bad_input" && bad.failureReason?.contains("not a JPEG or PNG") == true)
+        #expect(bad.pairErrorDegrees == 180)
+        #expect(outcome.rows.filter { !$0.failed }.count == 2)
+    }
+
+    /// report.html rendered by headless Chromium: the page draws its plots (their line colours appear).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "chromium is not installed (scripts/setup installs it)"))
+    func reportRendersInChromium() throws {
+        let out = try Scratch.directory()
+        let outcome = try Evaluator(config: PipelineConfig(), jobs: 2).run([try Self.synthetic(frames: 4, seed: 51)])
+        _ = try EvaluationOutput.write(outcome, to: out)
+        let html = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"))
+        let png = out.appendingPathComponent("report.png").path
+        let chromium = Process()
+        chromium.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+        chromium.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900",
+                              "--screenshot=\(png)", out.appendingPathComponent("report.html").absoluteString]
+        chromium.standardOutput = FileHandle.nullDevice
+        chromium.standardError = FileHandle.nullDevice
+        try chromium.run()
+        chromium.waitUntilExit()
+        let shot = try Image(contentsOfFile: png)
+        #expect((shot.width, shot.height) == (1200, 900))
+        let pixels = try shot.pixels()
+        func count(_ b: Int, _ g: Int, _ r: Int) -> Int {
+            stride(from: 0, to: pixels.count, by: 3).filter {
+                abs(Int(pixels[$0]) - b) < 30 && abs(Int(pixels[$0 + 1]) - g) < 30 && abs(Int(pixels[$0 + 2]) - r) < 30
+            }.count
+        }
+        #expect(count(0xb4, 0x77, 0x1f) > 200)  // vision rotation lines (#1f77b4)
+        #expect(count(0x2c, 0xa0, 0x2c) > 200)  // sensor rotation lines (#2ca02c)
+    }
+}

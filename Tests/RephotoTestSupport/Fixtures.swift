@@ -1,0 +1,96 @@
+import Foundation
+import RephotoData
+import RephotoEvaluation
+import RephotoKit
+import RephotoSynthesis
+
+public struct FixtureMissing: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Test data: OpenCV's samples (fetched by scripts/fetch-sample-data into .cache, required) and
+/// ../shared/datasets (optional: tests using it are skipped, and say so, where it is absent).
+public enum Fixtures {
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public static func sample(_ name: String) throws -> String {
+        let path = packageRoot.appendingPathComponent(".cache/opencv-samples/\(name)").path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw FixtureMissing(description: "\(path) missing: run scripts/fetch-sample-data (scripts/test does)")
+        }
+        return path
+    }
+
+    /// OpenCV's sample folder, the textures of the synthetic scenes.
+    public static var textures: String { packageRoot.appendingPathComponent(".cache/opencv-samples").path }
+
+    public static func image(_ name: String) throws -> Image { try Image(contentsOfFile: sample(name)) }
+
+    public static let sharedDatasets = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/datasets")
+    public static var strecha: URL? {
+        let url = sharedDatasets.appendingPathComponent("strecha-herzjesu-p8")
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("images/K.txt").path) ? url : nil
+    }
+    public static let strechaMissing = "../shared/datasets/strecha-herzjesu-p8 is absent: Strecha checks skipped"
+
+    /// A file with `data` in a fresh scratch folder (removed when the test process exits).
+    public static func temporaryFile(_ name: String, _ data: Data) throws -> String {
+        let url = try Scratch.directory().appendingPathComponent(name)
+        try data.write(to: url)
+        return url.path
+    }
+
+    /// H1to3p.xml from OpenCV's samples: the published graf1 -> graf3 homography, parsed here independently
+    /// of the shim's FileStorage reader.
+    public static func graf13() throws -> Matrix3 {
+        let xml = try String(contentsOfFile: sample("H1to3p.xml"), encoding: .utf8)
+        let body = xml.components(separatedBy: "<data>")[1].components(separatedBy: "</data>")[0]
+        return try Matrix3(elements: body.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) })
+    }
+
+    /// A result's errors against a truth, as the evaluator computes them.
+    public static func errors(_ result: PoseResult, _ truth: GroundTruth) -> GroundTruthErrors {
+        GroundTruthErrors.compute(truth: truth, rotation: result.pose?.rotation, translation: result.pose?.translation,
+                                  homography: result.homography, referenceSize: result.referenceSize)
+    }
+
+    // MARK: synthetic scenes with exact ground truth
+
+    public static let camera = CameraIntrinsics(fx: 700, fy: 700, cx: 319.5, cy: 239.5, imageSize: ImageSize(width: 640, height: 480))
+    public static let frameSize = ImageSize(width: 640, height: 480)
+
+    public static func threePlaneScene() throws -> [TexturedPlane] {
+        try SyntheticScene.threePlanes(textureDirectory: packageRoot.appendingPathComponent(".cache/opencv-samples").path)
+    }
+
+    public static func rotationXYZ(degrees x: Double, _ y: Double, _ z: Double) -> Matrix3 {
+        Matrix3.rotation(axis: SIMD3(0, 0, 1), angle: z * .pi / 180)
+            * Matrix3.rotation(axis: SIMD3(0, 1, 0), angle: y * .pi / 180)
+            * Matrix3.rotation(axis: SIMD3(1, 0, 0), angle: x * .pi / 180)
+    }
+
+    public static func pose(rotation: Matrix3, centre: SIMD3<Double>) -> (Matrix3, SIMD3<Double>) {
+        SyntheticScene.pose(rotation: rotation, centre: centre)
+    }
+}
+
+public func close(_ a: Double, _ b: Double, _ tolerance: Double) -> Bool { abs(a - b) <= tolerance }
+
+/// Scratch folders for tests, all under one folder per test process that is removed when the process exits,
+/// so a run leaves nothing behind in the temporary directory.
+public enum Scratch {
+    private static let root: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rephoto-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: Scratch.rootIfCreated) }
+        return url
+    }()
+    private static var rootIfCreated: URL { FileManager.default.temporaryDirectory.appendingPathComponent("rephoto-tests-\(getpid())") }
+
+    /// A new, empty folder.
+    public static func directory() throws -> URL {
+        let url = root.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
