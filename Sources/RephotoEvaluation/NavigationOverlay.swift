@@ -11,7 +11,8 @@ public enum NavigationOverlay {
         let inliers = result.inlierPairs
         let a = inliers.reference.flatMap { [$0.x, $0.y] }, b = inliers.current.flatMap { [$0.x, $0.y] }
         var out: OpaquePointer?
-        try shimCall { rp_draw_navigation(image.handle, target, quad, a, b, Int32(inliers.reference.count), &out, $0) }
+        let n = try cInt(inliers.reference.count, "inlier count")
+        try shimCall { rp_draw_navigation(image.handle, target, quad, a, b, n, &out, $0) }
         return Image(handle: out!)
     }
 }

@@ -38,10 +38,12 @@ public enum SceneRenderer {
                      u: (plane.u.x, plane.u.y, plane.u.z), v: (plane.v.x, plane.v.y, plane.v.z))
         }
         var out: OpaquePointer?
+        let (count, width, height) = (try cInt(raw.count, "plane count"), try cInt(size.width, "width"), try cInt(size.height, "height"))
+        let grey = Int32(background)
         let k = camera.matrix.elements, r = rotation.elements, t = [translation.x, translation.y, translation.z]
         try withExtendedLifetime(planes) {
             try shimCall {
-                rp_render_planes(raw, Int32(raw.count), k, r, t, Int32(size.width), Int32(size.height), Int32(background), &out, $0)
+                rp_render_planes(raw, count, k, r, t, width, height, grey, &out, $0)
             }
         }
         return Image(handle: out!)

@@ -105,7 +105,7 @@ import RephotoEvaluation
         #expect(abs(result.intrinsics.fy - 535.9157) / 535.9157 < 0.01)
         #expect(result.meanError < 0.5)
         #expect(result.viewErrors.allSatisfy { $0 != nil })
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cal-\(UUID().uuidString).yml").path
+        let path = try Scratch.directory().appendingPathComponent("cal.yml").path
         try result.write(to: path)
         let back = try CameraIntrinsics.load(from: path)
         #expect(abs(back.fx - result.intrinsics.fx) < 1e-9 && back.imageSize == ImageSize(width: 640, height: 480))

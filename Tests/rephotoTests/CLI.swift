@@ -38,11 +38,5 @@ enum CLI {
 
     static func sample(_ name: String) -> String { packageRoot.appendingPathComponent(".cache/opencv-samples/\(name)").path }
 
-    static func temporaryFile(_ name: String, _ data: Data) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rephoto-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let url = dir.appendingPathComponent(name)
-        try data.write(to: url)
-        return url.path
-    }
+    static func temporaryFile(_ name: String, _ data: Data) throws -> String { try Fixtures.temporaryFile(name, data) }
 }

@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func humanSummaryIsShortAndDrawWritesTheOverlay() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("overlay-\(UUID().uuidString).png").path
+        let out = try Scratch.directory().appendingPathComponent("overlay.png").path
         let run = try CLI.run(["pose", "--reference", CLI.sample("Blender_Suzanne1.jpg"), "--current", CLI.sample("Blender_Suzanne2.jpg"),
                                "--calibration", CLI.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path,
                                "--draw", out])

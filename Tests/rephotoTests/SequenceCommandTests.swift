@@ -7,7 +7,7 @@ import RephotoEvaluation
 import Testing
 
 @Suite struct SequenceCommandTests {
-    static func directory() -> String { FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)").path }
+    static func directory() -> String { (try? Scratch.directory().appendingPathComponent("out").path) ?? "/nonexistent-scratch" }
 
     @Test func synthIsDeterministicAndReadable() throws {
         let a = Self.directory(), b = Self.directory()

@@ -4,8 +4,8 @@ import Foundation
 /// An 8-bit image (BGR or grey) in OpenCV memory, EXIF orientation already applied.
 /// Immutable after creation, so one instance can be read from several threads at once.
 public final class Image: @unchecked Sendable {
-    /// Images above this many pixels are refused before decoding (50 MP).
-    public static let defaultMaxPixels = 50_000_000
+    /// Images above this many pixels are refused before decoding: the registry's `maxPixels` default.
+    public static var defaultMaxPixels: Int { ParameterRegistry.defaultValue(\.maxPixels) }
 
     package let handle: OpaquePointer
     public let width: Int

@@ -69,7 +69,7 @@ public struct SensorPath: Encodable, Sendable {
 
     public static func compute(reference: Attitude, current: Attitude, referenceSize: ImageSize, currentSize: ImageSize,
                                referenceCamera: CameraIntrinsics?, currentCamera: CameraIntrinsics?,
-                               config: SensorConfig = SensorConfig(), targetFraction: Double = 0.6) throws -> SensorPath {
+                               config: SensorConfig = SensorConfig(), targetFraction: Double = NavigationConfig().targetFraction) throws -> SensorPath {
         let (f0, f1, warnings) = try commonFrame(reference, current)
         let r0 = worldFromCamera(reference, frame: f0, config: config)
         let r1 = worldFromCamera(current, frame: f1, config: config)
@@ -92,7 +92,7 @@ public struct SensorPath: Encodable, Sendable {
 
     /// The level indicator: the angle of gravity in the image (0 when it points straight down the frame).
     public static func level(_ attitude: Attitude, frameSize: ImageSize, config: SensorConfig = SensorConfig(),
-                             targetFraction: Double = 0.6) -> Level {
+                             targetFraction: Double = NavigationConfig().targetFraction) -> Level {
         let cameraToWorld = worldFromCamera(attitude, frame: attitude.frame.toEastNorthUp, config: config)
         let gravity = cameraToWorld.transposed * SIMD3(0, 0, -1)
         let angle = atan2(-gravity.x, gravity.y)
