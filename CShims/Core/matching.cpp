@@ -13,6 +13,7 @@ struct rp_match_index {
     // the index keeps them alive after the caller frees the features handle.
     rp_features reference;
     std::unique_ptr<cv::flann::Index> index;
+    rp_match_params built_with;  // a search with other FLANN settings builds its own index instead
 };
 
 namespace {
@@ -180,6 +181,7 @@ extern "C" int rp_match_index_create(const rp_features *reference, const rp_matc
     return rp::guarded(status, [&] {
         auto index = std::make_unique<rp_match_index>();
         index->reference = *reference;
+        index->built_with = *params;
         if (!reference->descriptors.empty()) index->index = build_index(reference->descriptors, reference->binary, *params);
         *out = index.release();
     });
@@ -196,7 +198,11 @@ extern "C" int rp_match_index_match(const rp_match_index *index, const rp_featur
     *matches = nullptr;
     *count = 0;
     return rp::guarded(status, [&] {
-        cv::flann::Index *prebuilt = params->matcher == RP_MATCHER_FLANN ? index->index.get() : nullptr;
+        const rp_match_params &b = index->built_with;
+        const bool same_index = params->matcher == RP_MATCHER_FLANN && b.lsh_table_number == params->lsh_table_number &&
+                                b.lsh_key_size == params->lsh_key_size && b.lsh_multi_probe_level == params->lsh_multi_probe_level &&
+                                b.kdtree_trees == params->kdtree_trees;
+        cv::flann::Index *prebuilt = same_index ? index->index.get() : nullptr;
         *matches = copy_out(match_with(index->reference, *current, *params, prebuilt), count);
     });
 }

@@ -18,7 +18,7 @@ public struct EvaluationOutcome: Sendable {
 
 /// Runs the full pipeline (vision path, sensor path, comparison, errors against truth) over sequences.
 /// Each reference is prepared once per sequence and shared by every frame; frames run on `jobs` threads.
-/// OpenCV's own thread count is process state and left to the caller (`OpenCVThreads`, at start-up).
+/// OpenCV's own thread count is process state and left to the caller (`OpenCVRuntime.configure`, at start-up).
 public struct Evaluator: Sendable {
     public var estimator: PoseEstimator
     public var jobs: Int
@@ -78,7 +78,7 @@ public struct Evaluator: Sendable {
         Result {
             let image = try Image(contentsOfFile: sequence.path(of: file), maxPixels: estimator.config.maxPixels, grayscale: true)
             return try estimator.prepareReference(image, camera: camera)
-        }.mapError { $0 as? RephotoError ?? RephotoError(.internal, "\($0)") }
+        }.mapError(RephotoError.wrapping)
     }
 
     func evaluate(_ sequence: FrameSequence, index: Int, frame: SequenceFrame, reference: Result<ReferenceFrame, RephotoError>,
@@ -101,7 +101,7 @@ public struct Evaluator: Sendable {
             let result = try estimator.estimate(reference: prepared, current: image, camera: camera, attitudes: attitudes)
             row.fill(from: result, truth: truth)
         } catch {
-            let e = error as? RephotoError ?? RephotoError(.internal, "\(error)")
+            let e = RephotoError.wrapping(error)
             row.failed = true
             row.failureKind = e.kind.rawValue
             row.failureReason = e.message

@@ -82,3 +82,20 @@ import Testing
         #expect(throws: RephotoError.self) { try cInt(Int(Int32.max) + 1, "x") }
     }
 }
+
+@Suite struct ConfigFileTests {
+    /// YAML and JSON give the same parameter-naming messages (a YAML decoder must not hide them).
+    @Test(arguments: [
+        ("c.yml", "matching:\n  ratoi: 0.7\n", "at 'matching.ratoi': unknown key 'ratoi'"),
+        ("c.yml", "features:\n  detector: [1, 2]\n", "at 'features.detector': expected choice"),
+        ("c.yaml", "matching: {ratio: 3}\n", "matching.ratio = 3 is out of range"),
+        ("c.json", #"{"matching": {"ratoi": 0.7}}"#, "at 'matching.ratoi': unknown key 'ratoi'"),
+        ("c.json", #"{"homography": {"seed": 1}}"#, "at 'homography.seed': unknown key 'seed'"),
+        ("c.json", #"{"matching": 3}"#, "'matching' must be an object of settings"),
+    ])
+    func messagesNameTheParameter(name: String, text: String, expected: String) throws {
+        let path = try Fixtures.temporaryFile(name, Data(text.utf8))
+        let error = #expect(throws: RephotoError.self) { try PipelineConfig.load(from: path) }
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+}

@@ -7,7 +7,6 @@ import RephotoSynthesis
 import RephotoEvaluation
 
 @Suite struct SensorPathTests {
-    let config = SensorConfig()
     let size = ImageSize(width: 640, height: 480)
 
     /// A phone upright in portrait in east-north-up, its camera looking `heading` degrees east of north and
@@ -19,18 +18,32 @@ import RephotoEvaluation
         return Quaternion(rotationMatrix: worldFromDevice * Matrix3.rotation(axis: SIMD3(1, 0, 0), angle: tilt * .pi / 180))
     }
 
-    /// The current attitude a phone would report after its camera rotated by R (X_current = R X_reference).
-    static func current(after r: Matrix3, from q0: Quaternion, config: SensorConfig = SensorConfig(),
+    /// Where a phone's axes point in the back camera's image axes (x right, y down, z forward), written out by
+    /// hand from how the phone is held rather than taken from the production code: the columns are the device's
+    /// x (screen right), y (screen top) and z (out of the screen, away from the scene) in camera coordinates.
+    static func deviceAxesInCamera(_ orientation: ScreenOrientation) -> Matrix3 {
+        let (x, y): (SIMD3<Double>, SIMD3<Double>) = switch orientation {
+        case .portrait: (SIMD3(1, 0, 0), SIMD3(0, -1, 0))             // screen top up in the image
+        case .landscapeLeft: (SIMD3(0, -1, 0), SIMD3(-1, 0, 0))       // turned 90° counter-clockwise: top points left
+        case .landscapeRight: (SIMD3(0, 1, 0), SIMD3(1, 0, 0))        // turned 90° clockwise: top points right
+        case .portraitUpsideDown: (SIMD3(-1, 0, 0), SIMD3(0, 1, 0))   // top points down
+        }
+        let z = SIMD3<Double>(0, 0, -1)  // the back camera looks away from the screen
+        return Matrix3([x.x, y.x, z.x, x.y, y.y, z.y, x.z, y.z, z.z])
+    }
+
+    /// The current attitude a phone reports after its camera rotated by R (X_current = R X_reference): the camera's
+    /// world orientation turns by Rᵀ, and the device sits in the camera as `deviceAxesInCamera` says.
+    static func current(after r: Matrix3, from q0: Quaternion,
                         orientations: (ScreenOrientation, ScreenOrientation) = (.portrait, .portrait)) -> Quaternion {
-        let c0 = config.cameraFromDevice(orientations.0), c1 = config.cameraFromDevice(orientations.1)
-        return Quaternion(rotationMatrix: q0.rotationMatrix * c0.transposed * r.transposed * c1)
+        let worldFromCamera0 = q0.rotationMatrix * deviceAxesInCamera(orientations.0).transposed
+        return Quaternion(rotationMatrix: worldFromCamera0 * r.transposed * deviceAxesInCamera(orientations.1))
     }
 
     /// Physical motions with hand-derived camera rotations, independent of the production formula. Turning the
     /// phone left by θ about the vertical pans the camera left: a point straight ahead then lies to the right,
     /// (sin θ, 0, cos θ), so R = R_y(+θ). Tilting it up by θ about its screen's x axis makes that point appear
-    /// lower, (0, sin θ, cos θ), so R = R_x(−θ). In landscape-left the screen's x axis is the camera's −y axis,
-    /// whose orientation handling the other tests cover.
+    /// lower, (0, sin θ, cos θ), so R = R_x(−θ). (Portrait; the other tests cover the screen orientations.)
     @Test func physicalPanAndTiltGiveTheirHandDerivedRotations() throws {
         let theta = 10 * Double.pi / 180
         let q0 = Self.upright(heading: 30)
@@ -200,7 +213,7 @@ import RephotoEvaluation
                                                   attitudes: attitudes)
         let comparison = try #require(result.comparison)
 
-        let c = SensorConfig().cameraFromDevice
+        let c = Self.deviceAxesInCamera(.portrait)  // camera-from-device, written by hand
         let expectedSensor = c * noisy1.rotationMatrix.transposed * noisy0.rotationMatrix * c.transposed
         let expectedError = Matrix3.angleDegrees(between: expectedSensor, and: Self.truth)
         #expect(expectedError > 1.5)

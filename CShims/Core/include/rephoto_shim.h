@@ -83,8 +83,6 @@ int rp_image_encode(const rp_image *image, const char *extension, int quality, u
 int rp_image_warp_perspective(const rp_image *image, const double homography[9], int width, int height,
                               rp_image **out, rp_status *status);
 int rp_image_resize(const rp_image *image, int width, int height, rp_image **out, rp_status *status);
-/* Copy of `image` with `patch` (converted to its channel count) pasted with its top-left at (x, y), clipped. */
-int rp_image_paste(const rp_image *image, const rp_image *patch, int x, int y, rp_image **out, rp_status *status);
 
 /* ---------------------------------------------------------------- features */
 
@@ -193,17 +191,17 @@ int rp_match_features(const rp_features *reference, const rp_features *current, 
 
 /* A FLANN index over a reference's descriptors (LSH for binary, KD-trees for float), built once and searched
    for every current frame; searching does not modify it, so several threads may use one index at once.
-   FLANN draws its hash functions and tree splits from C rand(): the build swaps in a private generator state
-   seeded with a constant and restores the caller's afterwards, so indexes repeat exactly from run to run and
-   the process's own rand() sequence is left where it was. */
+   FLANN draws its hash functions from the calling thread's cv::RNG and its tree splits from C rand(): the
+   build seeds both with a constant and restores the caller's states afterwards, so indexes repeat exactly from
+   run to run and neither the thread's cv::RNG nor the process's rand() sequence moves. */
 typedef struct rp_match_index rp_match_index;
 
 int rp_match_index_create(const rp_features *reference, const rp_match_params *params, rp_match_index **out,
                           rp_status *status);
 void rp_match_index_free(rp_match_index *index);
 /* As rp_match_features(reference the index was built from, current, params): the prebuilt index serves the
-   reference side when params->matcher is FLANN; other matchers, and the reverse search of the mutual check,
-   run as rp_match_features runs them. */
+   reference side when params->matcher is FLANN with the index's own LSH/KD-tree settings; other matchers and
+   settings, and the reverse search of the mutual check, run as rp_match_features runs them. */
 int rp_match_index_match(const rp_match_index *index, const rp_features *current, const rp_match_params *params,
                          rp_match **matches, int *count, rp_status *status);
 

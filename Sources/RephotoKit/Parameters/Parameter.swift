@@ -20,14 +20,6 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .null: "null"
         }
     }
-
-    var number: Double? {
-        switch self {
-        case .int(let v): Double(v)
-        case .double(let v): v
-        default: nil
-        }
-    }
 }
 
 /// How a tuner should sample a parameter.

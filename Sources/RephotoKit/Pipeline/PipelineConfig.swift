@@ -45,22 +45,24 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
 
     /// Decodes and validates config text (JSON, or YAML when `yaml`; JSON falls back to YAML).
     public static func decode(_ data: Data, yaml: Bool = false) throws -> PipelineConfig {
-        let config: PipelineConfig
+        // The text is parsed to a plain tree first and applied outside the decoder: Yams reports any error
+        // thrown inside decoding as "not valid YAML", which would hide the parameter's own message.
+        let tree: ConfigTree
         do {
             if yaml {
-                config = try YAMLDecoder().decode(PipelineConfig.self, from: data)
+                tree = try YAMLDecoder().decode(ConfigTree.self, from: data)
             } else {
                 do {
-                    config = try JSONDecoder().decode(PipelineConfig.self, from: data)
-                } catch is DecodingError {
-                    config = try YAMLDecoder().decode(PipelineConfig.self, from: data)
+                    tree = try JSONDecoder().decode(ConfigTree.self, from: data)
+                } catch {
+                    tree = try YAMLDecoder().decode(ConfigTree.self, from: data)
                 }
             }
-        } catch let error as RephotoError {
-            throw error
         } catch {
             throw RephotoError.badInput("neither JSON nor YAML settings (\(ConfigFile.describe(error)))")
         }
+        var config = PipelineConfig()
+        try tree.apply(to: &config)
         try config.validate()
         return config
     }
