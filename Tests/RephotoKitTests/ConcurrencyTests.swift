@@ -126,6 +126,21 @@ import RephotoEvaluation
         #expect(try await queued.value == 2)
     }
 
+    /// A finished job's captures (images, results) are released, not kept by the queue: a worker that runs for
+    /// months must not hold its last thousand requests.
+    @Test func finishedWorkIsReleased() async throws {
+        let pool = ComputePool(threads: 1)
+        defer { pool.shutdown() }
+        weak var released: Payload?
+        do {
+            let payload = Payload()
+            released = payload
+            #expect(try await pool.run { payload.value } == 7)
+        }
+        for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(released == nil)
+    }
+
     /// The async estimate gives exactly the synchronous answer.
     @Test func asyncEstimateEqualsSynchronous() async throws {
         let pool = ComputePool(threads: 2)
@@ -139,3 +154,6 @@ import RephotoEvaluation
     }
 }
 
+private final class Payload: Sendable {
+    let value = 7
+}

@@ -13,11 +13,12 @@ public final class ComputePool: @unchecked Sendable {
     public let queueLimit: Int
 
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    // A FIFO: `head` is the next job; taken slots are cleared at once so a finished job's captures (images,
+    // results) are released, and the array is compacted once most of it is taken.
+    private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var busy = 0
     private var stopping = false
-    private var workers: [Thread] = []
 
     /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ...
     public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute") {
@@ -25,14 +26,14 @@ public final class ComputePool: @unchecked Sendable {
         self.queueLimit = max(0, queueLimit ?? Int.max)
         for i in 1...self.threads {
             let threadName = "\(name)-\(i)"
-            // The threads keep the pool alive until shutdown(). Named from inside: a name set before start is lost on Linux.
+            // Each running thread keeps the pool alive until shutdown() lets it end; the pool keeps no reference
+            // back, so nothing is left once they have. Named from inside: a name set before start is lost on Linux.
             let thread = Thread {
                 Thread.current.name = threadName
                 self.work()
             }
             // Estimation allocates deep OpenCV call stacks; give them room like a main thread's.
             thread.stackSize = 8 << 20
-            workers.append(thread)
             thread.start()
         }
     }
@@ -76,9 +77,9 @@ public final class ComputePool: @unchecked Sendable {
                 while head == jobs.count && !stopping { condition.wait() }
                 guard head < jobs.count else { return nil }
                 let next = jobs[head]
+                jobs[head] = nil
                 head += 1
-                // Compact now and then so the array does not grow with every job ever queued.
-                if head > 1024 && head * 2 > jobs.count {
+                if head * 2 >= jobs.count {
                     jobs.removeFirst(head)
                     head = 0
                 }
