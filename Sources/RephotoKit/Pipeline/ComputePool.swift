@@ -19,6 +19,7 @@ public final class ComputePool: @unchecked Sendable {
     private var head = 0
     private var busy = 0
     private var stopping = false
+    private var threadIDs = Set<pthread_t>()
 
     /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ...
     public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute") {
@@ -50,6 +51,8 @@ public final class ComputePool: @unchecked Sendable {
     public var queued: Int { condition.withLock { jobs.count - head } }
     /// Work running now.
     public var running: Int { condition.withLock { busy } }
+    /// Whether the calling thread is one of this pool's.
+    public var ownsCurrentThread: Bool { condition.withLock { threadIDs.contains(pthread_self()) } }
 
     /// Lets queued work finish, then ends the threads; later `run` calls fail as unavailable.
     public func shutdown() {
@@ -72,6 +75,8 @@ public final class ComputePool: @unchecked Sendable {
     }
 
     private func work() {
+        condition.withLock { _ = threadIDs.insert(pthread_self()) }
+        defer { condition.withLock { _ = threadIDs.remove(pthread_self()) } }
         while true {
             let job: (@Sendable () -> Void)? = condition.withLock {
                 while head == jobs.count && !stopping { condition.wait() }
