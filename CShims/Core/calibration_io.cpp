@@ -6,8 +6,47 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 namespace rp {
+
+// OpenCV's FileStorage parsers recurse once per nesting level and overflow the stack (SIGSEGV) on a crafted
+// file, so the shape is checked before OpenCV sees it. Calibration files are a few kilobytes, nested two or
+// three levels; the limits leave ample room for any real one.
+void check_storage_file(const char *path) {
+    constexpr std::streamoff max_bytes = 1 << 20;
+    constexpr int max_depth = 32, max_indent = 256;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(RP_ERR_IO, std::string("cannot open ") + path);
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 0) fail(RP_ERR_IO, std::string("cannot read ") + path);
+    if (size > max_bytes) {
+        fail(RP_ERR_DECODE, cv::format("%s is %lld bytes: too large for a calibration file (at most 1 MiB)", path, (long long)size));
+    }
+    std::string text(size_t(size), '\0');
+    in.seekg(0);
+    in.read(text.data(), size);
+    int depth = 0, indent = 0;
+    bool line_start = true;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n') {
+            line_start = true;
+            indent = 0;
+            continue;
+        }
+        if (line_start && (c == ' ' || c == '\t')) {
+            if (++indent > max_indent) fail(RP_ERR_DECODE, cv::format("%s is indented more than %d columns: not a calibration file", path, max_indent));
+            continue;
+        }
+        line_start = false;
+        const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+        if (c == '[' || c == '{' || (c == '<' && next != '/' && next != '?' && next != '!')) ++depth;
+        else if (c == ']' || c == '}' || (c == '<' && next == '/') || (c == '/' && next == '>')) --depth;
+        if (depth > max_depth) fail(RP_ERR_DECODE, cv::format("%s nests more than %d levels deep: not a calibration file", path, max_depth));
+    }
+}
 
 void open_storage(cv::FileStorage &fs, const char *path, int mode) {
     try {
@@ -35,6 +74,7 @@ cv::FileNode first_present(const cv::FileStorage &fs, std::initializer_list<cons
 extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *status) {
     std::memset(out, 0, sizeof(*out));
     return rp::guarded(status, [&] {
+        rp::check_storage_file(path);
         cv::FileStorage fs;
         rp::open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode k = first_present(fs, {"camera_matrix", "Camera_Matrix", "cameraMatrix"});

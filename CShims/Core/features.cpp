@@ -36,6 +36,8 @@ double analysis_scale(const rp_detector_params &p, int width, int height) {
 
 namespace rp {
 
+constexpr int min_detection_side = 8;
+
 void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out) {
     if (image.empty()) fail(RP_ERR_INVALID_ARGUMENT, "empty image");
     if (!mask.empty() && (mask.size() != image.size() || mask.type() != CV_8UC1)) {
@@ -55,7 +57,12 @@ void detect_features(const cv::Mat &image, const rp_detector_params &params, con
     }
     cv::Ptr<cv::Feature2D> detector = make_detector(params);
     out.keypoints.clear();
-    detector->detectAndCompute(small, small_mask, out.keypoints, out.descriptors);
+    out.descriptors.release();
+    // Below 8 pixels a side no detector finds anything (their patches and scale spaces are larger), and AKAZE
+    // and ORB fail on a 1-pixel side with internal assertions: report no features, so the caller sees counts.
+    if (small.cols >= min_detection_side && small.rows >= min_detection_side) {
+        detector->detectAndCompute(small, small_mask, out.keypoints, out.descriptors);
+    }
     out.norm = detector->defaultNorm();
     out.binary = out.descriptors.empty() ? (out.norm == cv::NORM_HAMMING || out.norm == cv::NORM_HAMMING2)
                                          : out.descriptors.depth() == CV_8U;

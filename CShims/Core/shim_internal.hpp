@@ -76,6 +76,8 @@ void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
         fail(RP_ERR_INVALID_ARGUMENT, std::string(name) + " buffer holds " + std::to_string(capacity) + ", needs " + std::to_string(n));
     }
 }
+// Refuses a FileStorage file that is too large or nested too deeply for OpenCV's recursive parsers.
+void check_storage_file(const char *path);
 // Opens a FileStorage, turning "cannot open" and parse errors into clear statuses.
 void open_storage(cv::FileStorage &fs, const char *path, int mode);
 cv::Mat camera_matrix(const rp_camera &camera);

@@ -18,8 +18,9 @@ extern "C" int rp_calibrate_chessboard(const rp_image *const *images, int n, int
         if (found == nullptr || view_errors == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "found and view_errors are required");
         rp::check_capacity(found, found_capacity, n, "found");
         rp::check_capacity(view_errors, view_errors_capacity, n, "view_errors");
-        if (board_width < 2 || board_height < 2) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("board must have at least 2x2 inner corners, got %dx%d", board_width, board_height));
+        // Printed boards have tens of corners a side; past 100 the corner search only burns memory (30000x30000 took 6 GB).
+        if (board_width < 2 || board_height < 2 || board_width > 100 || board_height > 100) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("board must have 2...100 inner corners a side, got %dx%d", board_width, board_height));
         }
         if (!(square_size > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("square size must be positive, got %g", square_size));
         cv::Size pattern(board_width, board_height), size;

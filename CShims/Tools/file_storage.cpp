@@ -6,6 +6,7 @@
 
 extern "C" int rp_read_matrix3(const char *path, const char *key, double matrix[9], rp_status *status) {
     return rp::guarded(status, [&] {
+        rp::check_storage_file(path);
         cv::FileStorage fs;
         rp::open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode node = key ? fs[key] : (fs.root().size() > 0 ? *fs.root().begin() : cv::FileNode());

@@ -118,8 +118,20 @@ import RephotoEvaluation
         let broken = root.appendingPathComponent("broken")
         try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
         try Data(#"{"name": "broken", "reference": 3}"#.utf8).write(to: broken.appendingPathComponent("sequence.json"))
+        // A calibration nested deep enough to overflow OpenCV's parser killed the whole run (SIGSEGV).
+        let deep = root.appendingPathComponent("deep-calibration")
+        try FileManager.default.copyItem(at: good, to: deep)
+        let manifestURL = deep.appendingPathComponent("sequence.json")
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        manifest["intrinsics"] = nil
+        manifest["calibration"] = "deep.yml"
+        manifest["name"] = "deep-calibration"
+        try JSONSerialization.data(withJSONObject: manifest).write(to: manifestURL)
+        try Data(("%YAML:1.0\n---\na: " + String(repeating: "[", count: 50_000) + String(repeating: "]", count: 50_000)).utf8)
+            .write(to: deep.appendingPathComponent("deep.yml"))
         let outcome = try Evaluator(config: PipelineConfig(), jobs: 2).run(try SequenceDiscovery.find([root.path]))
-        #expect(outcome.broken.count == 1 && outcome.broken[0].path.hasSuffix("broken"))
+        #expect(outcome.broken.count == 2 && outcome.broken[0].path.hasSuffix("broken"))
+        #expect(outcome.broken[1].path.hasSuffix("deep-calibration") && outcome.broken[1].error.contains("not a calibration file"))
         #expect(outcome.rows.count == 3)
         let bad = try #require(outcome.rows.first { $0.file == "frame-0001.jpg" })
         #expect(bad.failed && bad.failureKind == "bad_input" && bad.failureReason?.contains("not a JPEG or PNG") == true)

@@ -77,6 +77,30 @@ import RephotoEvaluation
         ("%YAML:1.0\n---\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [-5., 0., 1., 0., 5., 1., 0., 0., 1.]\n", "focal lengths must be positive"),
     ])
     func malformedFilesGiveClearErrors(text: String, expected: String) throws {
+        try Self.expectRefusal(text, expected)
+    }
+
+    /// OpenCV's FileStorage parsers recurse per nesting level: these files crashed the process (SIGSEGV).
+    @Test(arguments: [
+        ("deep.yml", "%YAML:1.0\n---\na: " + String(repeating: "[", count: 50_000) + String(repeating: "]", count: 50_000) + "\n"),
+        ("deep.xml", "<?xml version=\"1.0\"?>\n<opencv_storage>" + String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000) + "</opencv_storage>\n"),
+        ("deep.json", String(repeating: "{\"a\": ", count: 40_000) + "1" + String(repeating: "}", count: 40_000)),
+        ("deepmap.yml", "%YAML:1.0\n---\n" + (0..<400).map { String(repeating: " ", count: $0) + "a:\n" }.joined() + String(repeating: " ", count: 400) + "b: 1\n"),
+    ])
+    func deeplyNestedFilesAreRefusedBeforeOpenCVParsesThem(name: String, text: String) throws {
+        let path = try Fixtures.temporaryFile(name, Data(text.utf8))
+        let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.contains("not a calibration file") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func hugeFilesAreRefusedUnread() throws {
+        let path = try Fixtures.temporaryFile("huge.yml", Data(("%YAML:1.0\n---\n# " + String(repeating: "x", count: 2 << 20) + "\n").utf8))
+        let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }
+        #expect(error?.message.contains("too large for a calibration file (at most 1 MiB)") == true, "\(error?.message ?? "")")
+    }
+
+    static func expectRefusal(_ text: String, _ expected: String) throws {
         let path = try Fixtures.temporaryFile("bad.yml", Data(text.utf8))
         let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }
         #expect(error?.kind == .badInput)

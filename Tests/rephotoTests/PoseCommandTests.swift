@@ -96,6 +96,20 @@ import Testing
         #expect(human.stdout.contains("agreement  rotations differ by"))
     }
 
+    /// A 1-pixel-wide or -high image has no features: "could not estimate" with the counts (exit 3), not an
+    /// internal error from OpenCV's assertions (AKAZE's setSize, ORB's resize).
+    @Test(arguments: [(1, 300), (300, 1), (1, 1)])
+    func onePixelImagesCannotBeEstimated(width: Int, height: Int) throws {
+        let thin = try CLI.temporaryFile("thin.png", Image(width: width, height: height, channels: 1,
+                                                           pixels: (0..<(width * height)).map { UInt8($0 % 251) }).encoded(as: .png))
+        let graf1 = CLI.sample("graf1.png")
+        for detector in ["akaze", "orb", "sift"] {
+            let run = try CLI.run(["pose", "--reference", graf1, "--current", thin, "--detector", detector])
+            #expect(run.status == 3, "\(detector) \(width)x\(height): \(run.stderr)")
+            #expect(run.stderr.contains("too few matches: 0 (need 10)") && run.stderr.contains("current 0"), "\(run.stderr)")
+        }
+    }
+
     static func grey(_ name: String) throws -> String {
         let image = try Image(width: 320, height: 240, channels: 1, pixels: [UInt8](repeating: 128, count: 320 * 240))
         return try CLI.temporaryFile(name, image.encoded(as: .png))

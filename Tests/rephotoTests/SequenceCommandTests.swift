@@ -33,6 +33,9 @@ import Testing
             (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", "\(samples)/left03.jpg", "--board", "9x6", "--square", "0.025",
               "--out", "\(Self.directory()).yml"], "the 9x6 board was found in 3 of 3 images; calibration needs at least 5 views"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9by6", "--square", "0.025", "--out", "x.yml"], "--board '9by6' must be WIDTHxHEIGHT"),
+            // Once ate 6 GB searching for the corners.
+            (["calibrate", "\(samples)/left01.jpg", "--board", "30000x30000", "--square", "0.025", "--out", "\(Self.directory()).yml"],
+             "board must have 2...100 inner corners a side, got 30000x30000"),
             (["synth", "--out", Self.directory(), "--frames", "1000"], "frames = 1000 is out of range"),
         ]
         for (arguments, message) in cases {
