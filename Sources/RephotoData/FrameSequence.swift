@@ -171,6 +171,13 @@ public struct FrameSequence: Equatable, Sendable {
 
     func validate(manifestPath: String) throws {
         guard !manifest.name.isEmpty else { throw RephotoError.badInput("\(manifestPath): name is empty") }
+        // The name becomes a folder of an evaluation's output (thumbnails/<name>/): it must stay one plain name.
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._- ")
+        guard manifest.name.count <= 128, manifest.name.allSatisfy(allowed.contains), manifest.name.first != ".",
+              manifest.name.first != " ", manifest.name.last != " " else {
+            throw RephotoError.badInput(
+                "\(manifestPath): name '\(manifest.name)' must be 1 to 128 letters, digits, '.', '_', '-' or inner spaces, not starting with '.'")
+        }
         if manifest.calibration != nil && manifest.intrinsics != nil {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }

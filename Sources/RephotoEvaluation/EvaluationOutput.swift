@@ -5,6 +5,30 @@ import Foundation
 /// An evaluation's result folder: frames.csv, summary.json, report.html and thumbnails/<sequence>/<label>.jpg.
 /// Summaries and reports are computed from the rows alone, so shards merge into exactly the unsharded result.
 public enum EvaluationOutput {
+    /// Creates `path` and checks it takes files, before any work, so a run never ends in "cannot write".
+    public static func prepare(_ path: String) throws -> URL {
+        guard !path.isEmpty else { throw RephotoError.badInput("--out is empty: name a folder for the results") }
+        let folder = URL(fileURLWithPath: path)
+        // Foundation's errors here say only "could not be completed": name the cause.
+        var ancestor = folder
+        var isDirectory: ObjCBool = false
+        while !FileManager.default.fileExists(atPath: ancestor.path, isDirectory: &isDirectory), ancestor.path != "/" {
+            ancestor.deleteLastPathComponent()
+        }
+        if !isDirectory.boolValue {
+            throw RephotoError.badInput("\(path): cannot write results there (\(ancestor.path) is a file, not a folder)")
+        }
+        let probe = folder.appendingPathComponent(".rephoto-write-check-\(getpid())")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data().write(to: probe)
+            try FileManager.default.removeItem(at: probe)
+        } catch {
+            throw RephotoError.badInput("\(path): cannot write results there (\(fileErrorReason(error)))")
+        }
+        return folder
+    }
+
     public static func write(_ outcome: EvaluationOutcome, to folder: URL) throws -> EvaluationSummary {
         let rows = outcome.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
         let summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
@@ -14,8 +38,11 @@ public enum EvaluationOutput {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"))
+        // An earlier run's thumbnails would otherwise stay beside this run's and pass for its own.
+        let thumbnails = folder.appendingPathComponent("thumbnails")
+        if fm.fileExists(atPath: thumbnails.path) { try fm.removeItem(at: thumbnails) }
         for (sequence, shots) in outcome.thumbnails {
-            let dir = folder.appendingPathComponent("thumbnails").appendingPathComponent(sequence)
+            let dir = thumbnails.appendingPathComponent(sequence)
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)
             for (label, jpeg) in shots { try jpeg.write(to: dir.appendingPathComponent("\(label).jpg")) }
         }

@@ -54,6 +54,7 @@ public struct EvaluationRow: Equatable, Sendable {
     ]
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
+    static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
 
     /// Numeric and boolean fields by column, for writing and reading generically.
     static var numbers: [(String, WritableKeyPath<EvaluationRow, Double?>)] { [
@@ -79,7 +80,11 @@ public struct EvaluationRow: Equatable, Sendable {
         case "failure_kind": return failureKind ?? ""
         case "failure_reason": return failureReason ?? ""
         default:
-            if let (_, path) = Self.numbers.first(where: { $0.0 == column }) { return self[keyPath: path].map { "\($0)" } ?? "" }
+            if let (_, path) = Self.numbers.first(where: { $0.0 == column }) {
+                guard let v = self[keyPath: path] else { return "" }
+                // Counts are whole numbers: 1108, not 1108.0.
+                return Self.countColumns.contains(column) && v.rounded() == v && abs(v) < 1e15 ? String(Int(v)) : "\(v)"
+            }
             if let (_, path) = Self.flags.first(where: { $0.0 == column }) { return self[keyPath: path].map { $0 ? "true" : "false" } ?? "" }
             return ""
         }

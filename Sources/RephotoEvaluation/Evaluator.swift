@@ -38,6 +38,13 @@ public struct Evaluator: Sendable {
             do {
                 let sequence = try FrameSequence.load(from: folder)
                 _ = try sequence.camera()
+                // Rows, summaries and thumbnails are keyed by name: a second sequence of one name would merge silently.
+                guard !sequence.currentFrames.isEmpty else {
+                    throw RephotoError.badInput("\(folder.path): frames.csv lists no frame to evaluate besides the reference")
+                }
+                if let first = loaded.first(where: { $0.manifest.name == sequence.manifest.name }) {
+                    throw RephotoError.badInput("sequence name '\(sequence.manifest.name)' is also the name of \(first.directory?.path ?? "another sequence")")
+                }
                 loaded.append(sequence)
             } catch {
                 outcome.broken.append(BrokenSequence(path: folder.path, error: "\(error)"))

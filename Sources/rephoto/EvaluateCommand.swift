@@ -30,6 +30,7 @@ struct EvaluateCommand: ParsableCommand {
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
             let settings = try pipeline.resolve()
+            let output = try EvaluationOutput.prepare(out)
             var sequences = try SequenceDiscovery.find(paths)
             if let shard {
                 let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -44,7 +45,7 @@ struct EvaluateCommand: ParsableCommand {
             evaluator.thumbnails = !noThumbnails
             let progress = Progress(label: "evaluate")
             let outcome = evaluator.run(sequences) { progress.update($0, of: $1) }
-            let summary = try EvaluationOutput.write(outcome, to: URL(fileURLWithPath: out))
+            let summary = try EvaluationOutput.write(outcome, to: output)
             print(EvaluateCommand.table(summary))
             print("results in \(out)/ (frames.csv, summary.json, report.html)")
             for broken in summary.brokenSequences { FileHandle.standardError.write(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
@@ -59,8 +60,9 @@ struct EvaluateCommand: ParsableCommand {
         @Option(help: "Output folder.") var out = "evaluation"
 
         func run() throws {
+            let output = try EvaluationOutput.prepare(out)
             let outcome = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
-            let summary = try EvaluationOutput.write(outcome, to: URL(fileURLWithPath: out))
+            let summary = try EvaluationOutput.write(outcome, to: output)
             print(EvaluateCommand.table(summary))
             try EvaluateCommand.exit(for: summary)
         }

@@ -8,7 +8,7 @@ import RephotoEvaluation
 
 @Suite struct FrameSequenceTests {
     static let sample = FrameSequence(
-        manifest: SequenceManifest(name: "round, \"trip\"", intrinsics: SequenceIntrinsics(fx: 700.25, fy: 701, cx: 319.5, cy: 239.5, distortion: [0.1, -0.01, 0, 0]),
+        manifest: SequenceManifest(name: "round trip_1.0-b", intrinsics: SequenceIntrinsics(fx: 700.25, fy: 701, cx: 319.5, cy: 239.5, distortion: [0.1, -0.01, 0, 0]),
                                    reference: "ref.jpg", cameraOrientation: .landscapeRight, attitudeFrame: .androidRotationVector,
                                    provenance: "unit test", license: "CC0"),
         frames: [
@@ -74,6 +74,10 @@ import RephotoEvaluation
         (#"{"name": "x", "reference": "a.jpg", "cameraOrientation": "sideways"}"#, "cameraOrientation"),
         (#"{"name": "x", "reference": "a.jpg", "calibration": "c.yml", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}}"#, "not both"),
         (#"{"name": "x"}"#, "no reference, and frames.csv line 2 names none"),
+        // The name becomes an output folder: no way out of it, no nesting, nothing hidden.
+        (#"{"name": "../../escaped", "reference": "a.jpg"}"#, "name '../../escaped' must be 1 to 128 letters"),
+        (#"{"name": "a/b", "reference": "a.jpg"}"#, "name 'a/b' must be"),
+        (#"{"name": ".hidden", "reference": "a.jpg"}"#, "name '.hidden' must be"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
         ("not json", "sequence.json"),
     ])

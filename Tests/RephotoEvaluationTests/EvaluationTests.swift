@@ -110,6 +110,17 @@ import RephotoEvaluation
     }
 
     /// A broken manifest and an unreadable frame are reported; everything else is still evaluated.
+    /// An earlier run's thumbnails in --out are removed, so they cannot pass for this run's.
+    @Test func staleThumbnailsAreRemoved() throws {
+        let out = try Scratch.directory()
+        let stale = out.appendingPathComponent("thumbnails/old-sequence")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        try Data([0xFF, 0xD8]).write(to: stale.appendingPathComponent("worst.jpg"))
+        _ = try EvaluationOutput.write(EvaluationOutcome(), to: out)
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("summary.json").path))
+    }
+
     @Test func brokenInputsAreDataNotCrashes() throws {
         let root = try Scratch.directory()
         let good = try Self.synthetic(frames: 3, seed: 41)
@@ -132,6 +143,12 @@ import RephotoEvaluation
         let outcome = try Evaluator(config: PipelineConfig(), jobs: 2).run(try SequenceDiscovery.find([root.path]))
         #expect(outcome.broken.count == 2 && outcome.broken[0].path.hasSuffix("broken"))
         #expect(outcome.broken[1].path.hasSuffix("deep-calibration") && outcome.broken[1].error.contains("not a calibration file"))
+        // A second sequence of the same name is listed as broken, not merged into the first.
+        let twin = root.appendingPathComponent("twin")
+        try FileManager.default.copyItem(at: good, to: twin)
+        let again = try Evaluator(config: PipelineConfig(), jobs: 2).run(try SequenceDiscovery.find([root.path]))
+        #expect(again.rows.count == 3)
+        #expect(again.broken.contains { $0.path.hasSuffix("twin") && $0.error.contains("is also the name of") })
         #expect(outcome.rows.count == 3)
         let bad = try #require(outcome.rows.first { $0.file == "frame-0001.jpg" })
         #expect(bad.failed && bad.failureKind == "bad_input" && bad.failureReason?.contains("not a JPEG or PNG") == true)

@@ -78,5 +78,30 @@ import Testing
         }
         let none = try CLI.run(["evaluate", "/nonexistent-folder"])
         #expect(none.status == 2 && none.stderr.contains("/nonexistent-folder: no such folder"))
+        // An unusable --out is refused before any frame is evaluated, with the reason.
+        let file = try CLI.temporaryFile("not-a-folder", Data("x".utf8))
+        for (out, message) in [("", "--out is empty"), ("\(file)/results", "\(file) is a file, not a folder")] {
+            let start = ContinuousClock.now
+            let run = try CLI.run(["evaluate", root, "--out", out])
+            #expect(run.status == 2 && run.stderr.contains(message), "\(run.stderr)")
+            #expect(ContinuousClock.now - start < .seconds(5), "refused only after the work")
+        }
+    }
+
+    /// frames.csv writes counts as whole numbers, and a sequence with no frame besides its reference is listed
+    /// as broken instead of vanishing from the summary.
+    @Test func countsAreWholeNumbersAndEmptySequencesAreListed() throws {
+        let root = SequenceCommandTests.directory()
+        try Self.synth(root, "good", seed: 5)
+        try FileManager.default.createDirectory(atPath: "\(root)/empty", withIntermediateDirectories: true)
+        try Data(#"{"name": "empty", "reference": "reference.jpg", "intrinsics": {"fx": 100, "fy": 100, "cx": 50, "cy": 40}}"#.utf8)
+            .write(to: URL(fileURLWithPath: "\(root)/empty/sequence.json"))
+        try Data("file\nreference.jpg\n".utf8).write(to: URL(fileURLWithPath: "\(root)/empty/frames.csv"))
+        let out = SequenceCommandTests.directory()
+        let run = try CLI.run(["evaluate", root, "--out", out, "--no-thumbnails"])
+        #expect(run.status == 2 && run.stderr.contains("frames.csv lists no frame to evaluate"), "\(run.stderr)")
+        let csv = try String(contentsOfFile: "\(out)/frames.csv", encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let matches = try #require(csv[0].firstIndex(of: "matches"))
+        #expect(csv.count > 1 && csv.dropFirst().allSatisfy { Int($0[matches]) != nil }, "\(csv.dropFirst().map { $0[matches] })")
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every failure RephotoKit reports: a category (which decides the CLI exit code and the HTTP status)
 /// and a one-line message naming the problem and the offending value.
 public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -46,4 +48,15 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
 /// Throws a bad-input error naming the setting, its value and the allowed range.
 package func require<T>(_ condition: Bool, _ name: String, _ value: T, _ allowed: String) throws {
     if !condition { throw RephotoError.badInput("\(name) = \(value) is out of range (allowed: \(allowed))") }
+}
+
+/// The operating system's reason behind a Foundation file error ("Not a directory", "Permission denied"),
+/// rather than Foundation's "The operation could not be completed (NSCocoaErrorDomain error 512)".
+package func fileErrorReason(_ error: Error) -> String {
+    var current: NSError? = error as NSError
+    while let e = current {
+        if e.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(e.code))) }
+        current = e.userInfo[NSUnderlyingErrorKey] as? NSError
+    }
+    return (error as NSError).localizedFailureReason ?? error.localizedDescription
 }
