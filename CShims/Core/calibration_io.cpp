@@ -51,15 +51,30 @@ void check_storage_file(const char *path) {
 void open_storage(cv::FileStorage &fs, const char *path, int mode) {
     try {
         if (!fs.open(path, mode)) rp::fail(RP_ERR_IO, std::string(mode == cv::FileStorage::READ ? "cannot open " : "cannot write ") + path);
-    } catch (const cv::Exception &error) {
-        rp::fail(mode == cv::FileStorage::READ ? RP_ERR_DECODE : RP_ERR_IO,
-                 std::string(path) + (mode == cv::FileStorage::READ ? " is not OpenCV FileStorage: " : ": cannot write: ") + error.err);
+    } catch (const cv::Exception &) {
+        // OpenCV's own text names its parser's internals ("buf", "parseValue"): say what is wrong for the user.
+        if (mode != cv::FileStorage::READ) rp::fail(RP_ERR_IO, std::string(path) + ": cannot write there");
+        std::ifstream in(path, std::ios::binary | std::ios::ate);
+        if (in && in.tellg() == 0) rp::fail(RP_ERR_DECODE, std::string(path) + " is empty");
+        rp::fail(RP_ERR_DECODE, std::string(path) + " is not OpenCV FileStorage (YAML, XML or JSON that OpenCV can parse)");
     }
 }
 
 }  // namespace rp
 
 namespace {
+
+// A matrix node, or a clear refusal: OpenCV asserts (nelems == m.total()*m.channels()) when rows, cols and data
+// disagree, and that text means nothing to a user.
+cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name) {
+    cv::Mat m;
+    try {
+        node >> m;
+    } catch (const cv::Exception &) {
+        rp::fail(RP_ERR_DECODE, cv::format("%s in %s is malformed: its rows, cols, dt and data do not agree", name, path));
+    }
+    return m;
+}
 
 cv::FileNode first_present(const cv::FileStorage &fs, std::initializer_list<const char *> names) {
     for (const char *name : names) {
@@ -79,8 +94,7 @@ extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *
         rp::open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode k = first_present(fs, {"camera_matrix", "Camera_Matrix", "cameraMatrix"});
         if (k.empty()) rp::fail(RP_ERR_DECODE, std::string("calibration file ") + path + " has no camera_matrix");
-        cv::Mat K;
-        k >> K;
+        cv::Mat K = read_matrix(k, path, "camera_matrix");
         if (K.rows != 3 || K.cols != 3) {
             rp::fail(RP_ERR_DECODE, cv::format("camera_matrix in %s is %dx%d, expected 3x3", path, K.rows, K.cols));
         }
@@ -89,8 +103,7 @@ extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *
 
         cv::FileNode d = first_present(fs, {"distortion_coefficients", "Distortion_Coefficients", "distCoeffs"});
         if (!d.empty()) {
-            cv::Mat D;
-            d >> D;
+            cv::Mat D = read_matrix(d, path, "distortion_coefficients");
             int n = int(D.total());
             if (n > 14 || (n != 0 && n != 4 && n != 5 && n != 8 && n != 12 && n != 14)) {
                 rp::fail(RP_ERR_DECODE, cv::format("distortion_coefficients in %s has %d values, expected 4, 5, 8, 12 or 14", path, n));

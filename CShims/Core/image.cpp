@@ -78,11 +78,36 @@ rp_image_header probe_png(const uint8_t *b, size_t n) {
     return h;
 }
 
+// Names the formats people plausibly upload by their magic bytes, so a refusal says what the file is.
+const char *sniff_format(const uint8_t *b, size_t n) {
+    auto starts = [&](const char *magic, size_t at = 0) {
+        size_t len = std::strlen(magic);
+        return n >= at + len && std::memcmp(b + at, magic, len) == 0;
+    };
+    if (starts("II*") || (n >= 4 && b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == '*')) return "TIFF";
+    if (starts("RIFF") && starts("WEBP", 8)) return "WebP";
+    if (starts("ftypheic", 4) || starts("ftypheix", 4) || starts("ftypmif1", 4) || starts("ftypmsf1", 4) || starts("ftyphevc", 4)) return "HEIC/HEIF";
+    if (starts("ftypavif", 4)) return "AVIF";
+    if (starts("GIF87a") || starts("GIF89a")) return "GIF";
+    if (starts("BM")) return "BMP";
+    if (n >= 12 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0x0C && starts("jP  ", 4)) return "JPEG 2000";
+    if (starts("\xFF\x4F\xFF\x51")) return "JPEG 2000 codestream";
+    if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') return "PNM/PAM";
+    if (starts("%PDF")) return "PDF";
+    if (starts("ftyp", 4)) return "ISO media (video or HEIF-family)";
+    return nullptr;
+}
+
 rp_image_header probe(const uint8_t *b, size_t n) {
     if (b == nullptr || n == 0) rp::fail(RP_ERR_DECODE, "empty image data (0 bytes)");
     static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
     if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return probe_jpeg(b, n);
     if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return probe_png(b, n);
+    const char *found = sniff_format(b, n);
+    if (found != nullptr) {
+        rp::fail(RP_ERR_DECODE, std::string("a ") + found + " file, not a JPEG or PNG image (" + std::to_string(n) +
+                                    " bytes): convert it to JPEG or PNG");
+    }
     rp::fail(RP_ERR_DECODE, "not a JPEG or PNG image (" + std::to_string(n) + " bytes, starts with 0x" +
                                 cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
 }

@@ -192,7 +192,9 @@ public struct FrameSequence: Equatable, Sendable {
         do {
             reader = try CSVReader(string: text, hasHeaderRow: true, trimFields: true)
         } catch {
-            throw RephotoError.badInput("\(path): not CSV (\(error))")
+            // CSV.swift's errors are enum case names (cannotReadHeaderRow): say it in words.
+            let reason = "\(error)" == "cannotReadHeaderRow" ? "empty, no header row" : "not readable as UTF-8 CSV"
+            throw RephotoError.badInput("\(path): \(reason)")
         }
         guard let header = reader.headerRow, header.contains("file") else {
             throw RephotoError.badInput("\(path) line 1: the header must name a 'file' column")

@@ -96,7 +96,12 @@ public struct EvaluationRow: Equatable, Sendable {
     }
 
     public static func parse(_ text: String, path: String) throws -> [EvaluationRow] {
-        let reader = try CSVReader(string: text, hasHeaderRow: true)
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(string: text, hasHeaderRow: true)
+        } catch {
+            throw RephotoError.badInput("\(path): not an evaluation frames.csv (empty, or not readable as CSV)")
+        }
         guard let header = reader.headerRow, Set(columns).isSubset(of: header) else {
             throw RephotoError.badInput("\(path) line 1: not an evaluation frames.csv (columns differ)")
         }

@@ -22,15 +22,16 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
     /// Physiological tremor about 8–12 Hz plus slower sway.
     @Option(help: "Hand tremor: rotation amplitude, degrees.") public var tremorDegrees = 0.1
     @Option(help: "Hand tremor: displacement amplitude, metres.") public var tremorMetres = 0.002
-    @Option(name: .customLong("heading"), help: "Heading of the reference camera, degrees east of north.") public var headingDegrees = 0.0
+    // Signed values: a minus sign starts the value, not another option.
+    @Option(name: .customLong("heading"), parsing: .unconditional, help: "Heading of the reference camera, degrees east of north.") public var headingDegrees = 0.0
     @Option(help: "How the phone is held: portrait, portraitUpsideDown, landscapeLeft, landscapeRight.")
     public var orientation = ScreenOrientation.landscapeLeft
     @Option(help: "Attitude reference frame written to the manifest.") public var attitudeFrame = AttitudeReferenceFrame.xMagneticNorthZVertical
     @Option(help: "Attitude white noise per axis, degrees.") public var attitudeNoise = 0.05
-    @Option(help: "Gyro-bias drift, degrees per second.") public var attitudeDrift = 0.02
-    @Option(help: "Heading offset of the current session, degrees.") public var yawOffset = 3.0
+    @Option(parsing: .unconditional, help: "Gyro-bias drift, degrees per second.") public var attitudeDrift = 0.02
+    @Option(parsing: .unconditional, help: "Heading offset of the current session, degrees.") public var yawOffset = 3.0
     @Option(help: "Then: reference contrast factor.") public var referenceContrast = 1.0
-    @Option(help: "Then: reference brightness offset, grey levels.") public var referenceBrightness = 0.0
+    @Option(parsing: .unconditional, help: "Then: reference brightness offset, grey levels.") public var referenceBrightness = 0.0
     @Option(help: "Then: reference blur, Gaussian sigma in pixels.") public var referenceBlur = 0.0
     @Option(help: "Sensor noise on every frame, grey levels (sigma).") public var imageNoise = 0.0
     @Flag(help: "Now: an object stands in front of the scene in the current frames.") public var occluder = false

@@ -15,15 +15,16 @@ struct PoseCommand: ParsableCommand {
     var current: String
     @Option(help: "Camera calibration (OpenCV FileStorage YAML/XML) of the current camera; also used for the reference unless --reference-calibration/--reference-intrinsics is given.")
     var calibration: String?
-    @Option(help: "Intrinsics fx,fy,cx,cy in pixels of the full-resolution current frame (instead of --calibration).")
+    // Quaternions and coordinates often start with a minus sign: take the next word as the value unconditionally.
+    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy in pixels of the full-resolution current frame (instead of --calibration).")
     var intrinsics: String?
     @Option(help: "Calibration of the reference camera when it differs from the current one.")
     var referenceCalibration: String?
-    @Option(help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
+    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
     var referenceIntrinsics: String?
-    @Option(help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
+    @Option(parsing: .unconditional, help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
     var referenceAttitude: String?
-    @Option(help: "Phone attitude at the current capture, w,x,y,z.")
+    @Option(parsing: .unconditional, help: "Phone attitude at the current capture, w,x,y,z.")
     var currentAttitude: String?
     @Option(help: "Screen orientation at capture: portrait, portraitUpsideDown, landscapeLeft or landscapeRight (default portrait).")
     var orientation: ScreenOrientation = .portrait

@@ -27,7 +27,26 @@ struct Rephoto: ParsableCommand {
                 Foundation.exit(0)
             }
             // Usage errors are bad input: one line, exit 2 (ArgumentParser would use 64).
-            CLIOutput.fail(RephotoError.badInput(message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"))
+            CLIOutput.fail(RephotoError.badInput(oneLine(message(for: error))))
         }
     }
+}
+
+/// ArgumentParser's multi-line messages as one line, lists included ("one of the following: a, b, c"), so the
+/// one-line error contract holds without cutting the message short.
+func oneLine(_ message: String) -> String {
+    var text = ""
+    var inList = false
+    for raw in message.split(separator: "\n") {
+        let line = raw.trimmingCharacters(in: .whitespaces)
+        if line.isEmpty || line.hasPrefix("Usage:") || line.hasPrefix("See '") { continue }
+        if line.hasPrefix("- ") {
+            text += (inList ? ", " : " ") + line.dropFirst(2)
+            inList = true
+        } else {
+            text += (text.isEmpty ? "" : " ") + line
+            inList = false
+        }
+    }
+    return text.isEmpty ? "bad arguments" : text
 }

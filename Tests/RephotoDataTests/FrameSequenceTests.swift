@@ -57,6 +57,7 @@ import RephotoEvaluation
         ("\(header)\na.jpg,0,nan,0,0,0,,,,,,,\n", "frames.csv line 2: column 'qw': 'nan' is not a finite number"),
         ("\(header)\na.jpg,0,,,,,1,0,0,0,0,0,0\n", "frames.csv line 2: ground-truth translation is zero"),
         ("\(header)\n,0,,,,,,,,,,,\n", "frames.csv line 2: column 'file' is empty"),
+        ("", "frames.csv: empty, no header row"),
     ])
     func malformedRowsNameFileAndLine(csv: String, expected: String) throws {
         let dir = try Scratch.directory()
@@ -71,7 +72,9 @@ import RephotoEvaluation
     @Test(arguments: [
         (#"{"reference": "a.jpg"}"#, "missing key 'name'"),
         (#"{"name": "x", "reference": "a.jpg", "refrence": 1}"#, "unknown key 'refrence'"),
-        (#"{"name": "x", "reference": "a.jpg", "cameraOrientation": "sideways"}"#, "cameraOrientation"),
+        (#"{"name": "x", "reference": "a.jpg", "cameraOrientation": "sideways"}"#,
+         "at 'cameraOrientation': 'sideways' is not one of portrait, portraitUpsideDown, landscapeLeft, landscapeRight"),
+        (#"{"name": "x", "reference": "a.jpg", "intrinsics": 3}"#, "at 'intrinsics': expected an object"),
         (#"{"name": "x", "reference": "a.jpg", "calibration": "c.yml", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}}"#, "not both"),
         (#"{"name": "x"}"#, "no reference, and frames.csv line 2 names none"),
         // The name becomes an output folder: no way out of it, no nesting, nothing hidden.

@@ -73,6 +73,28 @@ import RephotoEvaluation
         #expect(error?.message.contains(expected) == true, "\(name): \(error?.message ?? "")")
     }
 
+    static let otherFormats: [(String, [UInt8], String)] = {
+        func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+        let zeros = [UInt8](repeating: 0, count: 32)
+        return [
+            ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "a TIFF file, not a JPEG or PNG image"),
+            ("tiff-be", [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8] + zeros, "a TIFF file"),
+            ("webp", bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 ") + zeros, "a WebP file"),
+            ("heic", [0, 0, 0, 0x18] + bytes("ftypheic") + [0, 0, 0, 0] + bytes("mif1heic"), "a HEIC/HEIF file"),
+            ("bmp", bytes("BM") + zeros, "a BMP file"),
+            ("jp2", [0, 0, 0, 0x0C] + bytes("jP  ") + [0x0D, 0x0A, 0x87, 0x0A] + zeros, "a JPEG 2000 file"),
+            ("pgm", bytes("P5\n2 2\n255\n") + [1, 2, 3, 4], "a PNM/PAM file"),
+        ]
+    }()
+
+    /// The refusal names what the file is, from its magic bytes (the formats' published signatures).
+    @Test func otherFormatsAreNamed() throws {
+        for (name, data, expected) in Self.otherFormats {
+            let error = #expect(throws: RephotoError.self) { try Image(data: Data(data)) }
+            #expect(error?.message.contains(expected) == true, "\(name): \(error?.message ?? "")")
+        }
+    }
+
     @Test func rejectsTruncatedJPEGAndPNG() throws {
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
         let cutJPEG = #expect(throws: RephotoError.self) { try Image(data: jpeg.prefix(jpeg.count / 2)) }

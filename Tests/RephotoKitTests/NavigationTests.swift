@@ -66,3 +66,15 @@ import RephotoEvaluation
         #expect(nav.aligned)
     }
 }
+
+@Suite struct NumberFormattingTests {
+    /// Hints and messages never use exponent notation ("roll clockwise 1.1e+02°", "view 2.2e+02% too large").
+    @Test func numbersForPeopleHaveNoExponent() {
+        #expect(fmt(110.4, 2) == "110" && fmt(221.7, 2) == "222" && fmt(2.13, 2) == "2.1" && fmt(25.4, 2) == "25")
+        #expect(fmt(0.00001234, 3) == "0.0000123")
+        #expect(fmt(1.0000001, 6) == "1")
+        let hints = Navigation.compute(homography: Matrix3([0, -3, 640, 3, 0, 0, 0, 0, 1]),
+                                       referenceSize: ImageSize(width: 640, height: 480), currentSize: ImageSize(width: 640, height: 480)).hints
+        #expect(!hints.isEmpty && hints.allSatisfy { !$0.contains("e+") && !$0.contains("e-") }, "\(hints)")
+    }
+}

@@ -110,6 +110,27 @@ import Testing
         }
     }
 
+    /// Real quaternions and coordinates often start with a minus sign; they are values, not options.
+    @Test func negativeNumbersAreValues() throws {
+        let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),
+                               "--intrinsics", "700,700,400,320", "--reference-intrinsics", "700,700,400,320",
+                               "--reference-attitude", "-0.5,0.5,0.5,0.5", "--current-attitude", "-0.5,0.5,0.5,0.5", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sensor = try #require(run.json?["sensor"] as? [String: Any])
+        #expect(try #require(sensor["rotationDegrees"] as? Double) < 1e-6)
+        let synth = try CLI.run(["synth", "--out", SequenceCommandTests.directory(), "--frames", "2", "--width", "160", "--height", "120",
+                                 "--heading", "-30", "--yaw-offset", "-2", "--reference-brightness", "-10"])
+        #expect(synth.status == 0, "\(synth.stderr)")
+    }
+
+    /// ArgumentParser's multi-line messages arrive whole, on one line: the list of choices is not cut off.
+    @Test func choiceErrorsListTheChoicesOnOneLine() throws {
+        let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--attitude-frame", "north"])
+        #expect(run.status == 2)
+        #expect(run.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(run.stderr.contains("one of the following: xArbitraryZVertical, xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical, androidRotationVector, androidGameRotationVector"), "\(run.stderr)")
+    }
+
     static func grey(_ name: String) throws -> String {
         let image = try Image(width: 320, height: 240, channels: 1, pixels: [UInt8](repeating: 128, count: 320 * 240))
         return try CLI.temporaryFile(name, image.encoded(as: .png))

@@ -116,4 +116,10 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
     }
 }
 
-package func fmt(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)g", value) }
+/// A number for people with `digits` significant digits, never in exponent notation: %g writes 110 as
+/// "1.1e+02", which no one reads as an instruction.
+package func fmt(_ value: Double, _ digits: Int = 3) -> String {
+    let text = String(format: "%.\(digits)g", value)
+    guard text.contains("e"), value.isFinite else { return text }
+    return abs(value) >= 1 ? String(format: "%.0f", value) : formatNumber(Double(String(format: "%.\(digits - 1)e", value)) ?? value)
+}

@@ -21,6 +21,35 @@ extension KeyedDecodingContainer {
 }
 
 package enum ConfigFile {
+    /// The choices a manifest's enums take, for messages (Swift's own says "Cannot initialize X from ...").
+    static let choices: [String: [String]] = [
+        "ScreenOrientation": ScreenOrientation.allCases.map(\.rawValue),
+        "AttitudeReferenceFrame": AttitudeReferenceFrame.allCases.map(\.rawValue),
+    ]
+
+    /// A type as a person names it: "an object", not "Dictionary<String, Any>".
+    static func typeName(_ type: Any.Type) -> String {
+        let name = "\(type)"
+        if name.hasPrefix("Dictionary") { return "an object" }
+        if name.hasPrefix("Array") { return "a list" }
+        switch name {
+        case "String": return "text"
+        case "Int", "Int32", "Int64", "UInt64", "Double", "Float": return "a number"
+        case "Bool": return "true or false"
+        default: return choices[name].map { "one of \($0.joined(separator: ", "))" } ?? name
+        }
+    }
+
+    /// Swift's "Cannot initialize ScreenOrientation from invalid String value sideways" in the user's terms.
+    static func readable(_ description: String) -> String {
+        let prefix = "Cannot initialize ", middle = " from invalid String value "
+        guard description.hasPrefix(prefix), let range = description.range(of: middle) else { return description }
+        let type = String(description[description.index(description.startIndex, offsetBy: prefix.count)..<range.lowerBound])
+        let value = String(description[range.upperBound...])
+        guard let options = choices[type] else { return "'\(value)' is not a valid \(type)" }
+        return "'\(value)' is not one of \(options.joined(separator: ", "))"
+    }
+
     /// One line for a decoding failure: where (dotted key path) and what.
     package static func describe(_ error: Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
@@ -29,10 +58,10 @@ package enum ConfigFile {
             return keys.isEmpty ? "" : "at '\(keys)': "
         }
         switch error {
-        case .dataCorrupted(let c): return path(c) + c.debugDescription
+        case .dataCorrupted(let c): return path(c) + readable(c.debugDescription)
         case .keyNotFound(let key, let c): return path(c) + "missing key '\(key.stringValue)'"
-        case .typeMismatch(let type, let c): return path(c) + "expected \(type) (\(c.debugDescription))"
-        case .valueNotFound(let type, let c): return path(c) + "missing \(type) value"
+        case .typeMismatch(let type, let c): return path(c) + "expected \(typeName(type))"
+        case .valueNotFound(let type, let c): return path(c) + "missing \(typeName(type)) value"
         @unknown default: return "\(error)"
         }
     }
