@@ -67,6 +67,14 @@ namespace {
 // A matrix node, or a clear refusal: OpenCV asserts (nelems == m.total()*m.channels()) when rows, cols and data
 // disagree, and that text means nothing to a user.
 cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name) {
+    // 8- and 16-bit element types saturate a focal length of 700 px to 255 without a word: refuse them.
+    if (node.isMap()) {
+        const std::string dt = node["dt"].isString() ? std::string(node["dt"]) : std::string();
+        if (dt == "u" || dt == "c" || dt == "w" || dt == "s") {
+            rp::fail(RP_ERR_DECODE, cv::format("%s in %s is stored as %s-bit integers (dt: %s), which cut values off; write dt: d",
+                                               name, path, dt == "u" || dt == "c" ? "8" : "16", dt.c_str()));
+        }
+    }
     cv::Mat m;
     try {
         node >> m;
@@ -115,9 +123,14 @@ extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *
         }
         cv::FileNode w = first_present(fs, {"image_width", "image_Width"});
         cv::FileNode h = first_present(fs, {"image_height", "image_Height"});
-        if (!w.empty() && !h.empty()) {
-            out->width = int(w);
-            out->height = int(h);
+        if (!w.empty() || !h.empty()) {
+            const int width = w.isInt() ? int(w) : 0, height = h.isInt() ? int(h) : 0;
+            if (width <= 0 || height <= 0) {
+                rp::fail(RP_ERR_DECODE, cv::format("%s: image size %dx%d must be two positive whole numbers (image_width, image_height)",
+                                                   path, width, height));
+            }
+            out->width = width;
+            out->height = height;
         }
     });
 }

@@ -94,6 +94,36 @@ import RephotoEvaluation
         #expect(error?.message.contains("not a calibration file") == true, "\(error?.message ?? "")")
     }
 
+    static func calibration(width: String = "640", dt: String = "d", fy: String = "700.", distortion: String = "0, 0, 0, 0, 0") -> String {
+        "%YAML:1.0\n---\nimage_width: \(width)\nimage_height: 480\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: \(dt)\n"
+            + "   data: [700., 0., 320., 0., \(fy), 240., 0., 0., 1.]\ndistortion_coefficients: !!opencv-matrix\n   rows: 5\n   cols: 1\n"
+            + "   dt: d\n   data: [\(distortion)]\n"
+    }
+
+    /// Nonsense calibrations were accepted and turned Suzanne's 30° rotation into 110.8° (distortion) or 70.3°
+    /// (8-bit storage). Each is refused with its reason; a real lens's calibration still loads.
+    @Test(arguments: [
+        (calibration(distortion: "1e6, -1e6, 1e3, 1e3, 1e6"), "tangential distortion 1000 (p1, p2) is beyond any lens's"),
+        (calibration(distortion: "1e6, -1e6, 0, 0, 1e6"), "moves the image corners by a factor of 66.7: not a lens"),
+        // r(1 - 2.5 r²) stops growing at r = √(1/7.5) = 0.365; the corners are at 0.571.
+        (calibration(distortion: "-2.5, 0, 0, 0, 0"), "folds back at radius 0.366 before reaching the image corners (0.571)"),
+        (calibration(dt: "u"), "camera_matrix in"),
+        (calibration(fy: "7."), "fy/fx = 0.01 (fx=700, fy=7): pixels more than 2:1 from square"),
+        (calibration(width: "-640"), "image size -640x480 must be two positive whole numbers"),
+        (calibration(width: "0"), "image size 0x480 must be two positive whole numbers"),
+    ])
+    func nonsenseCalibrationsAreRefused(text: String, expected: String) throws {
+        try Self.expectRefusal(text, expected)
+    }
+
+    @Test func aRealLensLoads() throws {
+        // Barrel distortion of a wide phone lens (k1 = -0.3, k2 = 0.1) maps the corners inwards by about 10 %.
+        let path = try Fixtures.temporaryFile("real.yml", Data(Self.calibration(distortion: "-0.3, 0.1, 0.001, -0.001, 0").utf8))
+        let camera = try CameraIntrinsics.load(from: path)
+        #expect(camera.distortion == [-0.3, 0.1, 0.001, -0.001, 0])
+        #expect(try camera.adapted(to: ImageSize(width: 1280, height: 960)).fx == 1400)
+    }
+
     @Test func hugeFilesAreRefusedUnread() throws {
         let path = try Fixtures.temporaryFile("huge.yml", Data(("%YAML:1.0\n---\n# " + String(repeating: "x", count: 2 << 20) + "\n").utf8))
         let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }

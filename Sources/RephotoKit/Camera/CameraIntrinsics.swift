@@ -60,6 +60,17 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
         let values = [fx, fy, cx, cy] + distortion
         guard values.allSatisfy(\.isFinite) else { throw RephotoError.badInput("\(source): intrinsics contain a non-finite value") }
         guard fx > 0, fy > 0 else { throw RephotoError.badInput("\(source): focal lengths must be positive, got fx=\(fx) fy=\(fy)") }
+        // Pixels of real sensors are square or nearly so (anamorphic lenses: up to 2:1).
+        guard fy / fx >= 0.5, fy / fx <= 2 else {
+            throw RephotoError.badInput("\(source): fy/fx = \(fmt(fy / fx)) (fx=\(fmt(fx, 6)), fy=\(fmt(fy, 6))): pixels more than 2:1 from square are not a camera's")
+        }
+        if let imageSize {
+            guard imageSize.width > 0, imageSize.height > 0 else {
+                throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) must be positive")
+            }
+            try checkPrincipalPoint(in: imageSize, source: source)
+            try checkDistortion(in: imageSize, source: source)
+        }
         guard [0, 4, 5, 8, 12, 14].contains(distortion.count) else {
             throw RephotoError.badInput("\(source): \(distortion.count) distortion coefficients, expected 4, 5, 8, 12 or 14")
         }
@@ -83,11 +94,63 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
             out.cy = (cy + 0.5) * sy - 0.5
             out.imageSize = size
         }
-        guard out.cx >= 0, out.cy >= 0, out.cx < Double(size.width), out.cy < Double(size.height) else {
-            throw RephotoError.badInput(
-                "principal point (\(fmt(out.cx)), \(fmt(out.cy))) lies outside the \(size.width)x\(size.height) image: the intrinsics are for another resolution")
-        }
+        try out.checkPrincipalPoint(in: size, source: "intrinsics")
+        try out.checkDistortion(in: size, source: "intrinsics")
         return out
+    }
+
+    func checkPrincipalPoint(in size: ImageSize, source: String) throws {
+        guard cx >= 0, cy >= 0, cx < Double(size.width), cy < Double(size.height) else {
+            throw RephotoError.badInput(
+                "\(source): principal point (\(fmt(cx)), \(fmt(cy))) lies outside the \(size.width)x\(size.height) image: the intrinsics are for another resolution")
+        }
+    }
+
+    /// The radial distortion must map the image out to its farthest corner one-to-one: where the distorted
+    /// radius stops growing, the model folds back, undistortion becomes ambiguous and every pose from it is
+    /// wrong (a distortion of [1e6, -1e6, ...] turned a 30° rotation into 110°).
+    func checkDistortion(in size: ImageSize, source: String) throws {
+        guard !distortion.isEmpty else { return }
+        // Tangential terms of real lenses are of order 1e-3; beyond 0.1 they skew the image more than any lens does.
+        if let p = distortion[2...3].first(where: { abs($0) > 0.1 }) {
+            throw RephotoError.badInput("\(source): tangential distortion \(fmt(p)) (p1, p2) is beyond any lens's (|p| <= 0.1)")
+        }
+        var k = [Double](repeating: 0, count: 14)
+        for (i, v) in distortion.enumerated() { k[i] = v }
+        let (k1, k2, k3, k4, k5, k6) = (k[0], k[1], distortion.count >= 5 ? k[4] : 0, k[5], k[6], k[7])
+        func distorted(_ r: Double) -> Double {
+            let r2 = r * r
+            return r * (1 + r2 * (k1 + r2 * (k2 + r2 * k3))) / (1 + r2 * (k4 + r2 * (k5 + r2 * k6)))
+        }
+        // The farthest corner's distance from the principal point, in normalised (distorted) coordinates.
+        var reach = 0.0
+        for x in [0.0, Double(size.width)] {
+            for y in [0.0, Double(size.height)] {
+                let u = (x - cx) / fx, v = (y - cy) / fy
+                reach = max(reach, (u * u + v * v).squareRoot())
+            }
+        }
+        let steps = 4000
+        let step = 4 * reach / Double(steps)
+        var previous = 0.0
+        for i in 1...steps {
+            let value = distorted(Double(i) * step)
+            guard value.isFinite, value > previous else {
+                throw RephotoError.badInput(
+                    "\(source): distortion [\(distortion.map { fmt($0) }.joined(separator: ", "))] folds back at radius \(fmt(Double(i) * step)) before reaching the image corners (\(fmt(reach))): not a lens")
+            }
+            if value >= reach {
+                // Real lenses move the corners by tens of percent (fisheyes by a few times), not by orders of magnitude.
+                let ratio = Double(i) * step / reach
+                guard ratio >= 0.25, ratio <= 4 else {
+                    throw RephotoError.badInput(
+                        "\(source): distortion [\(distortion.map { fmt($0) }.joined(separator: ", "))] moves the image corners by a factor of \(fmt(1 / ratio)): not a lens")
+                }
+                return
+            }
+            previous = value
+        }
+        throw RephotoError.badInput("\(source): distortion [\(distortion.map { fmt($0) }.joined(separator: ", "))] never reaches the image corners: not a lens")
     }
 
     /// The shim's camera; refuses a distortion vector it cannot hold rather than truncating it.
