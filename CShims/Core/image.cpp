@@ -98,18 +98,24 @@ const char *sniff_format(const uint8_t *b, size_t n) {
     return nullptr;
 }
 
-rp_image_header probe(const uint8_t *b, size_t n) {
+// Refuses bytes that are not a JPEG or PNG, naming what they are; `total` is the whole file's size.
+void check_signature(const uint8_t *b, size_t n, uint64_t total) {
     if (b == nullptr || n == 0) rp::fail(RP_ERR_DECODE, "empty image data (0 bytes)");
     static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return probe_jpeg(b, n);
-    if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return probe_png(b, n);
+    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return;
+    if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return;
+    const std::string size = std::to_string(total) + " bytes";
     const char *found = sniff_format(b, n);
     if (found != nullptr) {
-        rp::fail(RP_ERR_DECODE, std::string("a ") + found + " file, not a JPEG or PNG image (" + std::to_string(n) +
-                                    " bytes): convert it to JPEG or PNG");
+        rp::fail(RP_ERR_DECODE, std::string("a ") + found + " file, not a JPEG or PNG image (" + size + "): convert it to JPEG or PNG");
     }
-    rp::fail(RP_ERR_DECODE, "not a JPEG or PNG image (" + std::to_string(n) + " bytes, starts with 0x" +
-                                cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
+    rp::fail(RP_ERR_DECODE, "not a JPEG or PNG image (" + size + ", starts with 0x" + cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
+}
+
+rp_image_header probe(const uint8_t *b, size_t n) {
+    check_signature(b, n, n);
+    if (b[0] == 0xFF) return probe_jpeg(b, n);
+    return probe_png(b, n);
 }
 
 }  // namespace
@@ -135,6 +141,10 @@ cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bo
 }  // namespace rp
 
 extern "C" {
+
+int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_size, rp_status *status) {
+    return rp::guarded(status, [&] { check_signature(head, length, file_size); });
+}
 
 int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
                     rp_status *status) {

@@ -12,6 +12,8 @@ struct PipelineOptions: ParsableArguments {
     var maxDimension: Int?
     @Option(help: "Refuse images with more pixels than this, before decoding (default 50000000).")
     var maxPixels: Int?
+    @Option(help: "Refuse image files larger than this many bytes, before reading them (default 268435456).")
+    var maxBytes: Int?
     @Option(name: .customLong("set"), help: ArgumentHelp("Set any parameter, e.g. --set features.akaze.threshold=0.002 (repeatable).", valueName: "path=value"))
     var settings: [String] = []
 
@@ -31,6 +33,7 @@ struct PipelineOptions: ParsableArguments {
         if let detector { overrides.append(("features.detector", .string(detector.rawValue))) }
         if let maxDimension { overrides.append(("features.maxDimension", .int(maxDimension))) }
         if let maxPixels { overrides.append(("maxPixels", .int(maxPixels))) }
+        if let maxBytes { overrides.append(("maxBytes", .int(maxBytes))) }
         return try PipelineConfig.resolve(file: config, overrides: overrides)
     }
 }

@@ -51,10 +51,10 @@ struct PoseCommand: ParsableCommand {
 
         // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers.
         var start = ContinuousClock.now
-        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels, grayscale: true)
+        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes, grayscale: true)
         let loadReference = ms(since: start)
         start = ContinuousClock.now
-        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels, grayscale: true)
+        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes, grayscale: true)
         let loadCurrent = ms(since: start)
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
@@ -64,7 +64,7 @@ struct PoseCommand: ParsableCommand {
         result.timings.total += loadCurrent
 
         if let draw {
-            let overlay = try NavigationOverlay.draw(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels), result: result)
+            let overlay = try NavigationOverlay.draw(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes), result: result)
             let lower = draw.lowercased()
             try overlay.write(to: draw, format: lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") ? .jpeg(quality: 92) : .png)
         }

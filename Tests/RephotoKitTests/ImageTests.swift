@@ -95,6 +95,28 @@ import RephotoEvaluation
         }
     }
 
+    /// A huge file is refused from its size and a non-image from its first bytes, before either is read (a 3 GB
+    /// sparse file used to take 3.2 GB of memory before "not a JPEG or PNG").
+    @Test func largeAndForeignFilesAreRefusedUnread() throws {
+        let dir = try Scratch.directory()
+        func sparse(_ name: String, _ head: [UInt8], _ size: UInt64) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try Data(head).write(to: url)
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: size)
+            try handle.close()
+            return url.path
+        }
+        let huge = try sparse("huge.jpg", [0xFF, 0xD8, 0xFF, 0xE0], 3 << 30)
+        let tooLarge = #expect(throws: RephotoError.self) { try Image(contentsOfFile: huge) }
+        #expect(tooLarge?.message == "\(huge): 3221225472 bytes, over the limit of 268435456 bytes (maxBytes, --max-bytes)")
+        let tiff = try sparse("scan.tif", [0x49, 0x49, 0x2A, 0x00], 100 << 20)
+        let foreign = #expect(throws: RephotoError.self) { try Image(contentsOfFile: tiff) }
+        #expect(foreign?.message == "\(tiff): a TIFF file, not a JPEG or PNG image (104857600 bytes): convert it to JPEG or PNG")
+        let small = #expect(throws: RephotoError.self) { try Image(contentsOfFile: Fixtures.sample("graf1.png"), maxBytes: 1000) }
+        #expect(small?.message.contains("over the limit of 1000 bytes") == true)
+    }
+
     @Test func rejectsTruncatedJPEGAndPNG() throws {
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
         let cutJPEG = #expect(throws: RephotoError.self) { try Image(data: jpeg.prefix(jpeg.count / 2)) }

@@ -61,6 +61,9 @@ void rp_buffer_free(void *buffer);
 
 /* ---------------------------------------------------------------- images */
 
+/* Checks the first bytes of a file (16 suffice) are a JPEG or PNG signature; otherwise fails naming the format
+   found (TIFF, WebP, HEIC, ...) and the file's size, so a large non-image file is refused unread. */
+int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_size, rp_status *status);
 /* Decodes JPEG or PNG bytes into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
    which decodes faster), applying EXIF orientation. Images over max_pixels (width*height from the header)
    are refused before any pixel is decoded. */

@@ -6,6 +6,8 @@ import Foundation
 public final class Image: @unchecked Sendable {
     /// Images above this many pixels are refused before decoding: the registry's `maxPixels` default.
     public static var defaultMaxPixels: Int { ParameterRegistry.defaultValue(\.maxPixels) }
+    /// Files above this many bytes are refused before they are read: the registry's `maxBytes` default.
+    public static var defaultMaxBytes: Int { ParameterRegistry.defaultValue(\.maxBytes) }
 
     package let handle: OpaquePointer
     public let width: Int
@@ -33,8 +35,9 @@ public final class Image: @unchecked Sendable {
     }
 
     /// Reads and decodes an image file; errors name the path.
-    public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
-        let data = try Image.readFile(path)
+    public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, maxBytes: Int = Image.defaultMaxBytes,
+                            grayscale: Bool = false) throws {
+        let data = try Image.readFile(path, maxBytes: maxBytes)
         do {
             try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale)
         } catch let error as RephotoError {
@@ -57,23 +60,45 @@ public final class Image: @unchecked Sendable {
         self.init(handle: out!)
     }
 
-    package static func readFile(_ path: String) throws -> Data {
+    /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
+    /// acceptable size and a JPEG or PNG: a multi-gigabyte or non-image file is refused without being read.
+    package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes) throws -> Data {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw RephotoError.badInput("\(path): no such file")
         }
         guard !isDirectory.boolValue else { throw RephotoError.badInput("\(path): is a directory, not an image") }
-        // Checked before reading: Foundation's reader leaks a buffer on empty files.
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        if size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw RephotoError.badInput("\(path): cannot read file (\(error.localizedDescription))")
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw RephotoError.badInput("\(path): cannot read file (permission denied or not a regular file)")
         }
-        guard !data.isEmpty else { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
-        return data
+        defer { try? handle.close() }
+        let size: UInt64
+        do {
+            size = try handle.seekToEnd()
+            try handle.seek(toOffset: 0)
+        } catch {
+            throw RephotoError.badInput("\(path): cannot read file (\(fileErrorReason(error)))")
+        }
+        if size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
+        if size > UInt64(max(maxBytes, 0)) {
+            throw RephotoError.badInput("\(path): \(size) bytes, over the limit of \(maxBytes) bytes (maxBytes, --max-bytes)")
+        }
+        do {
+            // The magic bytes first: a file that is no JPEG or PNG is refused with what it is, unread.
+            let head = try handle.read(upToCount: 16) ?? Data()
+            do {
+                try head.withUnsafeBytes { raw in
+                    try shimCall { rp_image_check_signature(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, size, $0) }
+                }
+            } catch let error as RephotoError {
+                throw error.prefixed(path)
+            }
+            return head + (try handle.readToEnd() ?? Data())
+        } catch let error as RephotoError {
+            throw error
+        } catch {
+            throw RephotoError.badInput("\(path): cannot read file (\(fileErrorReason(error)))")
+        }
     }
 
     public var size: ImageSize { ImageSize(width: width, height: height) }
