@@ -24,16 +24,20 @@ public enum EvaluationReport {
             body += "</div>\n"
             if let shots = thumbnails[name], !shots.isEmpty {
                 body += "<div class=thumbs>"
-                for label in ["worst", "median", "best"] {
+                for (label, row) in representativeFrames(seq) {
                     guard let jpeg = shots[label] else { continue }
-                    body += "<figure><img alt='\(label) frame' src='data:image/jpeg;base64,\(jpeg.base64EncodedString())'><figcaption>\(label)</figcaption></figure>"
+                    body += "<figure><img alt='\(label) frame' src='data:image/jpeg;base64,\(jpeg.base64EncodedString())'><figcaption>\(escape(caption(label, row)))</figcaption></figure>"
                 }
                 body += "</div>\n"
             }
             let failures = seq.filter(\.failed)
             if !failures.isEmpty {
-                body += "<details><summary>\(failures.count) failed frames</summary><ul>"
-                body += failures.map { "<li><code>\(escape($0.file))</code>: \(escape($0.failureReason ?? ""))</li>" }.joined() + "</ul></details>\n"
+                // Open, so a printout or a screenshot shows them; long lists are cut with a count.
+                let shown = 50
+                body += "<details open><summary>\(failures.count) failed frames</summary><ul>"
+                body += failures.prefix(shown).map { "<li><code>\(escape($0.file))</code>: \(escape($0.failureReason ?? ""))</li>" }.joined()
+                if failures.count > shown { body += "<li>and \(failures.count - shown) more (frames.csv lists them all)</li>" }
+                body += "</ul></details>\n"
             }
             body += "</section>\n"
         }
@@ -53,15 +57,37 @@ public enum EvaluationReport {
             """
     }
 
+    /// Worst, median and best successful frames of a sequence: by pair error where there is truth, else by score.
+    /// The evaluator draws these frames and the report captions them, from this one ranking.
+    static func representativeFrames(_ rows: [EvaluationRow]) -> [(String, EvaluationRow)] {
+        let ok = rows.filter { !$0.failed }
+        let ranked = ok.contains { $0.pairErrorDegrees != nil }
+            ? ok.sorted { ($0.pairErrorDegrees ?? 0, $0.rotationErrorDegrees ?? 0, $0.index) < ($1.pairErrorDegrees ?? 0, $1.rotationErrorDegrees ?? 0, $1.index) }
+            : ok.sorted { (-($0.score ?? 0), $0.index) < (-($1.score ?? 0), $1.index) }
+        guard let best = ranked.first, let worst = ranked.last else { return [] }
+        var chosen = Set<Int>()
+        return [("worst", worst), ("median", ranked[ranked.count / 2]), ("best", best)].filter { chosen.insert($0.1.index).inserted }
+    }
+
+    /// "worst: frame-0012.jpg, pair error 0.52°, rotation 0.10°, score 96.4".
+    static func caption(_ label: String, _ row: EvaluationRow) -> String {
+        var parts = ["\(label): \(row.file)"]
+        if let e = row.pairErrorDegrees { parts.append("pair error \(String(format: "%.2f", e))°") }
+        if let e = row.rotationErrorDegrees { parts.append("rotation \(String(format: "%.2f", e))°") }
+        if let s = row.score { parts.append("score \(String(format: "%.1f", s))") }
+        return parts.joined(separator: ", ")
+    }
+
     static func table(_ stats: [String: EvaluationStatistics], order: [String]) -> String {
         func f(_ v: Double?, _ digits: Int = 2) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "–" }
         var out = "<table><tr><th>sequence</th><th>frames</th><th>failed</th><th>success</th><th>mAA@5</th><th>mAA@10</th>"
+        out += "<th>rotation mAA@5</th><th>rotation mAA@10</th>"
         out += "<th>median rot. err °</th><th>p90 rot. err °</th><th>median transl. err °</th><th>median corner err px</th>"
         out += "<th>median score</th><th>median sensor–vision °</th><th>median total ms</th></tr>\n"
         for name in order {
             guard let s = stats[name] else { continue }
             out += "<tr><td>\(escape(name))</td><td>\(s.frames)</td><td>\(s.failures)</td><td>\(f(s.successRate * 100, 0))%</td>"
-            out += "<td>\(f(s.maa5, 3))</td><td>\(f(s.maa10, 3))</td><td>\(f(s.medianRotationErrorDegrees))</td><td>\(f(s.p90RotationErrorDegrees))</td>"
+            out += "<td>\(f(s.maa5, 3))</td><td>\(f(s.maa10, 3))</td><td>\(f(s.rotationMaa5, 3))</td><td>\(f(s.rotationMaa10, 3))</td><td>\(f(s.medianRotationErrorDegrees))</td><td>\(f(s.p90RotationErrorDegrees))</td>"
             out += "<td>\(f(s.medianTranslationErrorDegrees))</td><td>\(f(s.medianCornerErrorPixels))</td><td>\(f(s.medianScore, 1))</td>"
             out += "<td>\(f(s.medianSensorVisionAngleDegrees))</td><td>\(f(s.medianTimeMs["total"], 0))</td></tr>\n"
         }
@@ -75,9 +101,9 @@ public enum EvaluationReport {
         }
         let errors = [series("vision rotation", "#1f77b4", \.rotationErrorDegrees), series("vision translation", "#ff7f0e", \.translationErrorDegrees),
                       series("sensor rotation", "#2ca02c", \.sensorRotationErrorDegrees)].compactMap { $0 }
-        if !errors.isEmpty { return Plot(title: "Error per frame", xLabel: "frame", yLabel: "degrees", series: errors).svg }
+        if !errors.isEmpty { return Plot(title: "Error per frame", xLabel: "frame", yLabel: "degrees", series: errors, integerX: true).svg }
         let fallback = [series("score", "#1f77b4", \.score), series("corner error px", "#d62728", \.cornerErrorPixels)].compactMap { $0 }
-        return Plot(title: "Score and corner error per frame", xLabel: "frame", yLabel: "", series: fallback).svg
+        return Plot(title: "Score and corner error per frame", xLabel: "frame", yLabel: "", series: fallback, integerX: true).svg
     }
 
     /// Fraction of frames whose error is below each threshold: mAA@N is this curve's mean at 1...N degrees.
@@ -115,6 +141,8 @@ struct Plot {
     var yLabel: String
     var series: [Series]
     var yRange: ClosedRange<Double>?
+    /// x is a frame index: ticks only at whole frames, however few there are.
+    var integerX = false
     let width = 540.0, height = 260.0, left = 52.0, right = 12.0, top = 26.0, bottom = 38.0
 
     var svg: String {
@@ -132,9 +160,8 @@ struct Plot {
             let y = yLo + (yHi - yLo) * Double(i) / 4, yy = py(y)
             s += "<line x1='\(f(left))' y1='\(f(yy))' x2='\(f(width - right))' y2='\(f(yy))' stroke='#eee'/>"
             s += "<text x='\(f(left - 6))' y='\(f(yy + 4))' text-anchor='end'>\(Self.label(y))</text>"
-            // Whole ticks for frame indices and other wide integer ranges.
-            var x = x0 + (xHi - x0) * Double(i) / 4
-            if xHi - x0 >= 8 { x = x.rounded() }
+        }
+        for x in xTicks(x0, xHi) {
             s += "<text x='\(f(px(x)))' y='\(f(height - bottom + 16))' text-anchor='middle'>\(Self.label(x))</text>"
         }
         s += "<line x1='\(f(left))' y1='\(f(top + ph))' x2='\(f(width - right))' y2='\(f(top + ph))' stroke='#888'/>"
@@ -155,6 +182,13 @@ struct Plot {
     }
 
     private func f(_ v: Double) -> String { String(format: "%.1f", v) }
+
+    /// Five ticks across the range; for frame indices, whole frames only (a 3-frame sequence gets 0, 1, 2, 3).
+    func xTicks(_ x0: Double, _ x1: Double) -> [Double] {
+        guard integerX else { return (0...4).map { x0 + (x1 - x0) * Double($0) / 4 } }
+        let step = max(1, ((x1 - x0) / 4).rounded(.up))
+        return Array(stride(from: x0.rounded(.up), through: x1, by: step))
+    }
 
     static func label(_ v: Double) -> String {
         abs(v) >= 100 || v == v.rounded() ? String(format: "%.0f", v) : String(format: abs(v) >= 10 ? "%.1f" : "%.2f", v)

@@ -121,17 +121,11 @@ public struct Evaluator: Sendable {
         return row
     }
 
-    /// Worst, median and best frame of a sequence (by pair error, else by score), drawn for the report.
+    /// Worst, median and best frame of a sequence, drawn for the report.
     func overlays(_ sequence: FrameSequence, _ rows: [EvaluationRow]) -> [String: Data] {
-        let ok = rows.filter { !$0.failed }
-        let ranked = ok.contains { $0.pairErrorDegrees != nil }
-            ? ok.sorted { ($0.pairErrorDegrees ?? 0, $0.rotationErrorDegrees ?? 0, $0.index) < ($1.pairErrorDegrees ?? 0, $1.rotationErrorDegrees ?? 0, $1.index) }
-            : ok.sorted { (-($0.score ?? 0), $0.index) < (-($1.score ?? 0), $1.index) }
-        guard !ranked.isEmpty else { return [:] }
         var out: [String: Data] = [:]
         let camera = try? sequence.camera()
-        var chosen = Set<Int>()
-        for (label, row) in [("worst", ranked.last!), ("median", ranked[ranked.count / 2]), ("best", ranked.first!)] where chosen.insert(row.index).inserted {
+        for (label, row) in EvaluationReport.representativeFrames(rows) {
             guard let frame = sequence.frames.dropFirst(row.index).first,
                   let reference = try? prepare(sequence, row.referenceFile, camera).get(),
                   let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),

@@ -110,6 +110,38 @@ import RephotoEvaluation
     }
 
     /// A broken manifest and an unreadable frame are reported; everything else is still evaluated.
+    /// The report shows what the CLI table shows (rotation mAA beside strict mAA), says which frame each overlay
+    /// is and its error, lists failed frames open, and labels frame axes with whole frames only.
+    @Test func reportShowsRotationMAACaptionsFailuresAndWholeFrameTicks() throws {
+        var rows = (0..<3).map { i -> EvaluationRow in
+            var r = EvaluationRow()
+            r.sequence = "s"
+            r.index = i
+            r.file = "f\(i).jpg"
+            r.rotationErrorDegrees = Double(i) * 0.5
+            r.pairErrorDegrees = Double(i) * 0.5
+            r.score = 90
+            return r
+        }
+        var failed = EvaluationRow()
+        failed.sequence = "s"
+        failed.index = 3
+        failed.file = "f3.jpg"
+        failed.failed = true
+        failed.failureReason = "too few matches: 3 (need 10)"
+        failed.pairErrorDegrees = 180
+        rows.append(failed)
+        let summary = EvaluationSummary.compute(rows: rows, broken: [])
+        let html = EvaluationReport.html(summary: summary, rows: rows, thumbnails: ["s": ["worst": Data([1]), "median": Data([2]), "best": Data([3])]])
+        #expect(html.contains("<th>rotation mAA@5</th><th>rotation mAA@10</th>"))
+        #expect(html.contains("worst: f2.jpg, pair error 1.00°, rotation 1.00°, score 90.0"))
+        #expect(html.contains("best: f0.jpg, pair error 0.00°"))
+        #expect(html.contains("<details open><summary>1 failed frames</summary><ul><li><code>f3.jpg</code>: too few matches: 3 (need 10)</li>"))
+        let perFrame = try #require(html.components(separatedBy: "<svg").dropFirst().first)
+        let ticks = perFrame.components(separatedBy: "text-anchor='middle'>").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        #expect(Array(ticks.prefix(3)) == ["0", "1", "2"], "\(ticks)")
+    }
+
     /// An earlier run's thumbnails in --out are removed, so they cannot pass for this run's.
     @Test func staleThumbnailsAreRemoved() throws {
         let out = try Scratch.directory()
