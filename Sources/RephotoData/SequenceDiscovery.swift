@@ -3,21 +3,40 @@ import RephotoKit
 
 /// Finds sequence folders (any folder with a sequence.json) under the given paths, in a deterministic order.
 public enum SequenceDiscovery {
+    /// Follows symbolic links to folders (recorded data is often linked in), visiting each real folder once,
+    /// so a link loop ends and a sequence reached two ways is evaluated once.
     public static func find(_ paths: [String]) throws -> [URL] {
-        var found = Set<String>()
+        let fm = FileManager.default
+        var found: [String: String] = [:]  // real path -> the path it was first reached by
+        var visited = Set<String>()
         for path in paths {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw RephotoError.badInput("\(path): no such folder")
             }
-            let root = URL(fileURLWithPath: path).standardizedFileURL
-            if FileManager.default.fileExists(atPath: root.appendingPathComponent("sequence.json").path) { found.insert(root.path) }
-            let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
-            while let url = walker?.nextObject() as? URL {
-                if url.lastPathComponent == "sequence.json" { found.insert(url.deletingLastPathComponent().standardizedFileURL.path) }
+            var stack = [(URL(fileURLWithPath: path).standardizedFileURL, 0)]
+            while let (folder, depth) = stack.popLast() {
+                guard let real = realPath(folder.path), visited.insert(real).inserted, depth <= 64 else { continue }
+                if fm.fileExists(atPath: folder.appendingPathComponent("sequence.json").path), found[real] == nil {
+                    found[real] = folder.path
+                }
+                let children = ((try? fm.contentsOfDirectory(atPath: folder.path)) ?? []).sorted(by: >)
+                for name in children {
+                    let child = folder.appendingPathComponent(name)
+                    var childIsDirectory: ObjCBool = false
+                    if fm.fileExists(atPath: child.path, isDirectory: &childIsDirectory), childIsDirectory.boolValue {
+                        stack.append((child, depth + 1))
+                    }
+                }
             }
         }
-        return found.sorted().map { URL(fileURLWithPath: $0) }
+        return found.values.sorted().map { URL(fileURLWithPath: $0) }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Shard `index` of `count` (0-based): every count-th sequence of the sorted list, so shards are disjoint,

@@ -98,3 +98,24 @@ import RephotoEvaluation
         #expect(error?.message.contains("sequence.json") == true)
     }
 }
+
+@Suite struct SequenceDiscoveryTests {
+    /// Linked folders are followed, a link loop ends, and a sequence reached twice is found once.
+    @Test func followsLinksOnceWithoutLooping() throws {
+        let fm = FileManager.default
+        let root = try Scratch.directory()
+        let data = try Scratch.directory()
+        for name in ["a", "b"] {
+            try fm.createDirectory(at: data.appendingPathComponent(name), withIntermediateDirectories: true)
+            try Data("{}".utf8).write(to: data.appendingPathComponent("\(name)/sequence.json"))
+        }
+        try fm.createDirectory(at: root.appendingPathComponent("own"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: root.appendingPathComponent("own/sequence.json"))
+        try fm.createSymbolicLink(at: root.appendingPathComponent("linked"), withDestinationURL: data)
+        try fm.createSymbolicLink(at: root.appendingPathComponent("linked-again"), withDestinationURL: data.appendingPathComponent("a"))
+        try fm.createSymbolicLink(at: data.appendingPathComponent("a/loop"), withDestinationURL: data)
+        let found = try SequenceDiscovery.find([root.path]).map { $0.path.replacingOccurrences(of: root.path + "/", with: "") }
+        // Depth first in name order: a is reached through "linked" before "linked-again".
+        #expect(found == ["linked/a", "linked/b", "own"], "\(found)")
+    }
+}
