@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <zlib.h>
+
 namespace {
 
 uint16_t be16(const uint8_t *p) { return uint16_t(p[0] << 8 | p[1]); }
@@ -19,8 +21,35 @@ bool is_sof(uint8_t marker) {
 
 // Walks every JPEG segment and scan to EOI, so a file cut short or damaged in its marker structure is refused
 // before libjpeg sees it (libjpeg would return a partial image and print a warning on stderr).
+uint16_t le16(const uint8_t *p) { return uint16_t(p[1] << 8 | p[0]); }
+uint32_t le32(const uint8_t *p) { return uint32_t(p[3]) << 24 | uint32_t(p[2]) << 16 | uint32_t(p[1]) << 8 | p[0]; }
+
+// The Orientation tag (0x0112) of an APP1 Exif segment's first IFD; 1 when absent or unreadable. Every offset
+// is checked against the segment: the bytes come from anyone.
+int exif_orientation(const uint8_t *segment, size_t length) {
+    if (length < 14 || std::memcmp(segment, "Exif\0\0", 6) != 0) return 1;
+    const uint8_t *tiff = segment + 6;
+    const size_t n = length - 6;
+    const bool little = tiff[0] == 'I' && tiff[1] == 'I';
+    if (!little && !(tiff[0] == 'M' && tiff[1] == 'M')) return 1;
+    auto u16 = [&](size_t at) { return little ? le16(tiff + at) : be16(tiff + at); };
+    auto u32 = [&](size_t at) { return little ? le32(tiff + at) : be32(tiff + at); };
+    const size_t ifd = u32(4);
+    if (ifd > n || n - ifd < 2) return 1;
+    const size_t entries = u16(ifd);
+    for (size_t i = 0; i < entries; ++i) {
+        const size_t at = ifd + 2 + 12 * i;
+        if (at > n || n - at < 12) return 1;
+        if (u16(at) == 0x0112 && u16(at + 2) == 3) {
+            const int value = u16(at + 8);
+            return value >= 1 && value <= 8 ? value : 1;
+        }
+    }
+    return 1;
+}
+
 rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
-    rp_image_header h{RP_FORMAT_JPEG, 0, 0};
+    rp_image_header h{RP_FORMAT_JPEG, 0, 0, 1};
     size_t pos = 2;
     bool scanned = false;
     while (true) {
@@ -44,6 +73,7 @@ rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
             pos = n;
             continue;
         }
+        if (marker == 0xE1 && h.orientation == 1) h.orientation = exif_orientation(b + pos + 2, length - 2);
         if (is_sof(marker) && length >= 7) {
             h.height = be16(b + pos + 3);
             h.width = be16(b + pos + 5);
@@ -64,7 +94,7 @@ rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
 rp_image_header probe_png(const uint8_t *b, size_t n) {
     if (n < 33 || std::memcmp(b + 12, "IHDR", 4) != 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: no IHDR header");
     rp_image_header h{RP_FORMAT_PNG, int(std::min<uint32_t>(be32(b + 16), INT32_MAX)),
-                      int(std::min<uint32_t>(be32(b + 20), INT32_MAX))};
+                      int(std::min<uint32_t>(be32(b + 20), INT32_MAX)), 1};
     if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: zero width or height");
     size_t from = n > 1024 ? n - 1024 : 33;
     bool iend = false;
@@ -76,6 +106,25 @@ rp_image_header probe_png(const uint8_t *b, size_t n) {
     }
     if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no IEND chunk (" + std::to_string(n) + " bytes)");
     return h;
+}
+
+void verify_png_chunks(const uint8_t *b, size_t n) {
+    // Every chunk's length and CRC, up to IEND: damaged files are refused here with a clear message, before
+    // libpng would print its own "libpng error: IDAT: CRC error" on stderr.
+    bool iend = false;
+    for (size_t pos = 8; !iend;) {
+        if (n - pos < 12) break;
+        const uint32_t length = be32(b + pos);
+        if (length > n - pos - 12 || length > 0x7FFFFFFFu) break;
+        const uint8_t *type = b + pos + 4;
+        const uint32_t expected = be32(type + 4 + length);
+        if (uint32_t(crc32(crc32(0L, Z_NULL, 0), type, 4 + length)) != expected) {
+            rp::fail(RP_ERR_DECODE, cv::format("corrupt PNG: CRC mismatch in the %.4s chunk at byte %zu", reinterpret_cast<const char *>(type), pos));
+        }
+        iend = std::memcmp(type, "IEND", 4) == 0;
+        pos += 12 + length;
+    }
+    if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no complete IEND chunk (" + std::to_string(n) + " bytes)");
 }
 
 // Names the formats people plausibly upload by their magic bytes, so a refusal says what the file is.
@@ -122,15 +171,24 @@ rp_image_header probe(const uint8_t *b, size_t n) {
 
 namespace rp {
 
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale) {
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale, std::string *warning) {
     rp_image_header h = probe(bytes, length);
     int64_t pixels = int64_t(h.width) * int64_t(h.height);
     if (max_pixels > 0 && pixels > max_pixels) {
         fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %.1f MP", h.width, h.height,
                                           double(pixels) / 1e6, double(max_pixels) / 1e6));
     }
+    cv::Mat image;
+    if (h.format == RP_FORMAT_PNG) verify_png_chunks(bytes, length);
+    if (h.format == RP_FORMAT_JPEG) {
+        std::string jpeg_warning;
+        image = decode_jpeg(bytes, length, grayscale, h.orientation, jpeg_warning);
+        if (warning != nullptr) *warning = jpeg_warning;
+        if (!image.empty()) return image;
+    }
+    if (length > size_t(INT32_MAX)) fail(RP_ERR_TOO_LARGE, cv::format("encoded image of %zu bytes is too large to decode", length));
     cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
-    cv::Mat image = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
+    image = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
     if (image.empty()) {
         fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data",
                                        h.format == RP_FORMAT_JPEG ? "JPEG" : "PNG", h.width, h.height));
@@ -149,7 +207,11 @@ int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_s
 int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
                     rp_status *status) {
     *out = nullptr;
-    return rp::guarded(status, [&] { *out = rp::wrap_image(rp::decode_image(bytes, length, max_pixels, grayscale != 0)); });
+    return rp::guarded(status, [&] {
+        std::string warning;
+        cv::Mat image = rp::decode_image(bytes, length, max_pixels, grayscale != 0, &warning);
+        *out = rp::wrap_image(std::move(image), std::move(warning));
+    });
 }
 
 int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
@@ -169,6 +231,7 @@ int rp_image_create(int width, int height, int channels, const uint8_t *pixels, 
 }
 
 void rp_image_free(rp_image *image) { delete image; }
+const char *rp_image_decode_warning(const rp_image *image) { return image->warning.c_str(); }
 int rp_image_width(const rp_image *image) { return image->mat.cols; }
 int rp_image_height(const rp_image *image) { return image->mat.rows; }
 int rp_image_channels(const rp_image *image) { return image->mat.channels(); }

@@ -17,10 +17,12 @@ struct rp_image_header {
     int format;  // rp_image_format
     int width;   // as stored, before EXIF orientation
     int height;
+    int orientation;  // EXIF orientation 1...8 (1 when absent)
 };
 
 struct rp_image {
-    cv::Mat mat;  // 8-bit, 1 or 3 channels (BGR)
+    cv::Mat mat;          // 8-bit, 1 or 3 channels (BGR)
+    std::string warning;  // the decoder's report of damaged data, empty when clean
 };
 
 struct rp_features {
@@ -51,8 +53,11 @@ int set_status(rp_status *status, int code, const std::string &message);
 
 std::string one_line(const cv::Exception &error);
 
-inline rp_image *wrap_image(cv::Mat mat) { return new rp_image{std::move(mat)}; }
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false);
+inline rp_image *wrap_image(cv::Mat mat, std::string warning = std::string()) { return new rp_image{std::move(mat), std::move(warning)}; }
+// Decodes JPEG (libjpeg, keeping its warnings in `warning`) or PNG, with EXIF orientation applied.
+cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false, std::string *warning = nullptr);
+// libjpeg decoding with the EXIF orientation applied; an empty Mat for CMYK/YCCK files libjpeg cannot convert.
+cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, std::string &warning);
 void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
 std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
                                      const rp_match_params &params);

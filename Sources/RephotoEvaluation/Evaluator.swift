@@ -83,7 +83,7 @@ public struct Evaluator: Sendable {
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
-            let image = try Image(contentsOfFile: sequence.path(of: file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true)
+            let image = try Image(contentsOfFile: sequence.path(of: file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true, strict: estimator.config.strictDecoding)
             return try estimator.prepareReference(image, camera: camera)
         }.mapError(RephotoError.wrapping)
     }
@@ -98,7 +98,7 @@ public struct Evaluator: Sendable {
         let truth = frame.truth
         do {
             let prepared = try reference.get()
-            let image = try Image(contentsOfFile: sequence.path(of: frame.file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true)
+            let image = try Image(contentsOfFile: sequence.path(of: frame.file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true, strict: estimator.config.strictDecoding)
             var attitudes: AttitudePair?
             if let q1 = frame.attitude, let q0 = sequence.attitude(of: row.referenceFile) {
                 let m = sequence.manifest

@@ -117,6 +117,31 @@ import RephotoEvaluation
         #expect(small?.message.contains("over the limit of 1000 bytes") == true)
     }
 
+    /// Seven bytes deleted mid-file: libjpeg still decodes a shifted, discoloured image and used to say so only on
+    /// stderr. The warning now travels with the image, and `strict` refuses it.
+    @Test func damagedJPEGDataIsReportedOrRefused() throws {
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne2.jpg")))
+        let middle = jpeg.count / 2
+        let damaged = jpeg.prefix(middle) + jpeg.dropFirst(middle + 7)
+        let image = try Image(data: damaged)
+        #expect(image.decodeWarning?.hasPrefix("Corrupt JPEG data") == true, "\(image.decodeWarning ?? "no warning")")
+        #expect(try Image(data: jpeg).decodeWarning == nil)
+        let strict = #expect(throws: RephotoError.self) { try Image(data: damaged, strict: true) }
+        #expect(strict?.message.hasPrefix("damaged image data (Corrupt JPEG data") == true)
+        // The estimate carries it as a warning naming the image.
+        let result = try PoseEstimator().estimate(reference: try Fixtures.image("Blender_Suzanne1.jpg"), current: image, camera: nil)
+        #expect(result.warnings.contains { $0.hasPrefix("current image has damaged data: Corrupt JPEG data") })
+    }
+
+    /// A flipped byte in PNG image data fails its chunk's CRC: refused with the chunk named, before libpng runs.
+    @Test func damagedPNGIsRefusedByItsChecksum() throws {
+        var png = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
+        let idat = try #require(png.range(of: Data("IDAT".utf8)))
+        png[idat.upperBound + 200] ^= 0xFF
+        let error = #expect(throws: RephotoError.self) { try Image(data: png) }
+        #expect(error?.message.hasPrefix("corrupt PNG: CRC mismatch in the IDAT chunk at byte") == true, "\(error?.message ?? "")")
+    }
+
     @Test func rejectsTruncatedJPEGAndPNG() throws {
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
         let cutJPEG = #expect(throws: RephotoError.self) { try Image(data: jpeg.prefix(jpeg.count / 2)) }

@@ -110,6 +110,21 @@ import Testing
         }
     }
 
+    /// Damaged image data reaches stderr only as rephoto's own one line, never as libjpeg's or libpng's.
+    @Test func decoderMessagesStayOffStderr() throws {
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: CLI.sample("Blender_Suzanne2.jpg")))
+        let cut = try CLI.temporaryFile("cut.jpg", jpeg.prefix(jpeg.count / 2) + jpeg.dropFirst(jpeg.count / 2 + 7))
+        let run = try CLI.run(["pose", "--reference", CLI.sample("Blender_Suzanne1.jpg"), "--current", cut, "--json"])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        #expect((run.json?["warnings"] as? [String])?.contains { $0.contains("Corrupt JPEG data") } == true)
+        let strict = try CLI.run(["pose", "--reference", CLI.sample("Blender_Suzanne1.jpg"), "--current", cut, "--set", "strictDecoding=true"])
+        #expect(strict.status == 2 && strict.stderr.filter { $0 == "\n" }.count == 1 && strict.stderr.contains("damaged image data"), "\(strict.stderr)")
+        var png = try Data(contentsOf: URL(fileURLWithPath: CLI.sample("graf1.png")))
+        png[try #require(png.range(of: Data("IDAT".utf8))).upperBound + 200] ^= 0xFF
+        let flipped = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", try CLI.temporaryFile("flip.png", png)])
+        #expect(flipped.status == 2 && flipped.stderr.filter { $0 == "\n" }.count == 1 && !flipped.stderr.contains("libpng"), "\(flipped.stderr)")
+    }
+
     /// Real quaternions and coordinates often start with a minus sign; they are values, not options.
     @Test func negativeNumbersAreValues() throws {
         let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),

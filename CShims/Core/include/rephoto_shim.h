@@ -73,6 +73,9 @@ int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int
 int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
                     size_t pixels_length, rp_image **out, rp_status *status);
 void rp_image_free(rp_image *image);
+/* What the decoder said about damaged data it decoded anyway (libjpeg: "Corrupt JPEG data: ..."), or "" for a
+   clean image or one not decoded from bytes. The string lives as long as the image. */
+const char *rp_image_decode_warning(const rp_image *image);
 int rp_image_width(const rp_image *image);
 int rp_image_height(const rp_image *image);
 int rp_image_channels(const rp_image *image);

@@ -13,33 +13,41 @@ public final class Image: @unchecked Sendable {
     public let width: Int
     public let height: Int
     public let channels: Int
+    /// What the decoder said about damaged data it decoded anyway ("Corrupt JPEG data: ..."); nil when clean.
+    public let decodeWarning: String?
 
     package init(handle: OpaquePointer) {
         self.handle = handle
         width = Int(rp_image_width(handle))
         height = Int(rp_image_height(handle))
         channels = Int(rp_image_channels(handle))
+        let warning = String(cString: rp_image_decode_warning(handle))
+        decodeWarning = warning.isEmpty ? nil : warning
     }
 
     deinit { rp_image_free(handle) }
 
     /// Decodes JPEG or PNG bytes. `maxPixels` is checked against the header before any decoding.
     /// `grayscale` decodes straight to one channel (faster; enough for estimation, not for drawing).
-    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false) throws {
+    /// Damaged data the decoder could still decode is kept as `decodeWarning`, or refused when `strict`.
+    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false, strict: Bool = false) throws {
         var out: OpaquePointer?
         try data.withUnsafeBytes { raw in
             let base = raw.bindMemory(to: UInt8.self).baseAddress
             try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), grayscale ? 1 : 0, &out, $0) }
         }
         self.init(handle: out!)
+        if strict, let decodeWarning {
+            throw RephotoError.badInput("damaged image data (\(decodeWarning)); refused because strictDecoding is set")
+        }
     }
 
     /// Reads and decodes an image file; errors name the path.
     public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, maxBytes: Int = Image.defaultMaxBytes,
-                            grayscale: Bool = false) throws {
+                            grayscale: Bool = false, strict: Bool = false) throws {
         let data = try Image.readFile(path, maxBytes: maxBytes)
         do {
-            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale)
+            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale, strict: strict)
         } catch let error as RephotoError {
             throw error.prefixed(path)
         }

@@ -15,6 +15,8 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     public var minimumInliers: Int = ParameterRegistry.defaultValue(\.minimumInliers)
     /// Images above this many pixels are refused before decoding.
     public var maxPixels: Int = ParameterRegistry.defaultValue(\.maxPixels)
+    /// Refuse images with damaged data (a decoder warning) instead of reporting a warning.
+    public var strictDecoding: Bool = ParameterRegistry.defaultValue(\.strictDecoding)
     /// Image files above this many bytes are refused before they are read.
     public var maxBytes: Int = ParameterRegistry.defaultValue(\.maxBytes)
 

@@ -18,7 +18,7 @@ public struct PoseEstimator: Sendable {
         let features = try Features(image: image, config: config.features, mask: mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
         return ReferenceFrame(size: image.size, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
-                              matchIndex: index)
+                              matchIndex: index, decodeWarning: image.decodeWarning)
     }
 
     /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
@@ -32,6 +32,8 @@ public struct PoseEstimator: Sendable {
         let total = ContinuousClock.now
         var timings = StageTimings(detectReference: reference.detectMilliseconds)
         var warnings: [String] = []
+        if let damage = reference.decodeWarning { warnings.append("reference image has damaged data: \(damage)") }
+        if let damage = image.decodeWarning { warnings.append("current image has damaged data: \(damage)") }
         let currentCamera = try camera.map { try $0.adapted(to: image.size) }
 
         var start = ContinuousClock.now

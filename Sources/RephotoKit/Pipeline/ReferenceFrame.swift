@@ -8,8 +8,12 @@ public final class ReferenceFrame: Sendable {
     public let detectMilliseconds: Double
     /// Prebuilt FLANN index when the estimator matches with FLANN: built once, searched by every frame.
     public let matchIndex: MatchIndex?
+    /// The reference image's decoder warning (damaged data), repeated in every result that uses it.
+    public let decodeWarning: String?
 
-    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, detectMilliseconds: Double, matchIndex: MatchIndex?) {
+    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, detectMilliseconds: Double, matchIndex: MatchIndex?,
+         decodeWarning: String?) {
+        self.decodeWarning = decodeWarning
         self.size = size
         self.features = features
         self.camera = camera
