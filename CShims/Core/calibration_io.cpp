@@ -31,6 +31,12 @@ void check_storage_file(const char *path) {
     bool line_start = true;
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
+        // Calibration files are text. OpenCV's YAML parser loops forever on some NUL-riddled input (found by
+        // scripts/fuzz), so control characters are refused before it runs.
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) {
+            fail(RP_ERR_DECODE, cv::format("%s has a control character (0x%02X) at byte %zu: not a text calibration file", path,
+                                           static_cast<unsigned char>(c), i));
+        }
         if (c == '\n') {
             line_start = true;
             indent = 0;
@@ -48,6 +54,31 @@ void check_storage_file(const char *path) {
     }
 }
 
+// A matrix node, or a clear refusal: OpenCV asserts (nelems == m.total()*m.channels()) when rows, cols and data
+// disagree, and that text means nothing to a user.
+cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name) {
+    // 8- and 16-bit element types saturate a focal length of 700 px to 255 without a word: refuse them. And the
+    // declared size is allocated before the data is read: a calibration matrix has at most 14 elements a side.
+    if (node.isMap()) {
+        const int rows = node["rows"].isInt() ? int(node["rows"]) : -1, cols = node["cols"].isInt() ? int(node["cols"]) : -1;
+        if (rows < 0 || cols < 0 || rows > 16 || cols > 16) {
+            rp::fail(RP_ERR_DECODE, cv::format("%s in %s needs rows and cols from 0 to 16 (a calibration matrix), got %dx%d", name, path, rows, cols));
+        }
+        const std::string dt = node["dt"].isString() ? std::string(node["dt"]) : std::string();
+        if (dt == "u" || dt == "c" || dt == "w" || dt == "s") {
+            rp::fail(RP_ERR_DECODE, cv::format("%s in %s is stored as %s-bit integers (dt: %s), which cut values off; write dt: d",
+                                               name, path, dt == "u" || dt == "c" ? "8" : "16", dt.c_str()));
+        }
+    }
+    cv::Mat m;
+    try {
+        node >> m;
+    } catch (const cv::Exception &) {
+        rp::fail(RP_ERR_DECODE, cv::format("%s in %s is malformed: its rows, cols, dt and data do not agree", name, path));
+    }
+    return m;
+}
+
 void open_storage(cv::FileStorage &fs, const char *path, int mode) {
     try {
         if (!fs.open(path, mode)) rp::fail(RP_ERR_IO, std::string(mode == cv::FileStorage::READ ? "cannot open " : "cannot write ") + path);
@@ -63,26 +94,6 @@ void open_storage(cv::FileStorage &fs, const char *path, int mode) {
 }  // namespace rp
 
 namespace {
-
-// A matrix node, or a clear refusal: OpenCV asserts (nelems == m.total()*m.channels()) when rows, cols and data
-// disagree, and that text means nothing to a user.
-cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name) {
-    // 8- and 16-bit element types saturate a focal length of 700 px to 255 without a word: refuse them.
-    if (node.isMap()) {
-        const std::string dt = node["dt"].isString() ? std::string(node["dt"]) : std::string();
-        if (dt == "u" || dt == "c" || dt == "w" || dt == "s") {
-            rp::fail(RP_ERR_DECODE, cv::format("%s in %s is stored as %s-bit integers (dt: %s), which cut values off; write dt: d",
-                                               name, path, dt == "u" || dt == "c" ? "8" : "16", dt.c_str()));
-        }
-    }
-    cv::Mat m;
-    try {
-        node >> m;
-    } catch (const cv::Exception &) {
-        rp::fail(RP_ERR_DECODE, cv::format("%s in %s is malformed: its rows, cols, dt and data do not agree", name, path));
-    }
-    return m;
-}
 
 cv::FileNode first_present(const cv::FileStorage &fs, std::initializer_list<const char *> names) {
     for (const char *name : names) {
@@ -102,7 +113,7 @@ extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *
         rp::open_storage(fs, path, cv::FileStorage::READ);
         cv::FileNode k = first_present(fs, {"camera_matrix", "Camera_Matrix", "cameraMatrix"});
         if (k.empty()) rp::fail(RP_ERR_DECODE, std::string("calibration file ") + path + " has no camera_matrix");
-        cv::Mat K = read_matrix(k, path, "camera_matrix");
+        cv::Mat K = rp::read_matrix(k, path, "camera_matrix");
         if (K.rows != 3 || K.cols != 3) {
             rp::fail(RP_ERR_DECODE, cv::format("camera_matrix in %s is %dx%d, expected 3x3", path, K.rows, K.cols));
         }
@@ -111,7 +122,7 @@ extern "C" int rp_calibration_read(const char *path, rp_camera *out, rp_status *
 
         cv::FileNode d = first_present(fs, {"distortion_coefficients", "Distortion_Coefficients", "distCoeffs"});
         if (!d.empty()) {
-            cv::Mat D = read_matrix(d, path, "distortion_coefficients");
+            cv::Mat D = rp::read_matrix(d, path, "distortion_coefficients");
             int n = int(D.total());
             if (n > 14 || (n != 0 && n != 4 && n != 5 && n != 8 && n != 12 && n != 14)) {
                 rp::fail(RP_ERR_DECODE, cv::format("distortion_coefficients in %s has %d values, expected 4, 5, 8, 12 or 14", path, n));

@@ -83,6 +83,8 @@ void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
 }
 // Refuses a FileStorage file that is too large or nested too deeply for OpenCV's recursive parsers.
 void check_storage_file(const char *path);
+// A small matrix node (at most 16x16, 32- or 64-bit elements), or a refusal in the user's terms.
+cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name);
 // Opens a FileStorage, turning "cannot open" and parse errors into clear statuses.
 void open_storage(cv::FileStorage &fs, const char *path, int mode);
 cv::Mat camera_matrix(const rp_camera &camera);

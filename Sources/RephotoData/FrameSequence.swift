@@ -153,15 +153,17 @@ public struct FrameSequence: Equatable, Sendable {
         let manifestURL = directory.appendingPathComponent("sequence.json")
         let manifest: SequenceManifest
         do {
-            manifest = try JSONDecoder().decode(SequenceManifest.self, from: Data(contentsOf: manifestURL))
+            manifest = try JSONDecoder().decode(SequenceManifest.self, from: readSmallFile(manifestURL.path, limit: 1 << 20))
+        } catch let error as RephotoError {
+            throw error
         } catch let error as DecodingError {
             throw RephotoError.badInput("\(manifestURL.path): \(ConfigFile.describe(error))")
         } catch {
             throw RephotoError.badInput("\(manifestURL.path): cannot read (\(error.localizedDescription))")
         }
         let csvURL = directory.appendingPathComponent("frames.csv")
-        guard let text = try? String(contentsOf: csvURL, encoding: .utf8) else {
-            throw RephotoError.badInput("\(csvURL.path): cannot read")
+        guard let text = String(data: try readSmallFile(csvURL.path, limit: 64 << 20), encoding: .utf8) else {
+            throw RephotoError.badInput("\(csvURL.path): not UTF-8 text")
         }
         let frames = try parseFrames(text, path: csvURL.path, frame: manifest.attitudeFrame)
         let sequence = FrameSequence(manifest: manifest, frames: frames, directory: directory)

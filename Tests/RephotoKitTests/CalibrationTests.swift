@@ -178,3 +178,24 @@ import RephotoEvaluation
         #expect(mixed?.message.contains("all views need one size") == true)
     }
 }
+
+/// Inputs scripts/fuzz found crashing, hanging or allocating without bound, kept as regression fixtures
+/// (Tests/fixtures/fuzz/<reader>-<what>.<ext>): each must now be a clean bad-input error.
+@Suite struct FuzzFixtureTests {
+    @Test func everyFixtureIsACleanRefusal() throws {
+        let folder = Fixtures.packageRoot.appendingPathComponent("Tests/fixtures/fuzz")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(!names.isEmpty)
+        for name in names {
+            let path = folder.appendingPathComponent(name).path
+            let error = #expect(throws: RephotoError.self, "\(name)") {
+                if name.hasPrefix("calibration-") {
+                    _ = try CameraIntrinsics.load(from: path)
+                } else {
+                    _ = try Image(contentsOfFile: path)
+                }
+            }
+            #expect(error?.kind == .badInput, "\(name): \(error?.message ?? "")")
+        }
+    }
+}

@@ -34,12 +34,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
 
     /// Reads a JSON or YAML config file (by extension; otherwise JSON, then YAML) and validates it.
     public static func load(from path: String) throws -> PipelineConfig {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw RephotoError.badInput("\(path): cannot read config file")
-        }
+        let data = try readSmallFile(path, limit: 1 << 20)
         do {
             return try decode(data, yaml: ["yml", "yaml"].contains((path as NSString).pathExtension.lowercased()))
         } catch let error as RephotoError {

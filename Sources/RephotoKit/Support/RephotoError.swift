@@ -60,3 +60,23 @@ package func fileErrorReason(_ error: Error) -> String {
     }
     return (error as NSError).localizedFailureReason ?? error.localizedDescription
 }
+
+/// A text or settings file's bytes, refused past `limit` without being read (a hostile 3 GB frames.csv) and
+/// never read when empty (Foundation leaks a buffer reading an empty file). Errors name the path.
+package func readSmallFile(_ path: String, limit: Int) throws -> Data {
+    let attributes: [FileAttributeKey: Any]
+    do {
+        attributes = try FileManager.default.attributesOfItem(atPath: path)
+    } catch {
+        throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+    }
+    if attributes[.type] as? FileAttributeType == .typeDirectory { throw RephotoError.badInput("\(path): is a directory") }
+    let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+    guard size <= limit else { throw RephotoError.badInput("\(path): \(size) bytes, more than the \(limit) such a file may have") }
+    guard size > 0 else { return Data() }
+    do {
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+    }
+}

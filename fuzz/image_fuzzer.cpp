@@ -1,0 +1,20 @@
+// libFuzzer harness: image signature check, header probe and decoding (JPEG through libjpeg, PNG through
+// OpenCV after the chunk CRC walk) on arbitrary bytes. Run by scripts/fuzz.
+#include "rephoto_shim.h"
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    rp_status status;
+    rp_image_check_signature(data, size < 16 ? size : 16, size, &status);
+    // 4 MP keeps each run fast; the limit logic is the same at any value.
+    for (int grayscale = 0; grayscale < 2; ++grayscale) {
+        rp_image *image = nullptr;
+        if (rp_image_decode(data, size, 4'000'000, grayscale, &image, &status) == RP_OK) {
+            (void)rp_image_decode_warning(image);
+            rp_image_free(image);
+        }
+    }
+    return 0;
+}
