@@ -27,6 +27,15 @@ void check_storage_file(const char *path) {
     std::string text(size_t(size), '\0');
     in.seekg(0);
     in.read(text.data(), size);
+    // OpenCV's parser also loops forever on some invalid UTF-8 (found by scripts/fuzz): text must be UTF-8.
+    for (size_t i = 0; i < text.size();) {
+        const unsigned char lead = static_cast<unsigned char>(text[i]);
+        const size_t extra = lead < 0x80 ? 0 : (lead & 0xE0) == 0xC0 ? 1 : (lead & 0xF0) == 0xE0 ? 2 : (lead & 0xF8) == 0xF0 ? 3 : 9;
+        bool valid = extra < 4 && text.size() - i > extra;
+        for (size_t k = 1; valid && k <= extra; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+        if (!valid) fail(RP_ERR_DECODE, cv::format("%s is not UTF-8 text (byte %zu): not a calibration file", path, i));
+        i += extra + 1;
+    }
     int depth = 0, indent = 0;
     bool line_start = true;
     for (size_t i = 0; i < text.size(); ++i) {
