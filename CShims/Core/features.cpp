@@ -25,20 +25,14 @@ cv::Ptr<cv::Feature2D> make_detector(const rp_detector_params &p) {
     }
 }
 
-double analysis_scale(const rp_detector_params &p, int width, int height) {
-    double s = 1.0;
-    if (p.max_dimension > 0) s = std::min(s, double(p.max_dimension) / std::max(width, height));
-    if (p.scale > 0) s = std::min(s, p.scale);
-    return s;
-}
-
 }  // namespace
 
 namespace rp {
 
 constexpr int min_detection_side = 8;
 
-void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out) {
+void detect_features(const rp_image &source, const rp_detector_params &params, const cv::Mat &mask, rp_features &out) {
+    const cv::Mat &image = source.mat;
     if (image.empty()) fail(RP_ERR_INVALID_ARGUMENT, "empty image");
     if (!mask.empty() && (mask.size() != image.size() || mask.type() != CV_8UC1)) {
         fail(RP_ERR_INVALID_ARGUMENT, cv::format("mask must be 8-bit single-channel %dx%d, got %dx%d with %d channels",
@@ -48,10 +42,12 @@ void detect_features(const cv::Mat &image, const rp_detector_params &params, con
     if (image.channels() == 1) gray = image;
     else cv::cvtColor(image, gray, cv::COLOR_BGR2GRAY);
 
-    double s = analysis_scale(params, image.cols, image.rows);
+    // The analysis scale is relative to the full-resolution image, which a reduced decode may already approach.
+    const cv::Size full = source.full;
+    double s = analysis_scale(params.max_dimension, params.scale, full.width, full.height);
     cv::Mat small = gray, small_mask = mask;
-    if (s < 1.0) {
-        cv::Size size(std::max(1, int(std::lround(image.cols * s))), std::max(1, int(std::lround(image.rows * s))));
+    cv::Size size(std::max(1, int(std::lround(full.width * s))), std::max(1, int(std::lround(full.height * s))));
+    if (size.width < image.cols || size.height < image.rows) {
         cv::resize(gray, small, size, 0, 0, cv::INTER_AREA);
         if (!mask.empty()) cv::resize(mask, small_mask, size, 0, 0, cv::INTER_NEAREST);
     }
@@ -66,12 +62,12 @@ void detect_features(const cv::Mat &image, const rp_detector_params &params, con
     out.norm = detector->defaultNorm();
     out.binary = out.descriptors.empty() ? (out.norm == cv::NORM_HAMMING || out.norm == cv::NORM_HAMMING2)
                                          : out.descriptors.depth() == CV_8U;
-    out.width = image.cols;
-    out.height = image.rows;
+    out.width = full.width;
+    out.height = full.height;
     out.scale = s;
-    if (small.cols != image.cols || small.rows != image.rows) {
-        // Pixel centres map as (x + 0.5) * ratio - 0.5 under area resampling.
-        double sx = double(image.cols) / small.cols, sy = double(image.rows) / small.rows;
+    if (small.cols != full.width || small.rows != full.height) {
+        // Pixel centres map as (x + 0.5) * ratio - 0.5 under area resampling and under libjpeg's block scaling.
+        double sx = double(image.cols) / small.cols / source.pixel_scale_x, sy = double(image.rows) / small.rows / source.pixel_scale_y;
         for (cv::KeyPoint &k : out.keypoints) {
             k.pt.x = float((k.pt.x + 0.5) * sx - 0.5);
             k.pt.y = float((k.pt.y + 0.5) * sy - 0.5);
@@ -89,7 +85,7 @@ int rp_features_detect(const rp_image *image, const rp_detector_params *params, 
     *out = nullptr;
     return rp::guarded(status, [&] {
         auto features = std::make_unique<rp_features>();
-        rp::detect_features(image->mat, *params, mask ? mask->mat : cv::Mat(), *features);
+        rp::detect_features(*image, *params, mask ? mask->mat : cv::Mat(), *features);
         *out = features.release();
     });
 }

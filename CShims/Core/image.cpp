@@ -171,29 +171,53 @@ rp_image_header probe(const uint8_t *b, size_t n) {
 
 namespace rp {
 
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale, std::string *warning) {
+double analysis_scale(int max_dimension, double scale, int width, int height) {
+    double s = 1.0;
+    if (max_dimension > 0) s = std::min(s, double(max_dimension) / std::max(width, height));
+    if (scale > 0) s = std::min(s, scale);
+    return s;
+}
+
+rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale, decode_reduction reduction) {
     rp_image_header h = probe(bytes, length);
     int64_t pixels = int64_t(h.width) * int64_t(h.height);
     if (max_pixels > 0 && pixels > max_pixels) {
         fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %.1f MP", h.width, h.height,
                                           double(pixels) / 1e6, double(max_pixels) / 1e6));
     }
-    cv::Mat image;
+    const bool transposed = h.orientation >= 5;
+    const cv::Size full = transposed ? cv::Size(h.height, h.width) : cv::Size(h.width, h.height);
+    const double s = analysis_scale(reduction.max_dimension, reduction.scale, full.width, full.height);
+    rp_image out{cv::Mat(), std::string(), full};
     if (h.format == RP_FORMAT_PNG) verify_png_chunks(bytes, length);
     if (h.format == RP_FORMAT_JPEG) {
-        std::string jpeg_warning;
-        image = decode_jpeg(bytes, length, grayscale, h.orientation, jpeg_warning);
-        if (warning != nullptr) *warning = jpeg_warning;
-        if (!image.empty()) return image;
+        // The smallest M/8 that is still at least the analysis scale, so detection only ever downsamples.
+        const int eighths = std::max(1, std::min(8, int(std::ceil(s * 8 - 1e-9))));
+        out.mat = decode_jpeg(bytes, length, grayscale, h.orientation, eighths, out.warning);
+        if (!out.mat.empty()) {
+            out.pixel_scale_x = out.pixel_scale_y = eighths / 8.0;
+            return out;
+        }
     }
     if (length > size_t(INT32_MAX)) fail(RP_ERR_TOO_LARGE, cv::format("encoded image of %zu bytes is too large to decode", length));
     cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
-    image = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
-    if (image.empty()) {
+    out.mat = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
+    if (out.mat.empty()) {
         fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data",
                                        h.format == RP_FORMAT_JPEG ? "JPEG" : "PNG", h.width, h.height));
     }
-    return image;
+    if (out.mat.size() != full) fail(RP_ERR_DECODE, cv::format("the decoder returned %dx%d pixels for a %dx%d image", out.mat.cols, out.mat.rows, full.width, full.height));
+    if (s < 1.0) {
+        // Formats without reduced decoding: shrink at once to the analysis size, so only one full-size copy
+        // ever exists, briefly.
+        cv::Size size(std::max(1, int(std::lround(full.width * s))), std::max(1, int(std::lround(full.height * s))));
+        cv::Mat small;
+        cv::resize(out.mat, small, size, 0, 0, cv::INTER_AREA);
+        out.mat = small;
+        out.pixel_scale_x = double(size.width) / full.width;
+        out.pixel_scale_y = double(size.height) / full.height;
+    }
+    return out;
 }
 
 }  // namespace rp
@@ -204,13 +228,11 @@ int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_s
     return rp::guarded(status, [&] { check_signature(head, length, file_size); });
 }
 
-int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
-                    rp_status *status) {
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, int reduce_max_dimension,
+                    double reduce_scale, rp_image **out, rp_status *status) {
     *out = nullptr;
     return rp::guarded(status, [&] {
-        std::string warning;
-        cv::Mat image = rp::decode_image(bytes, length, max_pixels, grayscale != 0, &warning);
-        *out = rp::wrap_image(std::move(image), std::move(warning));
+        *out = new rp_image(rp::decode_image(bytes, length, max_pixels, grayscale != 0, rp::decode_reduction{reduce_max_dimension, reduce_scale}));
     });
 }
 
@@ -233,6 +255,8 @@ int rp_image_create(int width, int height, int channels, const uint8_t *pixels, 
 void rp_image_free(rp_image *image) { delete image; }
 const char *rp_image_decode_warning(const rp_image *image) { return image->warning.c_str(); }
 int rp_image_width(const rp_image *image) { return image->mat.cols; }
+int rp_image_full_width(const rp_image *image) { return image->full.width; }
+int rp_image_full_height(const rp_image *image) { return image->full.height; }
 int rp_image_height(const rp_image *image) { return image->mat.rows; }
 int rp_image_channels(const rp_image *image) { return image->mat.channels(); }
 
@@ -248,10 +272,10 @@ int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t cap
 int rp_image_to_gray(const rp_image *image, rp_image **out, rp_status *status) {
     *out = nullptr;
     return rp::guarded(status, [&] {
-        cv::Mat gray;
-        if (image->mat.channels() == 1) gray = image->mat.clone();
-        else cv::cvtColor(image->mat, gray, cv::COLOR_BGR2GRAY);
-        *out = rp::wrap_image(gray);
+        rp_image gray = *image;
+        if (image->mat.channels() == 1) gray.mat = image->mat.clone();
+        else cv::cvtColor(image->mat, gray.mat, cv::COLOR_BGR2GRAY);
+        *out = new rp_image(std::move(gray));
     });
 }
 

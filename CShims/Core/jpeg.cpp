@@ -8,6 +8,7 @@
 
 #include <csetjmp>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 #include <jpeglib.h>
@@ -74,7 +75,7 @@ cv::Mat oriented(const cv::Mat &image, int orientation) {
 
 namespace rp {
 
-cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, std::string &warning) {
+cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning) {
     jpeg_decompress_struct info;
     ErrorManager err;
     std::memset(&err, 0, sizeof(err));
@@ -91,6 +92,10 @@ cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int ori
         return cv::Mat();
     }
     info.out_color_space = grayscale ? JCS_GRAYSCALE : JCS_EXT_BGR;
+    // DCT-domain scaling: libjpeg reconstructs each 8x8 block at eighths x eighths pixels, so a reduced decode
+    // never holds the full-size pixels.
+    info.scale_num = unsigned(std::max(1, std::min(8, eighths)));
+    info.scale_denom = 8;
     jpeg_calc_output_dimensions(&info);
     const int channels = grayscale ? 1 : 3;
     cv::Mat image(int(info.output_height), int(info.output_width), CV_8UC(channels));

@@ -23,7 +23,12 @@ struct rp_image_header {
 struct rp_image {
     cv::Mat mat;          // 8-bit, 1 or 3 channels (BGR)
     std::string warning;  // the decoder's report of damaged data, empty when clean
+    // The full-resolution (oriented) size the pixels stand for, and pixels per full-resolution pixel on each
+    // axis: mat.size() and 1 unless the image was decoded reduced (libjpeg's M/8 scaling, or a resize).
+    cv::Size full;
+    double pixel_scale_x = 1.0, pixel_scale_y = 1.0;
 };
+
 
 struct rp_features {
     std::vector<cv::KeyPoint> keypoints;  // full-resolution pixels
@@ -36,6 +41,12 @@ struct rp_features {
 };
 
 namespace rp {
+// How much smaller than full size a decoder may deliver: no smaller than the detector's analysis scale.
+struct decode_reduction {
+    int max_dimension = 0;  // as rp_detector_params: 0 disables each
+    double scale = 0;
+};
+
 
 // Thrown inside the shim for failures with a known cause; the guard turns it into a status.
 struct Failure {
@@ -53,12 +64,20 @@ int set_status(rp_status *status, int code, const std::string &message);
 
 std::string one_line(const cv::Exception &error);
 
-inline rp_image *wrap_image(cv::Mat mat, std::string warning = std::string()) { return new rp_image{std::move(mat), std::move(warning)}; }
-// Decodes JPEG (libjpeg, keeping its warnings in `warning`) or PNG, with EXIF orientation applied.
-cv::Mat decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false, std::string *warning = nullptr);
-// libjpeg decoding with the EXIF orientation applied; an empty Mat for CMYK/YCCK files libjpeg cannot convert.
-cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, std::string &warning);
-void detect_features(const cv::Mat &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
+inline rp_image *wrap_image(cv::Mat mat, std::string warning = std::string()) {
+    cv::Size full = mat.size();
+    return new rp_image{std::move(mat), std::move(warning), full};
+}
+// The analysis scale (<= 1) of an image of `width` x `height` full-resolution pixels.
+double analysis_scale(int max_dimension, double scale, int width, int height);
+// Decodes JPEG (libjpeg, keeping its warnings) or PNG, with EXIF orientation applied, at full size or, with a
+// reduction, at no less than the analysis scale it names.
+rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false,
+                      decode_reduction reduction = decode_reduction());
+// libjpeg decoding at scale eighths/8 (1...8) with the EXIF orientation applied; an empty Mat for CMYK/YCCK
+// files libjpeg cannot convert.
+cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning);
+void detect_features(const rp_image &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
 std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
                                      const rp_match_params &params);
 cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,

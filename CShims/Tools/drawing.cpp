@@ -37,6 +37,6 @@ extern "C" int rp_draw_navigation(const rp_image *image, const double target[8],
             std::vector<std::vector<cv::Point>> quad_poly{corners(quadrilateral)};
             cv::polylines(canvas, quad_poly, true, cv::Scalar(0, 0, 255), thick * 2, cv::LINE_AA);
         }
-        *out = new rp_image{canvas};
+        *out = rp::wrap_image(canvas);
     });
 }

@@ -19,8 +19,9 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
                                   int counts[4], rp_status *status) {
     return rp::guarded(status, [&] {
         Clock::time_point total = Clock::now(), stage = total;
-        cv::Mat reference = rp::decode_image(reference_bytes, reference_length, 0, true);
-        cv::Mat current = rp::decode_image(current_bytes, current_length, 0, true);
+        const rp::decode_reduction reduction{detector->max_dimension, detector->scale};
+        rp_image reference = rp::decode_image(reference_bytes, reference_length, 0, true, reduction);
+        rp_image current = rp::decode_image(current_bytes, current_length, 0, true, reduction);
         timings_ms[0] = ms_since(stage);
 
         stage = Clock::now();

@@ -83,6 +83,6 @@ extern "C" int rp_render_planes(const rp_plane *planes, int plane_count, const d
             cv::remap(colour, warped, map_x[size_t(i)], map_y[size_t(i)], cv::INTER_LINEAR, cv::BORDER_REPLICATE);
             warped.copyTo(canvas, owner == i);
         }
-        *out = new rp_image{canvas};
+        *out = rp::wrap_image(canvas);
     });
 }

@@ -66,7 +66,7 @@ public enum SequenceImport {
     }
 
     /// A Strecha-format folder (images/K.txt, images/NNNN.jpg, gt_dense_cameras/NNNN.jpg.camera) as a pair
-    /// list: each image against the first and against its predecessor, with R_ij = R_jᵀ R_i and
+    /// list of every pair i < j (28 for the 8 Herz-Jesu images: wide baselines as well as neighbours), with R_ij = R_jᵀ R_i and
     /// t_ij = R_jᵀ (C_i − C_j). Images are linked (or copied with `copy`).
     @discardableResult
     public static func strecha(from folder: URL, to output: URL, name: String? = nil, copy: Bool = false) throws -> FrameSequence {
@@ -107,13 +107,13 @@ public enum SequenceImport {
             return SequenceFrame(file: poses[j].image, truthRotation: Quaternion(rotationMatrix: rj.transposed * ri),
                                  truthTranslation: t / length(t), referenceFile: poses[i].image)
         }
-        var frames = (1..<poses.count).map { pair(0, $0) }
-        frames += (2..<max(poses.count, 2)).map { pair($0 - 1, $0) }
+        // Ordered by baseline (j - i) then by reference, so the neighbours come first and the widest pair last.
+        let frames = (1..<poses.count).flatMap { gap in (0..<(poses.count - gap)).map { pair($0, $0 + gap) } }
         let sequence = FrameSequence(
             manifest: SequenceManifest(
                 name: sequenceName, intrinsics: SequenceIntrinsics(fx: k[0], fy: k[4], cx: k[2], cy: k[5]), reference: nil,
                 cameraOrientation: .landscapeLeft,
-                provenance: "Strecha et al., CVPR 2008 multi-view benchmark (\(folder.lastPathComponent)); imported by rephoto import strecha: every image against the first and against its predecessor",
+                provenance: "Strecha et al., CVPR 2008 multi-view benchmark (\(folder.lastPathComponent)); imported by rephoto import strecha: every pair of images, i < j",
                 license: "research and evaluation only; cite Strecha et al. 2008"),
             frames: frames, directory: target)
         try sequence.write(to: target)

@@ -29,9 +29,15 @@ public enum EvaluationOutput {
         return folder
     }
 
-    public static func write(_ outcome: EvaluationOutcome, to folder: URL) throws -> EvaluationSummary {
+    /// Writes frames.csv (sorted), summary.json, report.html and thumbnails; `run` marks the summary complete
+    /// or partial.
+    public static func write(_ outcome: EvaluationOutcome, to folder: URL, run: EvaluationRunState? = nil) throws -> EvaluationSummary {
         let rows = outcome.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
-        let summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
+        var summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
+        if let run {
+            summary.complete = run.state == .complete
+            summary.framesPlanned = run.framesPlanned
+        }
         let fm = FileManager.default
         try fm.createDirectory(at: folder, withIntermediateDirectories: true)
         try EvaluationRow.csv(rows).write(to: folder.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
@@ -83,6 +89,9 @@ public enum EvaluationOutput {
         var merged = EvaluationOutcome()
         var owner: [String: String] = [:]
         for folder in folders {
+            if let run = try EvaluationRunState.load(folder), run.state != .complete {
+                throw RephotoError.badInput("\(folder.path): that run is \(run.state.rawValue) (\(run.framesDone) of \(run.framesPlanned) frames); finish it with --resume before merging")
+            }
             let part = try load(folder)
             for sequence in Set(part.rows.map(\.sequence)) {
                 if let other = owner[sequence] {

@@ -9,6 +9,9 @@ public enum EvaluationReport {
     public static func html(summary: EvaluationSummary, rows: [EvaluationRow], thumbnails: [String: [String: Data]],
                             title: String = "Rephoto evaluation") -> String {
         var body = "<h1>\(escape(title))</h1>\n"
+        if summary.complete == false {
+            body += "<p class=partial><strong>Partial run:</strong> interrupted after \(summary.overall.frames) of \(summary.framesPlanned ?? 0) frames; every figure covers only those (resume with <code>rephoto evaluate --resume</code>).</p>\n"
+        }
         body += "<p>\(summary.overall.frames) frames in \(summary.sequences.count) sequences; \(summary.overall.failures) failed"
         body += summary.brokenSequences.isEmpty ? ".</p>\n" : "; \(summary.brokenSequences.count) sequences could not be read.</p>\n"
         body += table(["all": summary.overall].merging(summary.sequences) { a, _ in a }, order: ["all"] + summary.sequences.keys.sorted())
@@ -48,7 +51,7 @@ public enum EvaluationReport {
             body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
             table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
             th:first-child,td:first-child{text-align:left}.plots{display:flex;flex-wrap:wrap;gap:16px}
-            .thumbs{display:flex;gap:12px}figure{margin:0}figcaption{text-align:center;font-size:13px}
+            .partial{background:#fde8e8;border:1px solid #c33;padding:6px 10px}.thumbs{display:flex;gap:12px}figure{margin:0}figcaption{text-align:center;font-size:13px}
             svg text{font-size:11px;fill:#333}section{border-top:1px solid #ddd;margin-top:18px}
             </style></head><body>
             \(body)

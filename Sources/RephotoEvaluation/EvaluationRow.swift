@@ -95,6 +95,11 @@ public struct EvaluationRow: Equatable, Sendable {
         return try CSVText.make([columns] + rows.map { row in columns.map(row.value) })
     }
 
+    /// One row as a frames.csv line (no header), newline-terminated.
+    public static func csvLine(_ row: EvaluationRow) throws -> String {
+        try CSVText.make([columns.map(row.value)])
+    }
+
     public static func parse(_ text: String, path: String) throws -> [EvaluationRow] {
         let reader: CSVReader
         do {

@@ -66,6 +66,10 @@ public struct EvaluationSummary: Codable, Equatable, Sendable {
     public var overall: EvaluationStatistics
     public var sequences: [String: EvaluationStatistics]
     public var brokenSequences: [BrokenSequence]
+    /// false when the run was interrupted: the figures then cover only the frames in frames.csv, out of
+    /// `framesPlanned`. Absent in summaries written before runs were durable.
+    public var complete: Bool?
+    public var framesPlanned: Int?
 
     public static func compute(rows: [EvaluationRow], broken: [BrokenSequence]) -> EvaluationSummary {
         let groups = Dictionary(grouping: rows, by: \.sequence)

@@ -25,6 +25,11 @@ public struct Evaluator: Sendable {
     /// For benchmarks: detect the reference again for every frame instead of reusing it.
     public var recomputeReference = false
     public var thumbnails = true
+    /// Called with each row as its frame finishes, from the worker threads (durable runs stream it to disk).
+    public var onRow: (@Sendable (EvaluationRow) -> Void)?
+    /// Polled before each frame starts: once true, no new frame starts and `run` returns with the rows of
+    /// the frames already in flight (a SIGINT or SIGTERM).
+    public var shouldStop: (@Sendable () -> Bool)?
 
     public init(config: PipelineConfig, jobs: Int) throws {
         estimator = try PoseEstimator(config: config)
@@ -32,7 +37,15 @@ public struct Evaluator: Sendable {
     }
 
     public func run(_ folders: [URL], progress: (@Sendable (Int, Int) -> Void)? = nil) -> EvaluationOutcome {
-        var outcome = EvaluationOutcome()
+        let (loaded, broken) = Self.load(folders)
+        var outcome = run(loaded, progress: progress)
+        outcome.broken = broken + outcome.broken
+        return outcome
+    }
+
+    /// Loads and checks sequence folders: the readable ones, and the others as broken entries.
+    public static func load(_ folders: [URL]) -> (sequences: [FrameSequence], broken: [BrokenSequence]) {
+        var broken: [BrokenSequence] = []
         var loaded: [FrameSequence] = []
         for folder in folders {
             do {
@@ -47,22 +60,34 @@ public struct Evaluator: Sendable {
                 }
                 loaded.append(sequence)
             } catch {
-                outcome.broken.append(BrokenSequence(path: folder.path, error: "\(error)"))
+                broken.append(BrokenSequence(path: folder.path, error: "\(error)"))
             }
         }
-        let total = loaded.map { $0.currentFrames.count }.reduce(0, +)
+        return (loaded, broken)
+    }
+
+    /// Evaluates loaded sequences. `finished` rows (of a resumed run) are not evaluated again; they count in
+    /// the progress and in the thumbnails' choice of frames, but are not part of the returned rows.
+    public func run(_ sequences: [FrameSequence], finished: [EvaluationRow] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) -> EvaluationOutcome {
+        var outcome = EvaluationOutcome()
+        let total = sequences.map { $0.currentFrames.count }.reduce(0, +)
+        let earlier = Dictionary(grouping: finished, by: \.sequence)
         let counter = Counter()
-        for sequence in loaded {
-            let rows = evaluate(sequence) { counter.increment(); progress?(counter.value, total) }
+        for _ in finished { counter.increment() }
+        for sequence in sequences {
+            let name = sequence.manifest.name
+            let skip = Set((earlier[name] ?? []).map(\.index))
+            let rows = evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
             outcome.rows += rows
-            if thumbnails { outcome.thumbnails[sequence.manifest.name] = overlays(sequence, rows) }
+            if shouldStop?() == true { break }
+            if thumbnails { outcome.thumbnails[name] = overlays(sequence, (earlier[name] ?? []) + rows) }
         }
         return outcome
     }
 
-    /// One row per current frame, in frames.csv order.
-    func evaluate(_ sequence: FrameSequence, done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
-        let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) }
+    /// One row per current frame not in `skipping`, in frames.csv order; fewer once `shouldStop` says so.
+    func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [], done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
+        let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) && !skipping.contains($0.offset) }
         let camera = try? sequence.camera()
         let referenceFiles = Set(frames.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
         let references = Results<Result<ReferenceFrame, RephotoError>>(count: referenceFiles.count)
@@ -70,20 +95,24 @@ public struct Evaluator: Sendable {
             parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], camera)) }
         }
         let rows = Results<EvaluationRow>(count: frames.count)
+        let onRow = onRow, shouldStop = shouldStop
         parallel(frames.count) { i in
+            if shouldStop?() == true { return }
             let (index, frame) = frames[i]
             let referenceFile = sequence.referenceFile(for: frame) ?? ""
             let reference = recomputeReference ? prepare(sequence, referenceFile, camera)
                 : references.get(referenceFiles.firstIndex(of: referenceFile)!)!
-            rows.set(i, evaluate(sequence, index: index, frame: frame, reference: reference, camera: camera))
+            let row = evaluate(sequence, index: index, frame: frame, reference: reference, camera: camera)
+            rows.set(i, row)
+            onRow?(row)
             done()
         }
-        return rows.values.map { $0! }
+        return rows.values.compactMap { $0 }
     }
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
-            let image = try Image(contentsOfFile: sequence.path(of: file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true, strict: estimator.config.strictDecoding)
+            let image = try estimator.load(contentsOfFile: sequence.path(of: file))
             return try estimator.prepareReference(image, camera: camera)
         }.mapError(RephotoError.wrapping)
     }
@@ -98,7 +127,7 @@ public struct Evaluator: Sendable {
         let truth = frame.truth
         do {
             let prepared = try reference.get()
-            let image = try Image(contentsOfFile: sequence.path(of: frame.file), maxPixels: estimator.config.maxPixels, maxBytes: estimator.config.maxBytes, grayscale: true, strict: estimator.config.strictDecoding)
+            let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
             var attitudes: AttitudePair?
             if let q1 = frame.attitude, let q0 = sequence.attitude(of: row.referenceFile) {
                 let m = sequence.manifest

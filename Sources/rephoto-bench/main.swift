@@ -62,7 +62,7 @@ func renderPair(width: Int, samples: String) throws -> (Data, Data, CameraIntrin
 func swiftPath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, estimator: PoseEstimator) throws -> [String: Double] {
     let total = ContinuousClock.now
     let decode = ContinuousClock.now
-    let a = try Image(data: reference, grayscale: true), b = try Image(data: current, grayscale: true)
+    let a = try estimator.decode(reference), b = try estimator.decode(current)
     var times = ["decode": elapsed(decode)]
     let prepared = try estimator.prepareReference(a, camera: camera)
     let result = try estimator.estimate(reference: prepared, current: b, camera: camera)

@@ -9,7 +9,7 @@ struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
         abstract: "Evaluate the vision and sensor paths over recorded sequences against their ground truth.",
-        discussion: "Outputs in --out: frames.csv, summary.json, report.html (docs/evaluation.md). Exit codes: 0 all frames estimated, 3 some frames could not be estimated, 2 some sequence could not be read.",
+        discussion: "Outputs in --out: frames.csv (rows as frames finish), run.json (in-progress, complete or interrupted), summary.json, report.html (docs/evaluation.md). SIGINT or SIGTERM lets the frames in flight finish, writes a partial summary and exits 130 or 143; --resume continues. Exit codes: 0 all frames estimated, 3 some frames could not be estimated, 2 some sequence could not be read.",
         subcommands: [Run.self, Merge.self, Compare.self],
         defaultSubcommand: Run.self)
 
@@ -24,9 +24,14 @@ struct EvaluateCommand: ParsableCommand {
         @Option(help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
         @Flag(help: "Detect the reference again for every frame (for benchmarks: shows what caching saves).") var recomputeReference = false
         @Flag(help: "Skip the overlay thumbnails in the report.") var noThumbnails = false
+        @Flag(help: "Continue the run in --out that was interrupted or killed: its finished frames are kept, not evaluated again (same settings and sequences required).")
+        var resume = false
+        @Option(help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
+        var grace = 30.0
 
         func run() throws {
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
+            guard grace >= 0, grace.isFinite else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds, at least 0") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
             let settings = try pipeline.resolve()
@@ -43,12 +48,32 @@ struct EvaluateCommand: ParsableCommand {
             var evaluator = try Evaluator(config: settings, jobs: jobs)
             evaluator.recomputeReference = recomputeReference
             evaluator.thumbnails = !noThumbnails
+            let (loaded, broken) = Evaluator.load(sequences)
+            let planned = loaded.map { $0.currentFrames.count }.reduce(0, +)
+            let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume)
+            if resume { FileHandle.standardError.write(Data("rephoto: resuming \(out): \(run.resumedRows.count) of \(planned) frames already done\n".utf8)) }
+            // Past the grace period the frames still running are abandoned: what is finished is written.
+            let interruption = Interruption(grace: grace) { code in
+                if (try? run.finish(broken: broken, thumbnails: [:], interrupted: true)) != nil {
+                    FileHandle.standardError.write(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume\n".utf8))
+                    Foundation.exit(code)
+                }
+            }
+            evaluator.onRow = { run.record($0) }
+            evaluator.shouldStop = { interruption.requested }
             let progress = Progress(label: "evaluate")
-            let outcome = evaluator.run(sequences) { progress.update($0, of: $1) }
-            let summary = try EvaluationOutput.write(outcome, to: output)
+            let outcome = evaluator.run(loaded, finished: run.resumedRows) { progress.update($0, of: $1) }
+            let interrupted = interruption.requested
+            guard let summary = try run.finish(broken: broken, thumbnails: outcome.thumbnails, interrupted: interrupted) else {
+                throw ExitCode(interruption.exitCode)  // the deadline wrote the results and is exiting
+            }
             print(EvaluateCommand.table(summary))
             print("results in \(out)/ (frames.csv, summary.json, report.html)")
             for broken in summary.brokenSequences { FileHandle.standardError.write(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
+            if interrupted {
+                FileHandle.standardError.write(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))
+                throw ExitCode(interruption.exitCode)
+            }
             try EvaluateCommand.exit(for: summary)
         }
     }
@@ -62,6 +87,8 @@ struct EvaluateCommand: ParsableCommand {
         func run() throws {
             let output = try EvaluationOutput.prepare(out)
             let outcome = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
+            // A run state left by an earlier evaluation in --out would describe that run, not this merge.
+            try? FileManager.default.removeItem(at: output.appendingPathComponent(EvaluationRunState.fileName))
             let summary = try EvaluationOutput.write(outcome, to: output)
             print(EvaluateCommand.table(summary))
             try EvaluateCommand.exit(for: summary)

@@ -13,7 +13,7 @@ struct ImportCommand: ParsableCommand {
 
     struct Strecha: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "A Strecha-format folder (images/K.txt, images/*.jpg, gt_dense_cameras/*.camera) as a pair list: each image against the first and against its predecessor.")
+            abstract: "A Strecha-format folder (images/K.txt, images/*.jpg, gt_dense_cameras/*.camera) as a pair list: every pair of images (i < j), neighbours first.")
 
         @Argument(help: "The Strecha folder, e.g. ../shared/datasets/strecha-herzjesu-p8.")
         var folder: String

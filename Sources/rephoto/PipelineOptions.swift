@@ -8,7 +8,7 @@ struct PipelineOptions: ParsableArguments {
     var config: String?
     @Option(help: "Feature detector: akaze, orb or sift.")
     var detector: DetectorKind?
-    @Option(help: "Detect on a copy downscaled so its longer side is at most N pixels; coordinates stay full resolution.")
+    @Option(help: "Detect on a copy downscaled so its longer side is at most N pixels (default 1600; full size: --set features.maxDimension=null); coordinates stay full resolution.")
     var maxDimension: Int?
     @Option(help: "Refuse images with more pixels than this, before decoding (default 50000000).")
     var maxPixels: Int?

@@ -51,10 +51,10 @@ struct PoseCommand: ParsableCommand {
 
         // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers.
         var start = ContinuousClock.now
-        let referenceImage = try Image(contentsOfFile: reference, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes, grayscale: true, strict: settings.strictDecoding)
+        let referenceImage = try estimator.load(contentsOfFile: reference)
         let loadReference = ms(since: start)
         start = ContinuousClock.now
-        let currentImage = try Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes, grayscale: true, strict: settings.strictDecoding)
+        let currentImage = try estimator.load(contentsOfFile: current)
         let loadCurrent = ms(since: start)
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)

@@ -60,7 +60,7 @@ import RephotoEvaluation
         let sequence = try SequenceImport.strecha(from: root, to: out)
         let back = try FrameSequence.load(from: out)
         #expect(back.frames == sequence.frames)
-        #expect(back.frames.count == 13)  // 7 against the first, 6 more against the predecessor
+        #expect(back.frames.count == 28)  // every pair of the 8 images
         func rotation(_ i: Int) throws -> Matrix3 {
             let text = try String(contentsOf: root.appendingPathComponent(String(format: "gt_dense_cameras/%04d.jpg.camera", i)), encoding: .utf8)
             return Matrix3(Array(text.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) }[12..<21]))

@@ -7,6 +7,58 @@ import RephotoSynthesis
 import RephotoEvaluation
 
 @Suite struct ImageTests {
+    /// Reduced decoding (issue 9): a JPEG is decoded at the smallest libjpeg M/8 scale at or above the analysis
+    /// scale, stands for its full size, and the homography found on it matches the published graf1->graf3 one.
+    @Test(arguments: [(400, 4, 400), (300, 3, 300), (1600, 8, 800)])
+    func reducedJPEGDecodingKeepsFullResolutionGeometry(maxDimension: Int, eighths: Int, analysisWidth: Int) throws {
+        var config = PipelineConfig()
+        config.features.maxDimension = maxDimension
+        let estimator = try PoseEstimator(config: config)
+        let jpegs = try ["graf1.png", "graf3.png"].map { try Fixtures.image($0).encoded(as: .jpeg(quality: 95)) }
+        let reference = try estimator.decode(jpegs[0]), current = try estimator.decode(jpegs[1])
+        #expect(reference.fullSize == ImageSize(width: 800, height: 640))
+        #expect((reference.width, reference.height) == (800 * eighths / 8, 640 * eighths / 8))
+        let prepared = try estimator.prepareReference(reference, camera: nil)
+        #expect(prepared.size == ImageSize(width: 800, height: 640))
+        #expect(abs(prepared.features.analysisScale - Double(analysisWidth) / 800) < 1e-9)
+        #expect(prepared.features.keypoints.allSatisfy { $0.x > -1 && $0.x < 800 && $0.y > -1 && $0.y < 640 })
+        let result = try estimator.estimate(reference: prepared, current: current, camera: nil)
+        let error = GroundTruthErrors.cornerError(estimate: result.homography, truth: try Fixtures.graf13(), size: result.referenceSize)
+        // Within 2 analysis pixels of the truth, and as close as detection on a full-size decode gets.
+        #expect(error < 2 * 800 / Double(analysisWidth), "corner error \(error) px at maxDimension \(maxDimension)")
+        let fullDecode = try ["graf1.png", "graf3.png"].map { try Image(data: jpegs[$0 == "graf1.png" ? 0 : 1], grayscale: true) }
+        let baseline = try estimator.estimate(reference: try estimator.prepareReference(fullDecode[0], camera: nil), current: fullDecode[1], camera: nil)
+        let baselineError = GroundTruthErrors.cornerError(estimate: baseline.homography, truth: try Fixtures.graf13(), size: baseline.referenceSize)
+        #expect(error < baselineError + 800 / Double(analysisWidth), "reduced \(error) px, full decode \(baselineError) px")
+    }
+
+    /// The same features whether the JPEG was decoded reduced or at full size and then downscaled: keypoints
+    /// agree in full-resolution pixels to well under an analysis pixel.
+    @Test func reducedDecodingPlacesKeypointsLikeAFullDecode() throws {
+        var features = FeatureConfig(detector: .akaze)
+        features.maxDimension = 400
+        let jpeg = try Fixtures.image("graf1.png").encoded(as: .jpeg(quality: 95))
+        let reduced = try Features(image: try Image(data: jpeg, grayscale: true, reducedFor: features), config: features)
+        let full = try Features(image: try Image(data: jpeg, grayscale: true), config: features)
+        #expect(reduced.count > 200 && abs(reduced.count - full.count) < full.count / 5, "\(reduced.count) vs \(full.count)")
+        var distances: [Double] = []
+        for k in reduced.keypoints {
+            distances.append(full.keypoints.map { hypot($0.x - k.x, $0.y - k.y) }.min()!)
+        }
+        let median = distances.sorted()[distances.count / 2]
+        #expect(median < 0.5, "median offset \(median) full-resolution px")
+    }
+
+    /// PNGs have no reduced decoding: they are resized at once to the analysis size, and still stand for full size.
+    @Test func reducedPNGDecodingResizesToTheAnalysisSize() throws {
+        var features = FeatureConfig(detector: .akaze)
+        features.maxDimension = 200
+        let png = try Image(data: try Data(contentsOf: URL(fileURLWithPath: try Fixtures.sample("graf1.png"))), grayscale: true, reducedFor: features)
+        #expect((png.width, png.height) == (200, 160))
+        #expect(png.fullSize == ImageSize(width: 800, height: 640))
+        #expect(try Image(data: try Data(contentsOf: URL(fileURLWithPath: try Fixtures.sample("graf1.png")))).fullSize == ImageSize(width: 800, height: 640))
+    }
+
     @Test func decodesPNGAndJPEGFilesAtTheirSize() throws {
         let png = try Fixtures.image("graf1.png")
         #expect((png.width, png.height, png.channels) == (800, 640, 3))

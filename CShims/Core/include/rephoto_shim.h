@@ -66,9 +66,13 @@ void rp_buffer_free(void *buffer);
 int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_size, rp_status *status);
 /* Decodes JPEG or PNG bytes into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
    which decodes faster), applying EXIF orientation. Images over max_pixels (width*height from the header)
-   are refused before any pixel is decoded. */
-int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, rp_image **out,
-                    rp_status *status);
+   are refused before any pixel is decoded.
+   With reduce_max_dimension or reduce_scale (0 disables each; the meaning of rp_detector_params' max_dimension
+   and scale) the image may be decoded smaller, never below that analysis scale: JPEGs through libjpeg's DCT
+   scaling (M/8), others resized right after decoding. It still stands for its full-resolution size
+   (rp_image_full_width/height), and features detected on it are in full-resolution pixels. */
+int rp_image_decode(const uint8_t *bytes, size_t length, int64_t max_pixels, int grayscale, int reduce_max_dimension,
+                    double reduce_scale, rp_image **out, rp_status *status);
 /* Copies 8-bit pixels (channels 1 or 3, BGR order) into a new image. */
 int rp_image_create(int width, int height, int channels, const uint8_t *pixels, size_t row_stride,
                     size_t pixels_length, rp_image **out, rp_status *status);
@@ -79,6 +83,9 @@ const char *rp_image_decode_warning(const rp_image *image);
 int rp_image_width(const rp_image *image);
 int rp_image_height(const rp_image *image);
 int rp_image_channels(const rp_image *image);
+/* The full-resolution size the image stands for: its own size unless decoded reduced. */
+int rp_image_full_width(const rp_image *image);
+int rp_image_full_height(const rp_image *image);
 /* Copies pixels out, tightly packed rows; capacity must be width*height*channels. */
 int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t capacity, rp_status *status);
 int rp_image_to_gray(const rp_image *image, rp_image **out, rp_status *status);

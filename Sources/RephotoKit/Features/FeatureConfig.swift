@@ -12,6 +12,8 @@ public struct FeatureConfig: Equatable, Sendable {
     public var detector: DetectorKind = ParameterRegistry.defaultValue(\.features.detector)
     /// Downscale so the longer side is at most this many pixels (nil: no limit).
     public var maxDimension: Int? = ParameterRegistry.defaultValue(\.features.maxDimension)
+    /// The registry's default analysis size (nil would be full resolution).
+    public static var defaultMaxDimension: Int? { ParameterRegistry.defaultValue(\.features.maxDimension) }
     /// Downscale by this factor in (0, 1] (nil: 1). With both set, the smaller scale wins.
     public var scale: Double? = ParameterRegistry.defaultValue(\.features.scale)
     public var akaze = AKAZEParameters()
@@ -20,7 +22,7 @@ public struct FeatureConfig: Equatable, Sendable {
 
     public init() {}
 
-    public init(detector: DetectorKind, maxDimension: Int? = nil, scale: Double? = nil) {
+    public init(detector: DetectorKind, maxDimension: Int? = FeatureConfig.defaultMaxDimension, scale: Double? = nil) {
         self.detector = detector
         self.maxDimension = maxDimension
         self.scale = scale

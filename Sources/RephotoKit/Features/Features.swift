@@ -37,7 +37,7 @@ public final class Features: @unchecked Sendable {
             Keypoint(x: Double($0.x), y: Double($0.y), size: Double($0.size), angle: Double($0.angle),
                      response: Double($0.response), octave: Int($0.octave))
         }
-        imageSize = image.size
+        imageSize = image.fullSize
         self.config = config
         analysisScale = rp_features_analysis_scale(detected)
         isBinary = rp_features_is_binary(detected) != 0

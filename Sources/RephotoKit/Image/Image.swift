@@ -13,6 +13,9 @@ public final class Image: @unchecked Sendable {
     public let width: Int
     public let height: Int
     public let channels: Int
+    /// The full-resolution size this image stands for, in the pixel coordinates every result uses: `size`
+    /// itself unless it was decoded reduced for a feature configuration's analysis scale.
+    public let fullSize: ImageSize
     /// What the decoder said about damaged data it decoded anyway ("Corrupt JPEG data: ..."); nil when clean.
     public let decodeWarning: String?
 
@@ -21,6 +24,7 @@ public final class Image: @unchecked Sendable {
         width = Int(rp_image_width(handle))
         height = Int(rp_image_height(handle))
         channels = Int(rp_image_channels(handle))
+        fullSize = ImageSize(width: Int(rp_image_full_width(handle)), height: Int(rp_image_full_height(handle)))
         let warning = String(cString: rp_image_decode_warning(handle))
         decodeWarning = warning.isEmpty ? nil : warning
     }
@@ -30,11 +34,17 @@ public final class Image: @unchecked Sendable {
     /// Decodes JPEG or PNG bytes. `maxPixels` is checked against the header before any decoding.
     /// `grayscale` decodes straight to one channel (faster; enough for estimation, not for drawing).
     /// Damaged data the decoder could still decode is kept as `decodeWarning`, or refused when `strict`.
-    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false, strict: Bool = false) throws {
+    /// With `reducedFor`, the image is decoded no larger than that configuration's analysis scale needs (JPEGs
+    /// through libjpeg's DCT scaling, so full-size pixels never exist): memory for detection only, since the
+    /// pixels are then smaller than `fullSize`. Features found on it are still in full-resolution pixels.
+    public convenience init(data: Data, maxPixels: Int = Image.defaultMaxPixels, grayscale: Bool = false, strict: Bool = false,
+                            reducedFor features: FeatureConfig? = nil) throws {
         var out: OpaquePointer?
+        let maxDimension = try cInt(features?.maxDimension ?? 0, "features.maxDimension")
+        let scale = features?.scale ?? 0
         try data.withUnsafeBytes { raw in
             let base = raw.bindMemory(to: UInt8.self).baseAddress
-            try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), grayscale ? 1 : 0, &out, $0) }
+            try shimCall { rp_image_decode(base, raw.count, Int64(maxPixels), grayscale ? 1 : 0, maxDimension, scale, &out, $0) }
         }
         self.init(handle: out!)
         if strict, let decodeWarning {
@@ -44,10 +54,10 @@ public final class Image: @unchecked Sendable {
 
     /// Reads and decodes an image file; errors name the path.
     public convenience init(contentsOfFile path: String, maxPixels: Int = Image.defaultMaxPixels, maxBytes: Int = Image.defaultMaxBytes,
-                            grayscale: Bool = false, strict: Bool = false) throws {
+                            grayscale: Bool = false, strict: Bool = false, reducedFor features: FeatureConfig? = nil) throws {
         let data = try Image.readFile(path, maxBytes: maxBytes)
         do {
-            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale, strict: strict)
+            try self.init(data: data, maxPixels: maxPixels, grayscale: grayscale, strict: strict, reducedFor: features)
         } catch let error as RephotoError {
             throw error.prefixed(path)
         }

@@ -184,9 +184,9 @@ extension Parameter {
                   box: { .int($0) }, unbox: { if case .int(let v) = $0 { v } else { nil } }, convert: toInt)
     }
 
-    static func optionalInteger(_ path: String, _ keyPath: WritableKeyPath<PipelineConfig, Int?>, min: Int? = nil, max: Int? = nil,
+    static func optionalInteger(_ path: String, _ keyPath: WritableKeyPath<PipelineConfig, Int?>, _ value: Int? = nil, min: Int? = nil, max: Int? = nil,
                                 scale: ParameterScale = .integer, _ summary: String) -> Parameter {
-        Parameter(path, keyPath, nil, domain: .integer(min: min, max: max), optional: true, scale: scale, summary,
+        Parameter(path, keyPath, value, domain: .integer(min: min, max: max), optional: true, scale: scale, summary,
                   box: { $0.map(ParameterValue.int) ?? .null },
                   unbox: { if case .int(let v) = $0 { v } else { Int?.none } },
                   convert: { $0 == .null ? .null : toInt($0) })

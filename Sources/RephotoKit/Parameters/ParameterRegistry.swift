@@ -5,7 +5,9 @@ public enum ParameterRegistry {
     public static let parameters: [Parameter] = [
         // features: OpenCV 4.6's AKAZE::create, ORB::create and SIFT::create parameters, with OpenCV's defaults.
         .choice("features.detector", \.features.detector, DetectorKind.akaze, "feature detector and descriptor"),
-        .optionalInteger("features.maxDimension", \.features.maxDimension, min: 16, max: 1 << 20,
+        // 1600 from scripts/bench-memory: on Strecha's 28 pairs at least as accurate as full size (3072 px),
+        // and a 12 MP pair stays near 350 MB and 1 s; docs/configuration.md has the table.
+        .optionalInteger("features.maxDimension", \.features.maxDimension, 1600, min: 16, max: 1 << 20,
                          "analysis scale: detect on a copy downscaled so its longer side is at most this many pixels (null: full size)"),
         .optionalReal("features.scale", \.features.scale, above: 0, atMost: 1,
                       "analysis scale as a factor (null: 1); with maxDimension too, the smaller scale wins"),
@@ -46,19 +48,19 @@ public enum ParameterRegistry {
 
         // robust estimators
         .choice("homography.method", \.homography.method, RobustMethod.usacMagsac, "robust estimator of H (usac_magsac = MAGSAC++)"),
-        .real("homography.threshold", \.homography.threshold, 3, above: 0, atMost: 1000, scale: .log, "inlier threshold: transfer error, pixels"),
+        .real("homography.threshold", \.homography.threshold, 3, above: 0, atMost: 1000, scale: .log, "inlier threshold: transfer error, full-resolution pixels"),
         .real("homography.confidence", \.homography.confidence, 0.995, above: 0, below: 1, "required confidence"),
         .integer("homography.maxIterations", \.homography.maxIterations, 2000, min: 1, max: 1_000_000, scale: .integer, "iteration cap"),
         .choice("pose.essential.method", \.pose.essential.method, RobustMethod.ransac, allowed: RobustMethod.essentialMethods,
                 "robust estimator of E"),
         .real("pose.essential.threshold", \.pose.essential.threshold, 1, above: 0, atMost: 1000, scale: .log,
-              "inlier threshold: Sampson distance, pixels (divided by the mean focal length)"),
+              "inlier threshold: Sampson distance, full-resolution pixels (divided by the mean focal length)"),
         .real("pose.essential.confidence", \.pose.essential.confidence, 0.999, above: 0, below: 1, "required confidence"),
         .integer("pose.essential.maxIterations", \.pose.essential.maxIterations, 1000, min: 1, max: 1_000_000, "iteration cap"),
         .real("pose.degeneracyRatio", \.pose.degeneracyRatio, 0.7, above: 0, atMost: 1,
               "Bae et al.: rotation-only/planar when homography support > ratio x essential support"),
         .optionalReal("pose.degeneracyThreshold", \.pose.degeneracyThreshold, above: 0, atMost: 1000, scale: .log,
-                      "Sampson threshold for counting support, pixels (null: pose.essential.threshold)"),
+                      "Sampson threshold for counting support, full-resolution pixels (null: pose.essential.threshold)"),
         .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt refinement of R and t on the inliers' Sampson error"),
 
         // navigation and sensor

@@ -11,13 +11,28 @@ public struct PoseEstimator: Sendable {
         self.config = config
     }
 
+    /// An encoded image decoded as this estimator needs it: under its byte and pixel limits, grey, strict when
+    /// `strictDecoding` is set, and no larger than the analysis scale (a 50 MP JPEG is decoded at 1/4 or 1/8 size).
+    public func decode(_ data: Data) throws -> Image {
+        guard data.count <= config.maxBytes else {
+            throw RephotoError.badInput("image of \(data.count) bytes, over the limit of \(config.maxBytes) bytes (maxBytes)")
+        }
+        return try Image(data: data, maxPixels: config.maxPixels, grayscale: true, strict: config.strictDecoding, reducedFor: config.features)
+    }
+
+    /// An image file read and decoded as `decode(_:)` does; errors name the path.
+    public func load(contentsOfFile path: String) throws -> Image {
+        try Image(contentsOfFile: path, maxPixels: config.maxPixels, maxBytes: config.maxBytes, grayscale: true,
+                  strict: config.strictDecoding, reducedFor: config.features)
+    }
+
     /// Detects the reference's features once; `camera` is adapted to the reference's resolution.
     public func prepareReference(_ image: Image, camera: CameraIntrinsics?, mask: Image? = nil) throws -> ReferenceFrame {
         let start = ContinuousClock.now
-        let adapted = try camera.map { try $0.adapted(to: image.size) }
+        let adapted = try camera.map { try $0.adapted(to: image.fullSize) }
         let features = try Features(image: image, config: config.features, mask: mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: image.size, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
+        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
                               matchIndex: index, decodeWarning: image.decodeWarning)
     }
 
@@ -34,7 +49,7 @@ public struct PoseEstimator: Sendable {
         var warnings: [String] = []
         if let damage = reference.decodeWarning { warnings.append("reference image has damaged data: \(damage)") }
         if let damage = image.decodeWarning { warnings.append("current image has damaged data: \(damage)") }
-        let currentCamera = try camera.map { try $0.adapted(to: image.size) }
+        let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
 
         var start = ContinuousClock.now
         let features = try Features(image: image, config: config.features, mask: mask)
@@ -79,26 +94,26 @@ public struct PoseEstimator: Sendable {
         }
 
         let navigation = Navigation.compute(homography: homography.matrix, referenceSize: reference.size,
-                                            currentSize: image.size, config: config.navigation)
+                                            currentSize: image.fullSize, config: config.navigation)
         if !navigation.quadrilateral.isConvex {
             warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
         }
         let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
-                                      currentSize: image.size, sampsonRmsPixels: pose?.sampsonRmsPixels)
+                                      currentSize: image.fullSize, sampsonRmsPixels: pose?.sampsonRmsPixels)
         var sensor: SensorPath?
         var comparison: PathComparison?
         if let attitudes {
             let path = try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
-                                              referenceSize: reference.size, currentSize: image.size,
+                                              referenceSize: reference.size, currentSize: image.fullSize,
                                               referenceCamera: reference.camera, currentCamera: currentCamera,
                                               config: config.sensor, targetFraction: config.navigation.targetFraction)
             sensor = path
             comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
                                                 visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
-                                                currentWidth: image.width, config: config.sensor)
+                                                currentWidth: image.fullSize.width, config: config.sensor)
         }
         timings.total = milliseconds(since: total)
-        return PoseResult(referenceSize: reference.size, currentSize: image.size, homography: homography.matrix,
+        return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: homography.matrix,
                           pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
                           counts: counts, sensor: sensor, comparison: comparison, timings: timings,
                           warnings: warnings, correspondences: pairs, homographyInliers: homography.inliers)

@@ -1,0 +1,146 @@
+import RephotoKit
+import Foundation
+
+/// `run.json` of a result folder: whether the run that owns the folder is in progress, complete or
+/// interrupted, and what it was asked to do, so a reader never takes an unfinished or earlier run for the
+/// current one and `--resume` can continue it. Documented in docs/evaluation.md.
+public struct EvaluationRunState: Codable, Equatable, Sendable {
+    public enum State: String, Codable, Sendable {
+        case inProgress = "in-progress"
+        case complete
+        case interrupted
+    }
+
+    public var state: State
+    /// ISO 8601, UTC.
+    public var started: String
+    public var updated: String
+    /// Every parameter of the run: `--resume` refuses other settings.
+    public var settings: PipelineConfig
+    /// The sequence folders (resolved paths, sorted) the run evaluates.
+    public var sequences: [String]
+    public var framesPlanned: Int
+    public var framesDone: Int
+
+    public static let fileName = "run.json"
+
+    public static func load(_ folder: URL) throws -> EvaluationRunState? {
+        let path = folder.appendingPathComponent(fileName)
+        guard FileManager.default.fileExists(atPath: path.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(EvaluationRunState.self, from: Data(contentsOf: path))
+        } catch {
+            throw RephotoError.badInput("\(path.path): not a readable run state (\(error.localizedDescription))")
+        }
+    }
+
+    func write(to folder: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try (encoder.encode(self) + Data("\n".utf8)).write(to: folder.appendingPathComponent(Self.fileName), options: .atomic)
+    }
+
+    static func now() -> String { ISO8601DateFormatter().string(from: Date()) }
+}
+
+/// A durable evaluation run in a result folder. Rows reach frames.csv as frames finish (one write each, so
+/// a killed process keeps every finished row), `run.json` says where the run stands, and `finish` writes the
+/// sorted frames.csv, summary.json and report.html, marked partial when the run was interrupted.
+public final class EvaluationRun: @unchecked Sendable {
+    public let folder: URL
+    public private(set) var state: EvaluationRunState
+    /// Rows of an earlier, resumed run of this folder: their frames are not evaluated again.
+    public let resumedRows: [EvaluationRow]
+    private let lock = NSLock()
+    private var rows: [EvaluationRow] = []
+    private var stream: FileHandle?
+    private var finished = false
+
+    /// Starts a run in `folder` (already checked writable). Without `resume`, every earlier result in it is
+    /// removed first, so nothing there can pass for this run's. With `resume`, an earlier run of the same
+    /// settings and sequences continues: its finished rows are kept and its frames skipped.
+    public init(folder: URL, settings: PipelineConfig, sequences: [URL], framesPlanned: Int, resume: Bool) throws {
+        self.folder = folder
+        let paths = sequences.map { $0.standardizedFileURL.resolvingSymlinksInPath().path }.sorted()
+        let csv = folder.appendingPathComponent("frames.csv")
+        let fm = FileManager.default
+        var kept: [EvaluationRow] = []
+        if resume {
+            guard let earlier = try EvaluationRunState.load(folder) else {
+                throw RephotoError.badInput("--resume: \(folder.path) holds no run to resume (no \(EvaluationRunState.fileName))")
+            }
+            guard earlier.settings == settings else {
+                throw RephotoError.badInput("--resume: the run in \(folder.path) used other settings; give the same --config, --set and options, or start afresh without --resume")
+            }
+            guard earlier.sequences == paths else {
+                throw RephotoError.badInput("--resume: the run in \(folder.path) evaluated other sequences (\(earlier.sequences.joined(separator: ", ")))")
+            }
+            kept = try Self.readRows(csv)
+            state = earlier
+        } else {
+            for name in ["frames.csv", "summary.json", "report.html", "thumbnails", EvaluationRunState.fileName] {
+                let item = folder.appendingPathComponent(name)
+                if fm.fileExists(atPath: item.path) { try fm.removeItem(at: item) }
+            }
+            let now = EvaluationRunState.now()
+            state = EvaluationRunState(state: .inProgress, started: now, updated: now, settings: settings, sequences: paths,
+                                       framesPlanned: framesPlanned, framesDone: 0)
+        }
+        resumedRows = kept
+        state.state = .inProgress
+        state.framesPlanned = framesPlanned
+        state.framesDone = kept.count
+        state.updated = EvaluationRunState.now()
+        // The stream holds the kept rows too, rewritten whole: a torn last line of a killed run is dropped.
+        try (try EvaluationRow.csv(kept)).write(to: csv, atomically: true, encoding: .utf8)
+        try state.write(to: folder)
+        stream = try FileHandle(forWritingTo: csv)
+        try stream?.seekToEnd()
+    }
+
+    /// Appends one finished frame's row to frames.csv at once. Rows arriving after `finish` are dropped.
+    public func record(_ row: EvaluationRow) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !finished else { return }
+        rows.append(row)
+        if let line = try? EvaluationRow.csvLine(row) {
+            // A failed write (disk full) must not stop the run: finish rewrites frames.csv from memory.
+            try? stream?.write(contentsOf: Data(line.utf8))
+        }
+    }
+
+    /// Writes the final frames.csv (sorted), summary.json, report.html and thumbnails, and marks the run
+    /// complete, or interrupted with a partial summary. Safe to call from any thread; only the first call counts.
+    @discardableResult
+    public func finish(broken: [BrokenSequence], thumbnails: [String: [String: Data]], interrupted: Bool) throws -> EvaluationSummary? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !finished else { return nil }
+        finished = true
+        try? stream?.close()
+        stream = nil
+        let all = resumedRows + rows
+        state.state = interrupted ? .interrupted : .complete
+        state.framesDone = all.count
+        state.updated = EvaluationRunState.now()
+        let outcome = EvaluationOutcome(rows: all, broken: broken, thumbnails: interrupted ? [:] : thumbnails)
+        let summary = try EvaluationOutput.write(outcome, to: folder, run: state)
+        try state.write(to: folder)
+        return summary
+    }
+
+    public var framesDone: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return resumedRows.count + rows.count
+    }
+
+    /// Rows of a frames.csv that a killed run may have left mid-line: an unterminated last line is dropped.
+    static func readRows(_ csv: URL) throws -> [EvaluationRow] {
+        guard let data = FileManager.default.contents(atPath: csv.path), !data.isEmpty else { return [] }
+        var text = String(decoding: data, as: UTF8.self)
+        if !text.hasSuffix("\n"), let cut = text.lastIndex(of: "\n") { text = String(text[...cut]) }
+        return try EvaluationRow.parse(text, path: csv.path)
+    }
+}

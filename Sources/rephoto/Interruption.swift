@@ -1,0 +1,46 @@
+import Dispatch
+import Foundation
+
+/// SIGINT and SIGTERM as a request to stop: no new work starts, work in flight may finish for `grace`
+/// seconds, then `deadline` runs (it writes what is finished and exits). A second signal runs it at once.
+final class Interruption: @unchecked Sendable {
+    private let lock = NSLock()
+    private var signalNumber: Int32?
+    private var sources: [DispatchSourceSignal] = []
+    private let grace: Double
+    private let deadline: @Sendable (Int32) -> Void
+
+    init(grace: Double, deadline: @escaping @Sendable (_ exitCode: Int32) -> Void) {
+        self.grace = grace
+        self.deadline = deadline
+        for number in [SIGINT, SIGTERM] {
+            // The default action would kill the process before anything is written.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in self?.received(number) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    var requested: Bool { lock.withLock { signalNumber != nil } }
+
+    /// The conventional exit code of a process ended by the signal: 128 + its number.
+    var exitCode: Int32 { lock.withLock { 128 + (signalNumber ?? SIGINT) } }
+
+    private func received(_ number: Int32) {
+        let first = lock.withLock { () -> Bool in
+            defer { if signalNumber == nil { signalNumber = number } }
+            return signalNumber == nil
+        }
+        let code = exitCode
+        guard first else {
+            FileHandle.standardError.write(Data("\nrephoto: second signal: writing what is finished now\n".utf8))
+            deadline(code)
+            return
+        }
+        let name = number == SIGINT ? "SIGINT" : "SIGTERM"
+        FileHandle.standardError.write(Data("\nrephoto: \(name): finishing the frames in flight (at most \(Int(grace)) s), then writing partial results\n".utf8))
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [deadline] in deadline(code) }
+    }
+}
