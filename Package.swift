@@ -26,10 +26,10 @@ let package = Package(
             providers: [.apt(["libopencv-dev"])]
         ),
         // The production C API over OpenCV: images, features, matching, geometry, calibration I/O.
-        // libjpeg decodes JPEGs so its warnings are kept; zlib checks PNG chunk CRCs (libjpeg-dev and zlib1g-dev
-        // come with libopencv-dev; scripts/setup checks them).
+        // libjpeg decodes JPEGs so its warnings are kept; zlib checks PNG chunk CRCs; libheif decodes HEIC
+        // (libjpeg-dev and zlib1g-dev come with libopencv-dev, libheif-dev is its own package: scripts/setup).
         .target(name: "RephotoShim", dependencies: ["COpenCV"], path: "CShims/Core", publicHeadersPath: "include",
-                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("z")]),
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("z"), .linkedLibrary("heif")]),
         // Tools-only C entry points: rendering, image effects, drawing, chessboards, the benchmark's C++ pipeline.
         .target(name: "RephotoShimTools", dependencies: ["RephotoShim", "COpenCV"], path: "CShims/Tools", publicHeadersPath: "include"),
         // The core a worker links: the vision and sensor paths, their configuration and results.
@@ -48,6 +48,8 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(name: "rephoto-bench", dependencies: ["RephotoKit", "RephotoSynthesis", "RephotoShimTools"]),
+        // Parser fuzzing (scripts/fuzz builds it with libFuzzer); a plain build replays inputs.
+        .executableTarget(name: "rephoto-fuzz", dependencies: ["RephotoKit", "RephotoData", "RephotoEvaluation"]),
         // Shared by the test targets: sample data, synthetic scenes, scratch folders removed at exit.
         .target(name: "RephotoTestSupport", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation"], path: "Tests/RephotoTestSupport"),
         // Tests may use every library (synthetic scenes, sequences, evaluation) to check their own target.

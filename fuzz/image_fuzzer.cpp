@@ -1,5 +1,5 @@
-// libFuzzer harness: image signature check, header probe and decoding (JPEG through libjpeg, PNG through
-// OpenCV after the chunk CRC walk) on arbitrary bytes. Run by scripts/fuzz.
+// libFuzzer harness: image signature check, header probe and decoding (JPEG through libjpeg, HEIF through
+// libheif, PNG after the chunk CRC walk, TIFF, WebP, BMP, PNM and JPEG 2000 through OpenCV) on arbitrary bytes. Run by scripts/fuzz.
 #include "rephoto_shim.h"
 
 #include <cstddef>

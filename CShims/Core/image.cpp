@@ -3,6 +3,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -127,44 +129,249 @@ void verify_png_chunks(const uint8_t *b, size_t n) {
     if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no complete IEND chunk (" + std::to_string(n) + " bytes)");
 }
 
-// Names the formats people plausibly upload by their magic bytes, so a refusal says what the file is.
-const char *sniff_format(const uint8_t *b, size_t n) {
+struct Format {
+    int format;          // rp_image_format, RP_FORMAT_UNKNOWN for formats named but not decoded
+    const char *name;
+};
+
+// Every format a person plausibly uploads, by its magic bytes, so a refusal says what the file is.
+Format identify(const uint8_t *b, size_t n) {
     auto starts = [&](const char *magic, size_t at = 0) {
         size_t len = std::strlen(magic);
         return n >= at + len && std::memcmp(b + at, magic, len) == 0;
     };
-    if (starts("II*") || (n >= 4 && b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == '*')) return "TIFF";
-    if (starts("RIFF") && starts("WEBP", 8)) return "WebP";
-    if (starts("ftypheic", 4) || starts("ftypheix", 4) || starts("ftypmif1", 4) || starts("ftypmsf1", 4) || starts("ftyphevc", 4)) return "HEIC/HEIF";
-    if (starts("ftypavif", 4)) return "AVIF";
-    if (starts("GIF87a") || starts("GIF89a")) return "GIF";
-    if (starts("BM")) return "BMP";
-    if (n >= 12 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0x0C && starts("jP  ", 4)) return "JPEG 2000";
-    if (starts("\xFF\x4F\xFF\x51")) return "JPEG 2000 codestream";
-    if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') return "PNM/PAM";
-    if (starts("%PDF")) return "PDF";
-    if (starts("ftyp", 4)) return "ISO media (video or HEIF-family)";
-    return nullptr;
+    static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return {RP_FORMAT_JPEG, "JPEG"};
+    if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return {RP_FORMAT_PNG, "PNG"};
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) || (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42))) {
+        return {RP_FORMAT_TIFF, "TIFF"};
+    }
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 43) || (b[0] == 'M' && b[1] == 'M' && b[3] == 43))) return {RP_FORMAT_UNKNOWN, "BigTIFF"};
+    if (starts("RIFF") && starts("WEBP", 8)) return {RP_FORMAT_WEBP, "WebP"};
+    if (starts("ftypheic", 4) || starts("ftypheix", 4) || starts("ftypheim", 4) || starts("ftypheis", 4) ||
+        starts("ftyphevc", 4) || starts("ftyphevx", 4) || starts("ftypmif1", 4) || starts("ftypmsf1", 4)) {
+        return {RP_FORMAT_HEIF, "HEIC/HEIF"};
+    }
+    if (starts("ftypavif", 4) || starts("ftypavis", 4)) return {RP_FORMAT_UNKNOWN, "AVIF"};
+    if (starts("GIF87a") || starts("GIF89a")) return {RP_FORMAT_UNKNOWN, "GIF"};
+    if (starts("BM")) return {RP_FORMAT_BMP, "BMP"};
+    if (n >= 12 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0x0C && starts("jP  ", 4)) return {RP_FORMAT_JPEG2000, "JPEG 2000"};
+    if (starts("\xFF\x4F\xFF\x51")) return {RP_FORMAT_JPEG2000, "JPEG 2000 codestream"};
+    if (n >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7' && std::isspace(b[2])) return {RP_FORMAT_PNM, "PNM/PAM"};
+    if (starts("%PDF")) return {RP_FORMAT_UNKNOWN, "PDF"};
+    if (starts("ftyp", 4)) return {RP_FORMAT_UNKNOWN, "ISO media (video or HEIF-family)"};
+    return {RP_FORMAT_UNKNOWN, nullptr};
 }
 
-// Refuses bytes that are not a JPEG or PNG, naming what they are; `total` is the whole file's size.
-void check_signature(const uint8_t *b, size_t n, uint64_t total) {
+const char *supported_list = "JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000";
+
+// Refuses bytes that are no supported image, naming what they are; `total` is the whole file's size.
+Format check_signature(const uint8_t *b, size_t n, uint64_t total) {
     if (b == nullptr || n == 0) rp::fail(RP_ERR_DECODE, "empty image data (0 bytes)");
-    static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return;
-    if (n >= 8 && std::memcmp(b, png_signature, 8) == 0) return;
+    Format found = identify(b, n);
+    if (found.format != RP_FORMAT_UNKNOWN) return found;
     const std::string size = std::to_string(total) + " bytes";
-    const char *found = sniff_format(b, n);
-    if (found != nullptr) {
-        rp::fail(RP_ERR_DECODE, std::string("a ") + found + " file, not a JPEG or PNG image (" + size + "): convert it to JPEG or PNG");
+    if (found.name != nullptr) {
+        rp::fail(RP_ERR_DECODE, std::string("a ") + found.name + " file, which is not supported (" + size + "): convert it to JPEG or PNG");
     }
-    rp::fail(RP_ERR_DECODE, "not a JPEG or PNG image (" + size + ", starts with 0x" + cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
+    rp::fail(RP_ERR_DECODE, std::string("not a ") + supported_list + " image (" + size + ", starts with 0x" +
+                                cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
+}
+
+// TIFF: ImageWidth (256) and ImageLength (257) of the first IFD, the page OpenCV decodes.
+rp_image_header probe_tiff(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_TIFF, 0, 0, 1};
+    if (n < 8) rp::fail(RP_ERR_DECODE, "truncated TIFF: no header");
+    const bool little = b[0] == 'I';
+    auto u16 = [&](size_t at) { return little ? le16(b + at) : be16(b + at); };
+    auto u32 = [&](size_t at) { return little ? le32(b + at) : be32(b + at); };
+    const size_t ifd = u32(4);
+    if (ifd < 8 || ifd > n || n - ifd < 2) rp::fail(RP_ERR_DECODE, "corrupt TIFF: the first directory lies outside the file");
+    const size_t entries = u16(ifd);
+    for (size_t i = 0; i < entries; ++i) {
+        const size_t at = ifd + 2 + 12 * i;
+        if (at > n || n - at < 12) rp::fail(RP_ERR_DECODE, "truncated TIFF: the first directory is cut short");
+        const uint16_t tag = u16(at), type = u16(at + 2);
+        if (tag != 256 && tag != 257) continue;
+        const uint32_t value = type == 3 ? u16(at + 8) : type == 4 ? u32(at + 8) : 0;
+        (tag == 256 ? h.width : h.height) = int(std::min<uint32_t>(value, INT32_MAX));
+    }
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt TIFF: no image width and height in the first directory");
+    return h;
+}
+
+// WebP: the size in the VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk.
+rp_image_header probe_webp(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_WEBP, 0, 0, 1};
+    if (n < 30) rp::fail(RP_ERR_DECODE, "truncated WebP: no image header");
+    if (std::memcmp(b + 12, "VP8 ", 4) == 0) {
+        h.width = le16(b + 26) & 0x3FFF;
+        h.height = le16(b + 28) & 0x3FFF;
+    } else if (std::memcmp(b + 12, "VP8L", 4) == 0) {
+        const uint32_t bits = le32(b + 21);
+        h.width = int(bits & 0x3FFF) + 1;
+        h.height = int((bits >> 14) & 0x3FFF) + 1;
+    } else if (std::memcmp(b + 12, "VP8X", 4) == 0) {
+        if (b[20] & 0x02) rp::fail(RP_ERR_DECODE, "an animated WebP, which is not supported: convert a frame to JPEG or PNG");
+        h.width = int(b[24] | b[25] << 8 | b[26] << 16) + 1;
+        h.height = int(b[27] | b[28] << 8 | b[29] << 16) + 1;
+    } else {
+        rp::fail(RP_ERR_DECODE, "corrupt WebP: no VP8, VP8L or VP8X chunk");
+    }
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt WebP: zero width or height");
+    return h;
+}
+
+// BMP: BITMAPCOREHEADER (16-bit sizes) or BITMAPINFOHEADER and later (32-bit, height negative top-down).
+rp_image_header probe_bmp(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_BMP, 0, 0, 1};
+    if (n < 26) rp::fail(RP_ERR_DECODE, "truncated BMP: no image header");
+    const uint32_t header = le32(b + 14);
+    if (header == 12) {
+        h.width = le16(b + 18);
+        h.height = le16(b + 20);
+    } else if (header >= 40 && n >= 26) {
+        const int64_t w = int32_t(le32(b + 18)), hh = int32_t(le32(b + 22));
+        h.width = int(std::min<int64_t>(std::llabs(w), INT32_MAX));
+        h.height = int(std::min<int64_t>(std::llabs(hh), INT32_MAX));
+    } else {
+        rp::fail(RP_ERR_DECODE, cv::format("corrupt BMP: unknown header of %u bytes", header));
+    }
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt BMP: zero width or height");
+    return h;
+}
+
+// PNM (P1-P6) and PAM (P7), read strictly: numbers separated by whitespace, comments only where a number could
+// start, and, for binary data, enough bytes for the pixels. OpenCV's own header reader is lenient, and where
+// the two would read different sizes a 27-byte file made OpenCV allocate 2.4 GB (scripts/fuzz).
+rp_image_header probe_pnm(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_PNM, 0, 0, 1};
+    size_t pos = 2;
+    auto corrupt = [](const char *why) { rp::fail(RP_ERR_DECODE, std::string("corrupt PNM: ") + why); };
+    auto number = [&]() -> int64_t {
+        if (pos >= n || !std::isspace(b[pos])) corrupt("numbers in the header must be separated by whitespace");
+        while (pos < n && (std::isspace(b[pos]) || b[pos] == '#')) {
+            if (b[pos] == '#') while (pos < n && b[pos] != '\n') ++pos;
+            else ++pos;
+        }
+        int64_t v = 0;
+        size_t digits = 0;
+        while (pos < n && std::isdigit(b[pos])) {
+            if (++digits > 9) corrupt("a number in the header is too long");
+            v = v * 10 + (b[pos++] - '0');
+        }
+        if (digits == 0) corrupt("no width, height and maximum value in the header");
+        return v;
+    };
+    const char kind = char(b[1]);
+    int64_t maxval = 1, channels = 1;
+    if (kind == '7') {
+        // PAM: "WIDTH n", "HEIGHT n", "DEPTH n", "MAXVAL n" lines up to ENDHDR.
+        const std::string head(reinterpret_cast<const char *>(b), std::min<size_t>(n, 4096));
+        const size_t end = head.find("\nENDHDR\n");
+        if (end == std::string::npos) corrupt("no ENDHDR line within the first 4 KB");
+        auto field = [&](const char *key) -> int64_t {
+            const size_t at = head.find(std::string("\n") + key + " ");
+            if (at == std::string::npos || at > end) corrupt("a PAM header needs WIDTH, HEIGHT, DEPTH and MAXVAL");
+            pos = at + 1 + std::strlen(key);
+            return number();
+        };
+        h.width = int(field("WIDTH"));
+        h.height = int(field("HEIGHT"));
+        channels = field("DEPTH");
+        maxval = field("MAXVAL");
+        pos = end + 8;
+    } else {
+        h.width = int(number());
+        h.height = int(number());
+        if (kind != '1' && kind != '4') maxval = number();
+        if (kind == '3' || kind == '6') channels = 3;
+        if (pos >= n || !std::isspace(b[pos])) corrupt("the header must end in one whitespace character");
+        ++pos;
+    }
+    if (h.width <= 0 || h.height <= 0) corrupt("zero width or height");
+    if (maxval < 1 || maxval > 65535 || channels < 1 || channels > 4) corrupt("maximum value or depth out of range");
+    // Binary pixels must all be there: a short file is refused here, not half-read by the decoder.
+    if (kind >= '4') {
+        const uint64_t row = kind == '4' ? (uint64_t(h.width) + 7) / 8 : uint64_t(h.width) * uint64_t(channels) * (maxval > 255 ? 2 : 1);
+        if (uint64_t(n - pos) < row * uint64_t(h.height)) {
+            rp::fail(RP_ERR_DECODE, cv::format("truncated PNM: %zu bytes of pixels for a %dx%d image that needs %llu", n - pos, h.width,
+                                               h.height, (unsigned long long)(row * uint64_t(h.height))));
+        }
+    }
+    return h;
+}
+
+// JPEG 2000: the ihdr box inside jp2h (JP2 files), or the SIZ marker segment (raw codestreams).
+rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
+    rp_image_header h{RP_FORMAT_JPEG2000, 0, 0, 1};
+    if (b[0] == 0xFF) {
+        if (n < 24) rp::fail(RP_ERR_DECODE, "truncated JPEG 2000 codestream: no SIZ segment");
+        const uint32_t xs = be32(b + 8), ys = be32(b + 12), xo = be32(b + 16), yo = be32(b + 20);
+        h.width = xs > xo ? int(std::min<uint32_t>(xs - xo, INT32_MAX)) : 0;
+        h.height = ys > yo ? int(std::min<uint32_t>(ys - yo, INT32_MAX)) : 0;
+    } else {
+        auto find_box = [&](size_t from, size_t to, const char *type, size_t &body, size_t &end) {
+            for (size_t pos = from; pos + 8 <= to;) {
+                uint64_t length = be32(b + pos);
+                size_t header = 8;
+                if (length == 1) {
+                    if (pos + 16 > to) return false;
+                    length = uint64_t(be32(b + pos + 8)) << 32 | be32(b + pos + 12);
+                    header = 16;
+                } else if (length == 0) {
+                    length = to - pos;
+                }
+                if (length < header || length > to - pos) return false;
+                if (std::memcmp(b + pos + 4, type, 4) == 0) {
+                    body = pos + header;
+                    end = pos + size_t(length);
+                    return true;
+                }
+                pos += size_t(length);
+            }
+            return false;
+        };
+        size_t jp2h = 0, jp2h_end = 0, ihdr = 0, ihdr_end = 0;
+        if (!find_box(0, n, "jp2h", jp2h, jp2h_end) || !find_box(jp2h, jp2h_end, "ihdr", ihdr, ihdr_end) || ihdr_end - ihdr < 8) {
+            rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image header box (jp2h/ihdr)");
+        }
+        h.height = int(std::min<uint32_t>(be32(b + ihdr), INT32_MAX));
+        h.width = int(std::min<uint32_t>(be32(b + ihdr + 4), INT32_MAX));
+    }
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: zero width or height");
+    return h;
 }
 
 rp_image_header probe(const uint8_t *b, size_t n) {
-    check_signature(b, n, n);
-    if (b[0] == 0xFF) return probe_jpeg(b, n);
-    return probe_png(b, n);
+    switch (check_signature(b, n, n).format) {
+        case RP_FORMAT_JPEG: return probe_jpeg(b, n);
+        case RP_FORMAT_PNG: return probe_png(b, n);
+        case RP_FORMAT_TIFF: return probe_tiff(b, n);
+        case RP_FORMAT_WEBP: return probe_webp(b, n);
+        case RP_FORMAT_BMP: return probe_bmp(b, n);
+        case RP_FORMAT_PNM: return probe_pnm(b, n);
+        case RP_FORMAT_JPEG2000: return probe_jpeg2000(b, n);
+        case RP_FORMAT_HEIF: {
+            cv::Size size = rp::heif_size(b, n);
+            return rp_image_header{RP_FORMAT_HEIF, size.width, size.height, 1};
+        }
+        default: rp::fail(RP_ERR_DECODE, "unsupported image format");
+    }
+}
+
+const char *format_name(int format) {
+    switch (format) {
+        case RP_FORMAT_JPEG: return "JPEG";
+        case RP_FORMAT_PNG: return "PNG";
+        case RP_FORMAT_HEIF: return "HEIF";
+        case RP_FORMAT_TIFF: return "TIFF";
+        case RP_FORMAT_WEBP: return "WebP";
+        case RP_FORMAT_BMP: return "BMP";
+        case RP_FORMAT_PNM: return "PNM";
+        case RP_FORMAT_JPEG2000: return "JPEG 2000";
+        default: return "image";
+    }
 }
 
 }  // namespace
@@ -200,22 +407,35 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
         }
     }
     if (length > size_t(INT32_MAX)) fail(RP_ERR_TOO_LARGE, cv::format("encoded image of %zu bytes is too large to decode", length));
-    cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
-    out.mat = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);  // applies EXIF orientation
-    if (out.mat.empty()) {
-        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data",
-                                       h.format == RP_FORMAT_JPEG ? "JPEG" : "PNG", h.width, h.height));
+    if (h.format == RP_FORMAT_HEIF) {
+        out.mat = decode_heif(bytes, length, grayscale);
+    } else {
+        cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
+        // OpenCV's decoders for PNG, TIFF, WebP, BMP, PNM and JPEG 2000; 16-bit and float data come out 8-bit,
+        // EXIF orientation is applied where OpenCV reads it.
+        out.mat = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
     }
-    if (out.mat.size() != full) fail(RP_ERR_DECODE, cv::format("the decoder returned %dx%d pixels for a %dx%d image", out.mat.cols, out.mat.rows, full.width, full.height));
-    if (s < 1.0) {
+    if (out.mat.empty()) {
+        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data", format_name(h.format), h.width, h.height));
+    }
+    // The header's pixel count is what the limit was checked against: a decoder that returns another size
+    // (a TIFF whose pages differ) is refused rather than trusted. A transposed size is an applied orientation.
+    if (int64_t(out.mat.cols) * out.mat.rows != pixels) {
+        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder returned %dx%d pixels for a %dx%d image", format_name(h.format),
+                                       out.mat.cols, out.mat.rows, full.width, full.height));
+    }
+    out.full = out.mat.size();
+    const double s_full = analysis_scale(reduction.max_dimension, reduction.scale, out.full.width, out.full.height);
+    if (s_full < 1.0) {
         // Formats without reduced decoding: shrink at once to the analysis size, so only one full-size copy
         // ever exists, briefly.
-        cv::Size size(std::max(1, int(std::lround(full.width * s))), std::max(1, int(std::lround(full.height * s))));
+        const cv::Size f = out.full;
+        cv::Size size(std::max(1, int(std::lround(f.width * s_full))), std::max(1, int(std::lround(f.height * s_full))));
         cv::Mat small;
         cv::resize(out.mat, small, size, 0, 0, cv::INTER_AREA);
         out.mat = small;
-        out.pixel_scale_x = double(size.width) / full.width;
-        out.pixel_scale_y = double(size.height) / full.height;
+        out.pixel_scale_x = double(size.width) / f.width;
+        out.pixel_scale_y = double(size.height) / f.height;
     }
     return out;
 }

@@ -12,7 +12,10 @@
 #include <vector>
 
 // What the header bytes of an encoded image say, before any pixel is decoded.
-enum rp_image_format { RP_FORMAT_UNKNOWN = 0, RP_FORMAT_JPEG = 1, RP_FORMAT_PNG = 2 };
+enum rp_image_format {
+    RP_FORMAT_UNKNOWN = 0, RP_FORMAT_JPEG, RP_FORMAT_PNG, RP_FORMAT_HEIF, RP_FORMAT_TIFF, RP_FORMAT_WEBP,
+    RP_FORMAT_BMP, RP_FORMAT_PNM, RP_FORMAT_JPEG2000
+};
 struct rp_image_header {
     int format;  // rp_image_format
     int width;   // as stored, before EXIF orientation
@@ -74,6 +77,10 @@ double analysis_scale(int max_dimension, double scale, int width, int height);
 // reduction, at no less than the analysis scale it names.
 rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false,
                       decode_reduction reduction = decode_reduction());
+// The primary image of a HEIF/HEIC file through libheif: its size after the irot/imir transformations, then
+// (when `decode`) its pixels with those transformations applied. Fails with a clear status on anything else.
+cv::Size heif_size(const uint8_t *bytes, size_t length);
+cv::Mat decode_heif(const uint8_t *bytes, size_t length, bool grayscale);
 // libjpeg decoding at scale eighths/8 (1...8) with the EXIF orientation applied; an empty Mat for CMYK/YCCK
 // files libjpeg cannot convert.
 cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning);
@@ -100,11 +107,7 @@ void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
         fail(RP_ERR_INVALID_ARGUMENT, std::string(name) + " buffer holds " + std::to_string(capacity) + ", needs " + std::to_string(n));
     }
 }
-// Refuses a FileStorage file that is too large or nested too deeply for OpenCV's recursive parsers.
-void check_storage_file(const char *path);
-// A small matrix node (at most 16x16, 32- or 64-bit elements), or a refusal in the user's terms.
-cv::Mat read_matrix(const cv::FileNode &node, const char *path, const char *name);
-// Opens a FileStorage, turning "cannot open" and parse errors into clear statuses.
+// Opens a FileStorage for writing, turning failures into clear statuses.
 void open_storage(cv::FileStorage &fs, const char *path, int mode);
 cv::Mat camera_matrix(const rp_camera &camera);
 cv::Mat distortion_vector(const rp_camera &camera);

@@ -1,6 +1,8 @@
 // Status reporting, the exception guard's helpers, and the only two calls that change process-wide OpenCV state.
 #include "shim_internal.hpp"
 
+#include <iostream>
+
 #include <opencv2/core/utils/logger.hpp>
 
 #include <cstdlib>
@@ -42,6 +44,16 @@ extern "C" int rp_opencv_set_log_level(int level, rp_status *status) {
             rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("OpenCV log level %d is not in 0...6", level));
         }
         cv::utils::logging::setLogLevel(static_cast<cv::utils::logging::LogLevel>(level));
+        // Some OpenCV paths bypass its logger and write std::cerr directly (imdecode's "can't read data: ..."
+        // when a TIFF, BMP, PNM or JPEG 2000 decoder throws); the shim reports those failures itself. Silent
+        // therefore also detaches std::cerr, which nothing else in this project writes; other levels restore it.
+        static std::streambuf *const original = std::cerr.rdbuf();
+        if (level == cv::utils::logging::LOG_LEVEL_SILENT) {
+            std::cerr.rdbuf(nullptr);
+        } else {
+            std::cerr.rdbuf(original);
+            std::cerr.clear();
+        }
     });
 }
 

@@ -151,23 +151,39 @@ public struct FrameSequence: Equatable, Sendable {
 
     public static func load(from directory: URL) throws -> FrameSequence {
         let manifestURL = directory.appendingPathComponent("sequence.json")
+        // The manifest first: a broken one is named before a missing frames.csv is.
+        let manifest = try parseManifest(try readSmallFile(manifestURL.path, limit: 1 << 20), path: manifestURL.path)
+        let csvURL = directory.appendingPathComponent("frames.csv")
+        return try assemble(manifest, frames: try readSmallFile(csvURL.path, limit: 64 << 20), directory: directory)
+    }
+
+    /// A sequence from the bytes of its sequence.json and frames.csv (named in errors as files of `directory`).
+    public static func parse(manifest data: Data, frames csv: Data, directory: URL) throws -> FrameSequence {
+        let manifest = try parseManifest(data, path: directory.appendingPathComponent("sequence.json").path)
+        return try assemble(manifest, frames: csv, directory: directory)
+    }
+
+    static func parseManifest(_ data: Data, path manifestPath: String) throws -> SequenceManifest {
         let manifest: SequenceManifest
         do {
-            manifest = try JSONDecoder().decode(SequenceManifest.self, from: readSmallFile(manifestURL.path, limit: 1 << 20))
+            manifest = try JSONDecoder().decode(SequenceManifest.self, from: data)
         } catch let error as RephotoError {
             throw error
         } catch let error as DecodingError {
-            throw RephotoError.badInput("\(manifestURL.path): \(ConfigFile.describe(error))")
+            throw RephotoError.badInput("\(manifestPath): \(ConfigFile.describe(error))")
         } catch {
-            throw RephotoError.badInput("\(manifestURL.path): cannot read (\(error.localizedDescription))")
+            throw RephotoError.badInput("\(manifestPath): cannot read (\(error.localizedDescription))")
         }
-        let csvURL = directory.appendingPathComponent("frames.csv")
-        guard let text = String(data: try readSmallFile(csvURL.path, limit: 64 << 20), encoding: .utf8) else {
-            throw RephotoError.badInput("\(csvURL.path): not UTF-8 text")
-        }
-        let frames = try parseFrames(text, path: csvURL.path, frame: manifest.attitudeFrame)
+        return manifest
+    }
+
+    static func assemble(_ manifest: SequenceManifest, frames csv: Data, directory: URL) throws -> FrameSequence {
+        let manifestPath = directory.appendingPathComponent("sequence.json").path
+        let csvPath = directory.appendingPathComponent("frames.csv").path
+        guard let text = String(data: csv, encoding: .utf8) else { throw RephotoError.badInput("\(csvPath): not UTF-8 text") }
+        let frames = try parseFrames(text, path: csvPath, frame: manifest.attitudeFrame)
         let sequence = FrameSequence(manifest: manifest, frames: frames, directory: directory)
-        try sequence.validate(manifestPath: manifestURL.path)
+        try sequence.validate(manifestPath: manifestPath)
         return sequence
     }
 

@@ -9,9 +9,9 @@ struct PoseCommand: ParsableCommand {
         abstract: "Homography, navigation, essential-matrix pose and metrics between a reference and a current frame.",
         discussion: "Exit codes: 0 ok, 2 bad input, 3 could not estimate (too few features, matches or inliers), 1 internal error. The --json output is documented in docs/json-output.md.")
 
-    @Option(help: "The reference (old) photo, JPEG or PNG.")
+    @Option(help: "The reference (old) photo: JPEG, PNG, HEIC, TIFF, WebP, BMP, PNM or JPEG 2000.")
     var reference: String
-    @Option(help: "The current (new) frame, JPEG or PNG.")
+    @Option(help: "The current (new) frame, in any of the reference's formats.")
     var current: String
     @Option(help: "Camera calibration (OpenCV FileStorage YAML/XML) of the current camera; also used for the reference unless --reference-calibration/--reference-intrinsics is given.")
     var calibration: String?

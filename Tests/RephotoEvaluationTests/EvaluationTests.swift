@@ -183,7 +183,7 @@ import RephotoEvaluation
         #expect(again.broken.contains { $0.path.hasSuffix("twin") && $0.error.contains("is also the name of") })
         #expect(outcome.rows.count == 3)
         let bad = try #require(outcome.rows.first { $0.file == "frame-0001.jpg" })
-        #expect(bad.failed && bad.failureKind == "bad_input" && bad.failureReason?.contains("not a JPEG or PNG") == true)
+        #expect(bad.failed && bad.failureKind == "bad_input" && bad.failureReason?.contains("not a JPEG, PNG") == true)
         #expect(bad.pairErrorDegrees == 180)
         #expect(outcome.rows.filter { !$0.failed }.count == 2)
     }

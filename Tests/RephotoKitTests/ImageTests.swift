@@ -116,8 +116,8 @@ import RephotoEvaluation
 
     @Test(arguments: [
         ("empty", Data(), "empty"),
-        ("random", Data((0..<300).map { UInt8(($0 * 37 + 11) % 256) }), "not a JPEG or PNG"),
-        ("text", Data("hello, this is not an image".utf8), "not a JPEG or PNG"),
+        ("random", Data((0..<300).map { UInt8(($0 * 37 + 11) % 256) }), "not a JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000 image"),
+        ("text", Data("hello, this is not an image".utf8), "not a JPEG, PNG"),
     ])
     func rejectsNonImages(name: String, data: Data, expected: String) throws {
         let error = #expect(throws: RephotoError.self) { try Image(data: data) }
@@ -128,18 +128,89 @@ import RephotoEvaluation
     static let otherFormats: [(String, [UInt8], String)] = {
         func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
         let zeros = [UInt8](repeating: 0, count: 32)
+        // Unsupported formats are named; damaged headers of supported ones say which format and what is wrong.
         return [
-            ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "a TIFF file, not a JPEG or PNG image"),
-            ("tiff-be", [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8] + zeros, "a TIFF file"),
-            ("webp", bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 ") + zeros, "a WebP file"),
-            ("heic", [0, 0, 0, 0x18] + bytes("ftypheic") + [0, 0, 0, 0] + bytes("mif1heic"), "a HEIC/HEIF file"),
-            ("bmp", bytes("BM") + zeros, "a BMP file"),
-            ("jp2", [0, 0, 0, 0x0C] + bytes("jP  ") + [0x0D, 0x0A, 0x87, 0x0A] + zeros, "a JPEG 2000 file"),
-            ("pgm", bytes("P5\n2 2\n255\n") + [1, 2, 3, 4], "a PNM/PAM file"),
+            ("gif", bytes("GIF89a") + zeros, "a GIF file, which is not supported"),
+            ("avif", [0, 0, 0, 0x18] + bytes("ftypavif") + zeros, "a AVIF file, which is not supported"),
+            ("pdf", bytes("%PDF-1.7") + zeros, "a PDF file, which is not supported"),
+            ("bigtiff", [0x49, 0x49, 0x2B, 0x00, 8, 0, 0, 0] + zeros, "a BigTIFF file"),
+            ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "corrupt TIFF: no image width and height"),
+            ("tiff-be", [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 0x40] + zeros, "corrupt TIFF: the first directory lies outside the file"),
+            ("webp", bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 ") + zeros, "corrupt WebP: zero width or height"),
+            ("heic", [0, 0, 0, 0x18] + bytes("ftypheic") + [0, 0, 0, 0] + bytes("mif1heic"), "corrupt HEIF"),
+            ("bmp", bytes("BM") + zeros, "corrupt BMP"),
+            ("jp2", [0, 0, 0, 0x0C] + bytes("jP  ") + [0x0D, 0x0A, 0x87, 0x0A] + zeros, "corrupt JPEG 2000: no image header box"),
+            ("pgm", bytes("P5\n2 2\n255\n") + [1, 2], "truncated PNM: 2 bytes of pixels for a 2x2 image that needs 4"),
         ]
     }()
 
     /// The refusal names what the file is, from its magic bytes (the formats' published signatures).
+    /// Every supported format, each file written by a tool independent of rephoto and OpenCV's encoders
+    /// (scripts/make-format-fixtures: netpbm, libtiff, cwebp, OpenJPEG, heif-enc), decodes to the picture the
+    /// PNG (written by Pillow) holds: exactly for lossless files, closely for lossy ones.
+    @Test(arguments: [("source.ppm", 0.0), ("source.bmp", 0), ("source.tif", 0), ("source.webp", 0), ("source.jp2", 0),
+                      ("source.j2k", 0), ("lossy.webp", 6), ("source.heic", 6)])
+    func decodesEveryFormatFromIndependentTools(file: String, tolerance: Double) throws {
+        let source = try Image(contentsOfFile: Self.formatFixture("source.png"))
+        let image = try Image(contentsOfFile: Self.formatFixture(file))
+        #expect((image.width, image.height, image.channels) == (128, 96, 3))
+        let difference = Self.meanAbsoluteDifference(try image.pixels(), try source.pixels())
+        #expect(difference <= tolerance, "\(file): mean difference \(difference)")
+        let grey = try Image(contentsOfFile: Self.formatFixture(file), grayscale: true)
+        #expect((grey.width, grey.height, grey.channels) == (128, 96, 1))
+    }
+
+    @Test func decodesGreyPNM() throws {
+        let grey = try Image(contentsOfFile: Self.formatFixture("grey.pgm"), grayscale: true)
+        let expected = try Image(contentsOfFile: Self.formatFixture("source.png"), grayscale: true)
+        // netpbm's luma weights differ from OpenCV's in the last digit.
+        #expect(Self.meanAbsoluteDifference(try grey.pixels(), try expected.pixels()) < 1.5)
+    }
+
+    /// HEIF orientation lives in the irot/imir boxes (pillow-heif writes them from an EXIF orientation); it is
+    /// honoured as EXIF orientation is in a JPEG: 6 turns the picture 90° clockwise, 2 mirrors it.
+    @Test func honoursHEIFOrientation() throws {
+        let source = try Image(contentsOfFile: Self.formatFixture("source.png"))
+        let rotated = try Image(contentsOfFile: Self.formatFixture("orientation6.heic"))
+        #expect((rotated.width, rotated.height) == (96, 128))
+        #expect(rotated.fullSize == ImageSize(width: 96, height: 128))
+        let mirrored = try Image(contentsOfFile: Self.formatFixture("orientation2.heic"))
+        #expect((mirrored.width, mirrored.height) == (128, 96))
+        let s = try source.pixels(), r = try rotated.pixels(), m = try mirrored.pixels()
+        var expectedRotation = [UInt8](repeating: 0, count: s.count), expectedMirror = expectedRotation
+        for y in 0..<96 {
+            for x in 0..<128 {
+                for c in 0..<3 {
+                    // 90° clockwise: source (x, y) lands at (95 - y, x) in a 96-wide image.
+                    expectedRotation[(x * 96 + (95 - y)) * 3 + c] = s[(y * 128 + x) * 3 + c]
+                    expectedMirror[(y * 128 + (127 - x)) * 3 + c] = s[(y * 128 + x) * 3 + c]
+                }
+            }
+        }
+        #expect(Self.meanAbsoluteDifference(r, expectedRotation) < 6)
+        #expect(Self.meanAbsoluteDifference(m, expectedMirror) < 6)
+        // The red block of the top-left corner is now top right in both (BGR).
+        #expect(r[(20 * 96 + 84) * 3 + 2] > 200 && r[(20 * 96 + 84) * 3 + 1] < 60)
+        #expect(m[(11 * 128 + 106) * 3 + 2] > 200 && m[(11 * 128 + 106) * 3 + 1] < 60)
+    }
+
+    /// The pixel limit is read from every format's header, before decoding.
+    @Test(arguments: ["source.ppm", "source.bmp", "source.tif", "source.webp", "source.jp2", "source.j2k", "source.heic", "grey.pgm"])
+    func pixelLimitHoldsForEveryFormat(file: String) throws {
+        let error = #expect(throws: RephotoError.self) { try Image(contentsOfFile: Self.formatFixture(file), maxPixels: 128 * 96 - 1) }
+        #expect(error?.message.contains("128x96") == true, "\(file): \(error?.message ?? "")")
+        #expect(try Image(contentsOfFile: Self.formatFixture(file), maxPixels: 128 * 96).width == 128)
+    }
+
+    static func formatFixture(_ name: String) -> String {
+        Fixtures.packageRoot.appendingPathComponent("Tests/fixtures/formats/\(name)").path
+    }
+
+    static func meanAbsoluteDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return .infinity }
+        return Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.count)
+    }
+
     @Test func otherFormatsAreNamed() throws {
         for (name, data, expected) in Self.otherFormats {
             let error = #expect(throws: RephotoError.self) { try Image(data: Data(data)) }
@@ -162,9 +233,9 @@ import RephotoEvaluation
         let huge = try sparse("huge.jpg", [0xFF, 0xD8, 0xFF, 0xE0], 3 << 30)
         let tooLarge = #expect(throws: RephotoError.self) { try Image(contentsOfFile: huge) }
         #expect(tooLarge?.message == "\(huge): 3221225472 bytes, over the limit of 268435456 bytes (maxBytes, --max-bytes)")
-        let tiff = try sparse("scan.tif", [0x49, 0x49, 0x2A, 0x00], 100 << 20)
-        let foreign = #expect(throws: RephotoError.self) { try Image(contentsOfFile: tiff) }
-        #expect(foreign?.message == "\(tiff): a TIFF file, not a JPEG or PNG image (104857600 bytes): convert it to JPEG or PNG")
+        let gif = try sparse("scan.gif", Array("GIF89a".utf8), 100 << 20)
+        let foreign = #expect(throws: RephotoError.self) { try Image(contentsOfFile: gif) }
+        #expect(foreign?.message == "\(gif): a GIF file, which is not supported (104857600 bytes): convert it to JPEG or PNG")
         let small = #expect(throws: RephotoError.self) { try Image(contentsOfFile: Fixtures.sample("graf1.png"), maxBytes: 1000) }
         #expect(small?.message.contains("over the limit of 1000 bytes") == true)
     }

@@ -163,7 +163,7 @@ import Testing
         return [
             ("missing file", ["--reference", "/no/such.jpg", "--current", graf3], 2, "/no/such.jpg: no such file"),
             ("empty file", ["--reference", graf1, "--current", empty], 2, "empty file (0 bytes)"),
-            ("not an image", ["--reference", text, "--current", graf3], 2, "not a JPEG or PNG image (19 bytes"),
+            ("not an image", ["--reference", text, "--current", graf3], 2, "not a JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000 image (19 bytes"),
             ("truncated", ["--reference", graf1, "--current", truncated], 2, "truncated JPEG"),
             ("huge", ["--reference", graf1, "--current", graf3, "--max-pixels", "100000"], 2, "image is 800x640 = 0.5 MP, over the limit of 0.1 MP"),
             ("calibration size", ["--reference", graf1, "--current", graf3, "--calibration", calibration], 2, "calibration is for 640x480 but the image is 800x640"),

@@ -55,16 +55,18 @@ typedef struct rp_features rp_features;
    call it before any other work starts; the shim takes no lock. */
 int rp_opencv_set_threads(int threads, rp_status *status);
 /* OpenCV's own log level (cv::utils::logging::LogLevel: 0 silent ... 6 verbose). The shim reports every
-   failure through rp_status, so a program that owns stderr sets 0. */
+   failure through rp_status, so a program that owns stderr sets 0. Process-wide: 0 also detaches C++
+   std::cerr, which some OpenCV decoders write to directly; any other level restores it. */
 int rp_opencv_set_log_level(int level, rp_status *status);
 void rp_buffer_free(void *buffer);
 
 /* ---------------------------------------------------------------- images */
 
-/* Checks the first bytes of a file (16 suffice) are a JPEG or PNG signature; otherwise fails naming the format
-   found (TIFF, WebP, HEIC, ...) and the file's size, so a large non-image file is refused unread. */
+/* Checks the first bytes of a file (16 suffice) are the signature of a supported format (JPEG, PNG, HEIC/HEIF,
+   TIFF, WebP, BMP, PNM/PAM, JPEG 2000); otherwise fails naming the format found (GIF, AVIF, PDF, ...) and the
+   file's size, so a large non-image file is refused unread. */
 int rp_image_check_signature(const uint8_t *head, size_t length, uint64_t file_size, rp_status *status);
-/* Decodes JPEG or PNG bytes into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
+/* Decodes image bytes (the formats above) into an 8-bit BGR image (or single-channel grey when `grayscale` is non-zero,
    which decodes faster), applying EXIF orientation. Images over max_pixels (width*height from the header)
    are refused before any pixel is decoded.
    With reduce_max_dimension or reduce_scale (0 disables each; the meaning of rp_detector_params' max_dimension
@@ -274,10 +276,8 @@ int rp_rotation_from_bearings(const double *reference_xy, const double *current_
 
 /* ---------------------------------------------------------------- calibration I/O */
 
-/* Reads OpenCV FileStorage (YAML/XML/JSON) as written by OpenCV's calibration sample
-   (camera_matrix, distortion_coefficients, image_width, image_height) or its tutorial
-   (Camera_Matrix, Distortion_Coefficients, image_Width, image_Height). */
-int rp_calibration_read(const char *path, rp_camera *out, rp_status *status);
+/* Calibration files are read in Swift (RephotoKit's CalibrationFile), not by OpenCV's FileStorage parser,
+   which crashes on deep nesting and hangs on some small YAML files. */
 
 /* What a chessboard calibration adds to a calibration file: every field is written when set. */
 typedef struct rp_calibration_report {

@@ -1,7 +1,7 @@
 /*
  * rephoto_shim_tools.h: tools-only C entry points over OpenCV 4.6, kept out of the production API that a
  * worker links (rephoto_shim.h): synthetic-scene rendering and image effects, overlay drawing, chessboard
- * calibration, FileStorage matrices for importers, and the benchmark's C++ reference pipeline.
+ * calibration and the benchmark's C++ reference pipeline.
  * The rules and lifetimes of rephoto_shim.h apply unchanged.
  */
 #ifndef REPHOTO_SHIM_TOOLS_H
@@ -63,8 +63,6 @@ int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_widt
                             double *view_errors, size_t view_errors_capacity, rp_chessboard_result *result,
                             rp_status *status);
 
-/* Reads the 3x3 matrix stored under `key` (NULL: the first top-level node) of a FileStorage file. */
-int rp_read_matrix3(const char *path, const char *key, double matrix[9], rp_status *status);
 
 /* ---------------------------------------------------------------- native reference pipeline */
 

@@ -33,25 +33,18 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
         try validate("intrinsics '\(text)'")
     }
 
-    /// Reads OpenCV FileStorage (YAML, XML or JSON) as written by OpenCV's calibration sample or tutorial.
+    /// Reads a calibration in OpenCV's FileStorage layouts (YAML, XML or JSON) as written by OpenCV's
+    /// calibration sample or tutorial, or by `rephoto calibrate`.
     public static func load(from path: String) throws -> CameraIntrinsics {
         guard FileManager.default.fileExists(atPath: path) else {
             throw RephotoError.badInput("\(path): no such calibration file")
         }
-        var file = rp_camera()
-        do {
-            try shimCall { rp_calibration_read(path, &file, $0) }
-        } catch let error as RephotoError {
-            throw RephotoError.badInput(error.message)
-        }
-        let k = Matrix3(file.K).elements
-        let d = withUnsafeBytes(of: file.distortion) { Array($0.bindMemory(to: Double.self).prefix(Int(file.distortion_count))) }
-        guard k[1] == 0, k[3] == 0, k[6] == 0, k[7] == 0, k[8] == 1 else {
-            throw RephotoError.badInput("\(path): camera_matrix \(Matrix3(k)) is not of the form [fx 0 cx; 0 fy cy; 0 0 1]")
-        }
-        let size = file.width > 0 && file.height > 0 ? ImageSize(width: Int(file.width), height: Int(file.height)) : nil
-        let intrinsics = CameraIntrinsics(fx: k[0], fy: k[4], cx: k[2], cy: k[5], distortion: d.allSatisfy { $0 == 0 } ? [] : d,
-                                          imageSize: size)
+        return try parse(try readSmallFile(path, limit: FileStorageReader.maxBytes), path: path)
+    }
+
+    /// A calibration file's bytes (YAML, XML or JSON), checked as `load` checks a file; `path` names it in errors.
+    public static func parse(_ data: Data, path: String = "calibration") throws -> CameraIntrinsics {
+        let intrinsics = try FileStorageReader.parse(data, path: path)
         try intrinsics.validate(path)
         return intrinsics
     }

@@ -31,7 +31,8 @@ public final class Image: @unchecked Sendable {
 
     deinit { rp_image_free(handle) }
 
-    /// Decodes JPEG or PNG bytes. `maxPixels` is checked against the header before any decoding.
+    /// Decodes JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000 bytes. `maxPixels` is checked against
+    /// the header before any decoding.
     /// `grayscale` decodes straight to one channel (faster; enough for estimation, not for drawing).
     /// Damaged data the decoder could still decode is kept as `decodeWarning`, or refused when `strict`.
     /// With `reducedFor`, the image is decoded no larger than that configuration's analysis scale needs (JPEGs
@@ -79,7 +80,7 @@ public final class Image: @unchecked Sendable {
     }
 
     /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
-    /// acceptable size and a JPEG or PNG: a multi-gigabyte or non-image file is refused without being read.
+    /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
     package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes) throws -> Data {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -102,7 +103,7 @@ public final class Image: @unchecked Sendable {
             throw RephotoError.badInput("\(path): \(size) bytes, over the limit of \(maxBytes) bytes (maxBytes, --max-bytes)")
         }
         do {
-            // The magic bytes first: a file that is no JPEG or PNG is refused with what it is, unread.
+            // The magic bytes first: a file of no supported format is refused with what it is, unread.
             let head = try handle.read(upToCount: 16) ?? Data()
             do {
                 try head.withUnsafeBytes { raw in
