@@ -26,10 +26,10 @@ let package = Package(
             providers: [.apt(["libopencv-dev"])]
         ),
         // The production C API over OpenCV: images, features, matching, geometry, calibration I/O.
-        // libjpeg decodes JPEGs so its warnings are kept; zlib checks PNG chunk CRCs; libheif decodes HEIC
+        // libjpeg and libpng decode JPEGs and PNGs so their messages are kept; zlib checks PNG chunk CRCs; libheif decodes HEIC
         // (libjpeg-dev and zlib1g-dev come with libopencv-dev, libheif-dev is its own package: scripts/setup).
         .target(name: "RephotoShim", dependencies: ["COpenCV"], path: "CShims/Core", publicHeadersPath: "include",
-                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("z"), .linkedLibrary("heif")]),
+                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("heif")]),
         // Tools-only C entry points: rendering, image effects, drawing, chessboards, the benchmark's C++ pipeline.
         .target(name: "RephotoShimTools", dependencies: ["RephotoShim", "COpenCV"], path: "CShims/Tools", publicHeadersPath: "include"),
         // The core a worker links: the vision and sensor paths, their configuration and results.

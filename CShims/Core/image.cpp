@@ -409,9 +409,11 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     if (length > size_t(INT32_MAX)) fail(RP_ERR_TOO_LARGE, cv::format("encoded image of %zu bytes is too large to decode", length));
     if (h.format == RP_FORMAT_HEIF) {
         out.mat = decode_heif(bytes, length, grayscale);
+    } else if (h.format == RP_FORMAT_PNG) {
+        out.mat = decode_png(bytes, length, grayscale, out.warning);
     } else {
         cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
-        // OpenCV's decoders for PNG, TIFF, WebP, BMP, PNM and JPEG 2000; 16-bit and float data come out 8-bit,
+        // OpenCV's decoders for TIFF, WebP, BMP, PNM and JPEG 2000; 16-bit and float data come out 8-bit,
         // EXIF orientation is applied where OpenCV reads it.
         out.mat = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
     }

@@ -77,6 +77,8 @@ double analysis_scale(int max_dimension, double scale, int width, int height);
 // reduction, at no less than the analysis scale it names.
 rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale = false,
                       decode_reduction reduction = decode_reduction());
+// libpng's simplified API, its warnings kept in `warning` rather than printed.
+cv::Mat decode_png(const uint8_t *bytes, size_t length, bool grayscale, std::string &warning);
 // The primary image of a HEIF/HEIC file through libheif: its size after the irot/imir transformations, then
 // (when `decode`) its pixels with those transformations applied. Fails with a clear status on anything else.
 cv::Size heif_size(const uint8_t *bytes, size_t length);

@@ -123,6 +123,14 @@ import Testing
         png[try #require(png.range(of: Data("IDAT".utf8))).upperBound + 200] ^= 0xFF
         let flipped = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", try CLI.temporaryFile("flip.png", png)])
         #expect(flipped.status == 2 && flipped.stderr.filter { $0 == "\n" }.count == 1 && !flipped.stderr.contains("libpng"), "\(flipped.stderr)")
+        // Valid chunk checksums over a broken zlib stream got past the CRC walk to libpng, which printed its error.
+        let zlib = Fixtures.packageRoot.appendingPathComponent("Tests/fixtures/fuzz/image-png-valid-crc-bad-zlib.png").path
+        let inflate = try CLI.run(["pose", "--reference", zlib, "--current", CLI.sample("graf3.png")])
+        #expect(inflate.status == 2 && inflate.stderr == "rephoto: \(zlib): corrupt PNG: IDAT: invalid literal/lengths set\n", "\(inflate.stderr)")
+        // OpenCV's other decoders throw inside imdecode, which wrote "imdecode_(''): can't read data" to std::cerr.
+        let pgm = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("Tests/fixtures/formats/source.bmp"))
+        let bmp = try CLI.run(["pose", "--reference", try CLI.temporaryFile("half.bmp", pgm.prefix(pgm.count / 2)), "--current", CLI.sample("graf3.png")])
+        #expect(bmp.status == 2 && bmp.stderr.filter { $0 == "\n" }.count == 1 && !bmp.stderr.contains("imdecode"), "\(bmp.stderr)")
     }
 
     /// Real quaternions and coordinates often start with a minus sign; they are values, not options.

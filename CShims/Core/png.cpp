@@ -1,0 +1,46 @@
+// PNG decoding through libpng's simplified API rather than cv::imdecode: OpenCV 4.6 leaves libpng's default
+// handlers in place, which print "libpng error: IDAT: invalid literal/lengths set" and "libpng warning: ..."
+// lines on stderr. The simplified API keeps its messages in the png_image instead.
+#include "shim_internal.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <cstring>
+
+#include <png.h>
+
+namespace rp {
+
+cv::Mat decode_png(const uint8_t *bytes, size_t length, bool grayscale, std::string &warning) {
+    png_image image;
+    std::memset(&image, 0, sizeof(image));
+    image.version = PNG_IMAGE_VERSION;
+    // On failure libpng has already released the image's memory.
+    if (!png_image_begin_read_from_memory(&image, bytes, length)) fail(RP_ERR_DECODE, std::string("corrupt PNG: ") + image.message);
+    // The same pixels cv::imdecode gives: colour read as BGR and turned grey by OpenCV's own weights (libpng's
+    // grey is gamma-correct luminance), 16-bit samples read linear and cut to their high byte (libpng would
+    // gamma-encode them), alpha dropped.
+    const bool colour = (image.format & PNG_FORMAT_FLAG_COLOR) != 0, wide = (image.format & PNG_FORMAT_FLAG_LINEAR) != 0;
+    image.format = (colour ? PNG_FORMAT_BGR : PNG_FORMAT_GRAY) | (wide ? PNG_FORMAT_FLAG_LINEAR : 0);
+    cv::Mat raw;
+    try {
+        raw.create(int(image.height), int(image.width), CV_MAKETYPE(wide ? CV_16U : CV_8U, colour ? 3 : 1));
+    } catch (...) {
+        png_image_free(&image);
+        throw;
+    }
+    // The row stride is counted in components, not bytes.
+    if (!png_image_finish_read(&image, nullptr, raw.data, png_int_32(raw.step / raw.elemSize1()), nullptr)) {
+        fail(RP_ERR_DECODE, std::string("corrupt PNG: ") + image.message);
+    }
+    if ((image.warning_or_error & PNG_IMAGE_WARNING) != 0) warning = image.message;
+    png_image_free(&image);
+    if (wide) raw.convertTo(raw, CV_MAKETYPE(CV_8U, raw.channels()), 1.0 / 256);
+    cv::Mat out;
+    if (grayscale && colour) cv::cvtColor(raw, out, cv::COLOR_BGR2GRAY);
+    else if (!grayscale && !colour) cv::cvtColor(raw, out, cv::COLOR_GRAY2BGR);
+    else out = raw;
+    return out;
+}
+
+}  // namespace rp
