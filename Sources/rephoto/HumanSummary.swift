@@ -33,6 +33,15 @@ enum HumanSummary {
         return lines.joined(separator: "\n")
     }
 
+    /// Vision failed, attitudes were given: the sensor path's guidance alone.
+    static func text(_ r: SensorOnlyResult) -> String {
+        let s = r.sensor, e = s.euler
+        var lines = ["vision     failed: \(r.visionFailure.message)"]
+        lines.append("sensor     rotation \(f(s.rotationDegrees, 2))° (roll \(f(e.roll, 2))°, pitch \(f(e.pitch, 2))°, yaw \(f(e.yaw, 2))°), point (\(f(s.navigationPoint.x, 0)), \(f(s.navigationPoint.y, 0)))")
+        lines += s.warnings.map { "warning    \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
     private static func f(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
     private static func pct(_ v: Double) -> String { String(format: "%.0f%%", v * 100) }
 }

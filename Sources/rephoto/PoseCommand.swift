@@ -58,7 +58,17 @@ struct PoseCommand: ParsableCommand {
         let loadCurrent = ms(since: start)
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
-        var result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)
+        var result: PoseResult
+        do {
+            result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)
+        } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
+            // Too little signal in the images: the sensor path still says where to point; exit code stays 3.
+            let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,
+                                                      attitudes: attitudes!, failure: failure)
+            if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
+            FileHandle.standardError.write(Data("rephoto: \(failure.message)\n".utf8))
+            throw ExitCode(failure.exitCode)
+        }
         result.timings.loadReference = loadReference
         result.timings.loadCurrent = loadCurrent
         result.timings.total += loadCurrent

@@ -133,6 +133,28 @@ import Testing
         #expect(bmp.status == 2 && bmp.stderr.filter { $0 == "\n" }.count == 1 && !bmp.stderr.contains("imdecode"), "\(bmp.stderr)")
     }
 
+    /// Too little signal in the images, but attitudes given: exit 3 still, and the JSON carries the sensor path's
+    /// guidance with `vision: null` and the reason. Its rotation is the angle between the two attitudes.
+    @Test func sensorPathSurvivesAVisionFailure() throws {
+        let (q0, q1) = ([0.9, 0.1, 0.3, 0.2985], [0.92, 0.1, 0.28, 0.2533])
+        let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("HappyFish.jpg"), "--json",
+                               "--reference-attitude", q0.map { "\($0)" }.joined(separator: ","),
+                               "--current-attitude", q1.map { "\($0)" }.joined(separator: ",")])
+        #expect(run.status == 3, "\(run.stderr)")
+        let json = try #require(run.json)
+        #expect(json["vision"] is NSNull)
+        let failure = try #require(json["visionFailure"] as? [String: Any])
+        #expect(failure["code"] as? String == "estimation_failed" && (failure["message"] as? String)?.contains("too few matches") == true)
+        let norm = { (q: [Double]) in q.map { $0 / (q.reduce(0) { $0 + $1 * $1 }).squareRoot() } }
+        let dot = abs(zip(norm(q0), norm(q1)).reduce(0) { $0 + $1.0 * $1.1 })
+        let expected = 2 * acos(min(1, dot)) * 180 / .pi
+        let sensor = try #require(json["sensor"] as? [String: Any])
+        #expect(abs((sensor["rotationDegrees"] as? Double ?? 0) - expected) < 1e-6, "\(sensor["rotationDegrees"] ?? "nil") vs \(expected)")
+        // Without attitudes the same pair is an error envelope, as before.
+        let plain = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("HappyFish.jpg"), "--json"])
+        #expect(plain.status == 3 && (plain.json?["error"] as? [String: Any])?["code"] as? String == "estimation_failed")
+    }
+
     /// Real quaternions and coordinates often start with a minus sign; they are values, not options.
     @Test func negativeNumbersAreValues() throws {
         let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),

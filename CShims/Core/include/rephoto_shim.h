@@ -39,7 +39,8 @@ typedef enum rp_code {
     RP_ERR_IO = 4,               /* file could not be read or written */
     RP_ERR_ESTIMATION = 5,       /* too few points, or the estimator found no model */
     RP_ERR_OPENCV = 6,           /* cv::Exception */
-    RP_ERR_INTERNAL = 7          /* any other exception */
+    RP_ERR_INTERNAL = 7,         /* any other exception */
+    RP_ERR_UNSUPPORTED = 8       /* bytes of a format the shim does not decode (GIF, AVIF, PDF, unknown) */
 } rp_code;
 
 typedef struct rp_status {

@@ -100,7 +100,7 @@ public final class Image: @unchecked Sendable {
         }
         if size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
         if size > UInt64(max(maxBytes, 0)) {
-            throw RephotoError.badInput("\(path): \(size) bytes, over the limit of \(maxBytes) bytes (maxBytes, --max-bytes)")
+            throw RephotoError(.badInput, "\(path): \(size) bytes, over the limit of \(maxBytes) bytes (maxBytes, --max-bytes)", reason: .tooLarge)
         }
         do {
             // The magic bytes first: a file of no supported format is refused with what it is, unread.

@@ -15,7 +15,7 @@ public struct PoseEstimator: Sendable {
     /// `strictDecoding` is set, and no larger than the analysis scale (a 50 MP JPEG is decoded at 1/4 or 1/8 size).
     public func decode(_ data: Data) throws -> Image {
         guard data.count <= config.maxBytes else {
-            throw RephotoError.badInput("image of \(data.count) bytes, over the limit of \(config.maxBytes) bytes (maxBytes)")
+            throw RephotoError(.badInput, "image of \(data.count) bytes, over the limit of \(config.maxBytes) bytes (maxBytes)", reason: .tooLarge)
         }
         return try Image(data: data, maxPixels: config.maxPixels, grayscale: true, strict: config.strictDecoding, reducedFor: config.features)
     }

@@ -1,14 +1,27 @@
 /// The machine-readable form of a failure, the same for the CLI's --json output and the worker's responses:
-/// `{"error": {"kind": "bad_input" | "estimation_failed" | "internal" | "unavailable", "message": "..."}}`.
+/// `{"error": {"code": ..., "kind": "bad_input" | "estimation_failed" | "internal" | "unavailable", "message": "..."}}`.
+/// `code` is the kind, or the finer reason when there is one (`too_large`, `unsupported_format`); services
+/// add their own codes (`not_found`, `unauthorized`).
 public struct ErrorEnvelope: Codable, Equatable, Sendable {
     public struct Body: Codable, Equatable, Sendable {
+        public var code: String
         public var kind: RephotoError.Kind
         public var message: String
+
+        public init(code: String, kind: RephotoError.Kind, message: String) {
+            self.code = code
+            self.kind = kind
+            self.message = message
+        }
     }
 
     public var error: Body
 
     public init(_ error: RephotoError) {
-        self.error = Body(kind: error.kind, message: error.message)
+        self.error = Body(code: error.reason?.rawValue ?? error.kind.rawValue, kind: error.kind, message: error.message)
+    }
+
+    public init(code: String, kind: RephotoError.Kind, message: String) {
+        error = Body(code: code, kind: kind, message: message)
     }
 }

@@ -14,12 +14,22 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
         case unavailable
     }
 
+    /// Finer causes of bad input that a service answers differently (HTTP 413 and 415).
+    public enum Reason: String, Codable, Sendable {
+        /// Over a byte or pixel limit, refused before decoding.
+        case tooLarge = "too_large"
+        /// A file format the pipeline does not decode.
+        case unsupportedFormat = "unsupported_format"
+    }
+
     public let kind: Kind
     public let message: String
+    public let reason: Reason?
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, reason: Reason? = nil) {
         self.kind = kind
         self.message = message
+        self.reason = reason
     }
 
     public static func badInput(_ message: String) -> RephotoError { RephotoError(.badInput, message) }
@@ -42,7 +52,7 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     /// The same error with context (a file name, a role) in front of the message.
-    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)") }
+    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)", reason: reason) }
 }
 
 /// Throws a bad-input error naming the setting, its value and the allowed range.

@@ -13,7 +13,11 @@ package func shimCall(_ body: (UnsafeMutablePointer<rp_status>) -> Int32) throws
     switch UInt32(bitPattern: code) {
     case RP_ERR_ESTIMATION.rawValue:
         throw RephotoError(.estimationFailed, message)
-    case RP_ERR_INVALID_ARGUMENT.rawValue, RP_ERR_DECODE.rawValue, RP_ERR_TOO_LARGE.rawValue, RP_ERR_IO.rawValue:
+    case RP_ERR_TOO_LARGE.rawValue:
+        throw RephotoError(.badInput, message, reason: .tooLarge)
+    case RP_ERR_UNSUPPORTED.rawValue:
+        throw RephotoError(.badInput, message, reason: .unsupportedFormat)
+    case RP_ERR_INVALID_ARGUMENT.rawValue, RP_ERR_DECODE.rawValue, RP_ERR_IO.rawValue:
         throw RephotoError(.badInput, message)
     default:
         throw RephotoError(.internal, message)
