@@ -10,12 +10,19 @@ let package = Package(
         .library(name: "RephotoData", targets: ["RephotoData"]),
         .library(name: "RephotoSynthesis", targets: ["RephotoSynthesis"]),
         .library(name: "RephotoEvaluation", targets: ["RephotoEvaluation"]),
+        .library(name: "RephotoServer", targets: ["RephotoServer"]),
         .executable(name: "rephoto", targets: ["rephoto"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // OpenCV's compiler and linker flags come from pkg-config; nothing is compiled here.
@@ -42,8 +49,18 @@ let package = Package(
         ]),
         // `rephoto evaluate`: errors against the truth, summaries, reports, overlays.
         .target(name: "RephotoEvaluation", dependencies: ["RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift")]),
+        // The retake-scoring worker (Hummingbird 2): `rephoto serve`. docs/server.md, openapi.yaml.
+        .target(name: "RephotoServer", dependencies: [
+            "RephotoKit",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "MultipartKit", package: "multipart-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], resources: [.copy("openapi.yaml")]),
         .executableTarget(name: "rephoto", dependencies: [
-            "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation",
+            "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Yams", package: "Yams"),
         ]),
@@ -57,6 +74,11 @@ let package = Package(
         .testTarget(name: "RephotoDataTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoSynthesisTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoEvaluationTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "RephotoServerTests", dependencies: [
+            "RephotoServer", "RephotoKit", "RephotoTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Yams", package: "Yams"),
+        ]),
         .testTarget(name: "rephotoTests", dependencies: ["rephoto", "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
     ],
     swiftLanguageModes: [.v6],

@@ -541,3 +541,25 @@ int rp_image_resize(const rp_image *image, int width, int height, rp_image **out
 
 }  // extern "C"
 
+
+extern "C" int rp_image_compose(const rp_image *base, const rp_image *overlay, int mode, double opacity, rp_image **out,
+                                rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        const cv::Mat &a = base->mat, &b = overlay->mat;
+        if (a.size() != b.size() || a.type() != b.type()) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("images differ: %dx%d x%d and %dx%d x%d", a.cols, a.rows, a.channels(), b.cols, b.rows, b.channels()));
+        }
+        cv::Mat composed;
+        if (mode == RP_COMPOSE_BLEND) {
+            if (!(opacity >= 0 && opacity <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("opacity %g is not in 0...1", opacity));
+            cv::addWeighted(a, 1 - opacity, b, opacity, 0, composed);
+        } else if (mode == RP_COMPOSE_SPLIT) {
+            composed = a.clone();
+            b.colRange(a.cols / 2, a.cols).copyTo(composed.colRange(a.cols / 2, a.cols));
+        } else {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "unknown composition mode " + std::to_string(mode));
+        }
+        *out = rp::wrap_image(composed);
+    });
+}

@@ -3,19 +3,23 @@ import Foundation
 import RephotoKit
 
 @main
-struct Rephoto: ParsableCommand {
+struct Rephoto: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rephoto",
         abstract: "Pose estimation for rephotography: where to move the camera to retake a reference photo.",
-        subcommands: [PoseCommand.self, EvaluateCommand.self, SynthCommand.self, ImportCommand.self, CalibrateCommand.self, DefaultsCommand.self])
+        subcommands: [PoseCommand.self, AlignCommand.self, ServeCommand.self, EvaluateCommand.self, SynthCommand.self, ImportCommand.self, CalibrateCommand.self, DefaultsCommand.self])
 
     /// Exit codes: 0 success, 1 internal error, 2 bad input (including bad arguments), 3 could not estimate.
-    static func main() {
+    static func main() async {
         do {
             // OpenCV's own log lines would break the one-line-error contract on stderr: every failure is reported.
             try OpenCVRuntime.configure(logLevel: .silent)
             var command = try parseAsRoot()
-            try command.run()
+            if var async = command as? AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
         } catch let error as RephotoError {
             CLIOutput.fail(error)
         } catch let error as ExitCode {

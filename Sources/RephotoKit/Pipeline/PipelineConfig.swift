@@ -66,6 +66,21 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         return config
     }
 
+    /// These settings with a partial settings tree (JSON, as in a config file) applied on top, validated:
+    /// a request's overrides of a service's settings.
+    public func overriding(with json: Data) throws -> PipelineConfig {
+        let tree: ConfigTree
+        do {
+            tree = try JSONDecoder().decode(ConfigTree.self, from: json)
+        } catch {
+            throw RephotoError.badInput("settings overrides are not JSON (\(ConfigFile.describe(error)))")
+        }
+        var config = self
+        try tree.apply(to: &config)
+        try config.validate()
+        return config
+    }
+
     /// A config file (nil: the defaults) with overrides applied in order, each `path` a registry parameter,
     /// then validated: how every entry point (CLI flags, request metadata, the tuner) sets parameters.
     public static func resolve(file: String?, overrides: [(path: String, value: ParameterValue)] = []) throws -> PipelineConfig {

@@ -1,0 +1,66 @@
+import Foundation
+import MultipartKit
+import NIOCore
+
+/// A `multipart/form-data` body as its named parts (MultipartKit's parser). Browsers, curl and Rails'
+/// clients send the same shape: a boundary in Content-Type, a Content-Disposition name per part.
+struct MultipartForm: Sendable {
+    var parts: [String: Data] = [:]
+
+    static let maxParts = 16
+
+    /// Parts given directly (the stdio mode).
+    init(parts: [String: Data]) { self.parts = parts }
+
+    init(contentType: String?, body: ByteBuffer) throws {
+        guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data") else {
+            throw ServerError.badRequest("expected a multipart/form-data body, got Content-Type '\(contentType ?? "none")'")
+        }
+        guard let boundary = Self.boundary(in: contentType), !boundary.isEmpty, boundary.utf8.count <= 200 else {
+            throw ServerError.badRequest("multipart/form-data without a boundary parameter")
+        }
+        let parser = MultipartParser(boundary: boundary)
+        var name: String?
+        var current = Data()
+        var collected: [String: Data] = [:]
+        var count = 0
+        var failure: ServerError?
+        parser.onHeader = { field, value in
+            guard field.lowercased() == "content-disposition" else { return }
+            name = Self.parameter("name", in: value)
+        }
+        parser.onBody = { buffer in
+            current.append(contentsOf: buffer.readableBytesView)
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        }
+        parser.onPartComplete = {
+            count += 1
+            if count > Self.maxParts { failure = .badRequest("more than \(Self.maxParts) parts") }
+            if let name, collected[name] == nil { collected[name] = current }
+            name = nil
+            current = Data()
+        }
+        do {
+            try parser.execute(body)
+        } catch {
+            throw ServerError.badRequest("malformed multipart body (\(error))")
+        }
+        if let failure { throw failure }
+        guard !collected.isEmpty else { throw ServerError.badRequest("the multipart body has no named part") }
+        parts = collected
+    }
+
+    static func boundary(in contentType: String) -> String? { parameter("boundary", in: contentType) }
+
+    /// A `key=value` or `key="value"` parameter of a header value.
+    static func parameter(_ key: String, in header: String) -> String? {
+        for piece in header.split(separator: ";").dropFirst() {
+            let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[0].lowercased() == key else { continue }
+            var value = pair[1]
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            return value
+        }
+        return nil
+    }
+}

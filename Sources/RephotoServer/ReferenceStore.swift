@@ -1,0 +1,148 @@
+import Crypto
+import Foundation
+import RephotoKit
+
+/// Uploaded references, content-addressed (the id is the SHA-256 of the image bytes), on disk so a restart
+/// or another instance sharing the folder finds them: `<dir>/<id[0..1]>/<id>.image` and `<id>.json` (the
+/// camera given at upload). Writes go to a temporary file renamed into place, so a reader never sees half
+/// a file and two instances writing the same id write the same bytes. Without a folder the store is empty
+/// and references live only in the cache.
+final class ReferenceStore: Sendable {
+    struct Entry: Codable, Sendable {
+        var camera: CameraIntrinsics?
+        var bytes: Int
+    }
+
+    let directory: URL?
+
+    init(directory: String?) throws {
+        self.directory = directory.map { URL(fileURLWithPath: $0) }
+        if let dir = self.directory {
+            do {
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                let probe = dir.appendingPathComponent(".write-check-\(getpid())")
+                try Data().write(to: probe)
+                try FileManager.default.removeItem(at: probe)
+            } catch {
+                throw RephotoError.badInput("--reference-store \(dir.path): cannot write there (\(fileErrorReason(error)))")
+            }
+        }
+    }
+
+    static func id(of image: Data) -> String {
+        SHA256.hash(data: image).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func isValid(_ id: String) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    private func paths(_ id: String) -> (image: URL, entry: URL)? {
+        guard let directory, Self.isValid(id) else { return nil }
+        let folder = directory.appendingPathComponent(String(id.prefix(2)))
+        return (folder.appendingPathComponent("\(id).image"), folder.appendingPathComponent("\(id).json"))
+    }
+
+    func put(_ id: String, image: Data, camera: CameraIntrinsics?) throws {
+        guard let (imagePath, entryPath) = paths(id) else { return }
+        try FileManager.default.createDirectory(at: imagePath.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // The entry last: a reference exists once its entry does, and then its image is complete.
+        try image.write(to: imagePath, options: .atomic)
+        try JSONEncoder().encode(Entry(camera: camera, bytes: image.count)).write(to: entryPath, options: .atomic)
+    }
+
+    func get(_ id: String) -> (image: Data, camera: CameraIntrinsics?)? {
+        guard let (imagePath, entryPath) = paths(id),
+              let entryData = FileManager.default.contents(atPath: entryPath.path),
+              let entry = try? JSONDecoder().decode(Entry.self, from: entryData),
+              let image = FileManager.default.contents(atPath: imagePath.path), image.count == entry.bytes else { return nil }
+        return (image, entry.camera)
+    }
+
+    func contains(_ id: String) -> Bool {
+        guard let (_, entryPath) = paths(id) else { return false }
+        return FileManager.default.fileExists(atPath: entryPath.path)
+    }
+
+    @discardableResult
+    func delete(_ id: String) -> Bool {
+        guard let (imagePath, entryPath) = paths(id) else { return false }
+        let existed = (try? FileManager.default.removeItem(at: entryPath)) != nil
+        try? FileManager.default.removeItem(at: imagePath)
+        return existed
+    }
+
+    /// Entries and bytes on disk (for /metrics).
+    func size() -> (entries: Int, bytes: Int) {
+        guard let directory, let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return (0, 0) }
+        var entries = 0, bytes = 0
+        for case let url as URL in walker {
+            if url.pathExtension == "json" { entries += 1 }
+            bytes += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+        }
+        return (entries, bytes)
+    }
+}
+
+/// Prepared references (features, FLANN index) in memory, least recently used first out, bounded in bytes.
+/// Keyed by id and the settings the features depend on, so an override of the detector never reuses them.
+final class ReferenceCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String: (frame: ReferenceFrame, bytes: Int, used: UInt64)] = [:]
+    private var clock: UInt64 = 0
+    private(set) var bytes = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    static func key(_ id: String, _ features: FeatureConfig, _ camera: CameraIntrinsics?) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        var settings = PipelineConfig()
+        settings.features = features
+        let f = (try? encoder.encode(settings)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let c = (try? encoder.encode(camera)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return "\(id)|\(f)|\(c)"
+    }
+
+    static func cost(_ frame: ReferenceFrame) -> Int {
+        frame.features.count * (frame.features.descriptorBytes + 64) + 4096
+    }
+
+    func get(_ key: String) -> ReferenceFrame? {
+        lock.withLock {
+            guard var entry = entries[key] else { return nil }
+            clock += 1
+            entry.used = clock
+            entries[key] = entry
+            return entry.frame
+        }
+    }
+
+    func put(_ key: String, _ frame: ReferenceFrame) {
+        let cost = Self.cost(frame)
+        lock.withLock {
+            guard cost <= capacity else { return }
+            if let old = entries.removeValue(forKey: key) { bytes -= old.bytes }
+            clock += 1
+            entries[key] = (frame, cost, clock)
+            bytes += cost
+            while bytes > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+                entries.removeValue(forKey: oldest.key)
+                bytes -= oldest.value.bytes
+            }
+        }
+    }
+
+    func remove(id: String) {
+        lock.withLock {
+            for key in entries.keys where key.hasPrefix(id + "|") {
+                bytes -= entries.removeValue(forKey: key)!.bytes
+            }
+        }
+    }
+
+    func contains(id: String) -> Bool { lock.withLock { entries.keys.contains { $0.hasPrefix(id + "|") } } }
+
+    var count: Int { lock.withLock { entries.count } }
+}

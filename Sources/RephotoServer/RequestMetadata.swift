@@ -1,0 +1,134 @@
+import Foundation
+import RephotoKit
+
+/// The optional `metadata` part (JSON) of an upload: per photo a calibration by name (from the server's
+/// calibration folder) or inline intrinsics, and an attitude; settings overrides; alignment options.
+/// Schema: openapi.yaml (`Metadata`).
+struct RequestMetadata: Decodable, Sendable {
+    struct Photo: Decodable, Sendable {
+        struct Intrinsics: Decodable, Sendable {
+            var fx: Double, fy: Double, cx: Double, cy: Double
+            var distortion: [Double]?
+            var imageWidth: Int?
+            var imageHeight: Int?
+        }
+
+        struct AttitudeValue: Decodable, Sendable {
+            var quaternion: [Double]
+            var orientation: ScreenOrientation?
+            var frame: AttitudeReferenceFrame?
+        }
+
+        var calibration: String?
+        var intrinsics: Intrinsics?
+        var attitude: AttitudeValue?
+    }
+
+    struct AlignOptions: Decodable, Sendable {
+        var mode: Alignment.Mode?
+        var opacity: Double?
+        var format: String?
+    }
+
+    var reference: Photo?
+    var retake: Photo?
+    /// Left undecoded here: the parameter registry reads it (PipelineConfig.overriding).
+    var hasConfig = false
+    var align: AlignOptions?
+
+    enum CodingKeys: String, CodingKey { case reference, retake, config, align }
+
+    init() {}
+
+    init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        reference = try c.decodeIfPresent(Photo.self, forKey: .reference)
+        retake = try c.decodeIfPresent(Photo.self, forKey: .retake)
+        align = try c.decodeIfPresent(AlignOptions.self, forKey: .align)
+        hasConfig = c.contains(.config)
+    }
+
+    /// The part's bytes, decoded; the raw `config` object is kept for the registry.
+    static func parse(_ data: Data?) throws -> (RequestMetadata, config: Data?) {
+        guard let data, !data.isEmpty else { return (RequestMetadata(), nil) }
+        guard data.count <= 64 << 10 else { throw ServerError.badRequest("metadata is \(data.count) bytes, more than 64 KiB") }
+        do {
+            let metadata = try JSONDecoder().decode(RequestMetadata.self, from: data)
+            var config: Data?
+            if metadata.hasConfig, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let tree = object["config"] {
+                config = try JSONSerialization.data(withJSONObject: tree)
+            }
+            return (metadata, config)
+        } catch let error as DecodingError {
+            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error))")
+        } catch {
+            throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
+        }
+    }
+
+    /// The settings for this request: the server's, with the request's overrides. Limits (bytes, pixels,
+    /// analysis size) may be lowered by a request, never raised.
+    static func settings(base: PipelineConfig, overrides: Data?) throws -> PipelineConfig {
+        guard let overrides else { return base }
+        let config: PipelineConfig
+        do {
+            config = try base.overriding(with: overrides)
+        } catch let error as RephotoError {
+            throw ServerError.badRequest("metadata.config: \(error.message)")
+        }
+        guard config.maxBytes <= base.maxBytes, config.maxPixels <= base.maxPixels else {
+            throw ServerError.badRequest("metadata.config may lower maxBytes and maxPixels, not raise them")
+        }
+        if let limit = base.features.maxDimension, (config.features.maxDimension ?? Int.max) > limit {
+            throw ServerError.badRequest("metadata.config: features.maxDimension may not exceed the server's \(limit) (memory)")
+        }
+        return config
+    }
+
+    /// The camera of one photo: a named calibration, inline intrinsics, or none.
+    static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {
+        guard let photo else { return nil }
+        if photo.calibration != nil && photo.intrinsics != nil {
+            throw ServerError.badRequest("metadata.\(role): give calibration or intrinsics, not both")
+        }
+        if let name = photo.calibration {
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+            guard !name.isEmpty, name.count <= 64, name.first != ".", name.allSatisfy(allowed.contains) else {
+                throw ServerError.badRequest("metadata.\(role).calibration '\(name)' must be a plain name from the server's calibration folder")
+            }
+            for ext in ["yml", "yaml", "xml", "json"] {
+                let path = "\(calibrationDirectory)/\(name).\(ext)"
+                if FileManager.default.fileExists(atPath: path) {
+                    do {
+                        return try CameraIntrinsics.load(from: path)
+                    } catch let error as RephotoError {
+                        throw ServerError(.internalServerError, code: "internal", kind: .internal, "calibration '\(name)' on the server is unreadable: \(error.message)")
+                    }
+                }
+            }
+            throw ServerError.badRequest("metadata.\(role).calibration: no calibration named '\(name)'")
+        }
+        if let i = photo.intrinsics {
+            let size = i.imageWidth.flatMap { w in i.imageHeight.map { ImageSize(width: w, height: $0) } }
+            let camera = CameraIntrinsics(fx: i.fx, fy: i.fy, cx: i.cx, cy: i.cy, distortion: i.distortion ?? [], imageSize: size)
+            do {
+                try camera.validate("metadata.\(role).intrinsics")
+            } catch let error as RephotoError {
+                throw ServerError.badRequest(error.message)
+            }
+            return camera
+        }
+        return nil
+    }
+
+    static func attitude(_ photo: Photo?, role: String) throws -> Attitude? {
+        guard let a = photo?.attitude else { return nil }
+        guard a.quaternion.count == 4 else { throw ServerError.badRequest("metadata.\(role).attitude.quaternion needs 4 numbers w, x, y, z") }
+        do {
+            return try Attitude(quaternion: Quaternion(w: a.quaternion[0], x: a.quaternion[1], y: a.quaternion[2], z: a.quaternion[3]),
+                                frame: a.frame ?? .xArbitraryZVertical, orientation: a.orientation ?? .portrait)
+        } catch let error as RephotoError {
+            throw ServerError.badRequest("metadata.\(role).attitude: \(error.message)")
+        }
+    }
+}

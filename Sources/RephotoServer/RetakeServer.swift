@@ -1,0 +1,206 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import RephotoKit
+import ServiceLifecycle
+import Synchronization
+
+/// The worker: routes, middleware and lifecycle. `rephoto serve` runs `RetakeServer.run`; tests build the
+/// application with `makeApplication`.
+public enum RetakeServer {
+    /// Builds the application and the watcher that notes when shutdown begins (`run` runs both).
+    public static func makeApplication(settings: ServerSettings, logger: Logger,
+                                       shutdown: ShutdownWatcher = ShutdownWatcher()) throws -> some ApplicationProtocol {
+        let metrics = ServerMetrics()
+        let service = try RetakeService(settings: settings, metrics: metrics)
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: RequestLog(metrics: metrics, logger: logger))
+        router.add(middleware: ShuttingDown(watcher: shutdown))
+        router.add(middleware: BearerAuth(token: settings.token))
+        let maxBody = settings.maxBodyBytes
+
+        router.get("/healthz") { _, _ in jsonResponse(.ok, Data(#"{"status":"alive"}"#.utf8)) }
+        router.get("/readyz") { _, _ in
+            shutdown.isShuttingDown ? jsonResponse(.serviceUnavailable, Data(#"{"status":"shutting down"}"#.utf8))
+                : jsonResponse(.ok, Data(#"{"status":"ready"}"#.utf8))
+        }
+        router.get("/metrics") { _, _ in
+            let size = service.store.size()
+            metrics.storeEntries.set(Double(size.entries))
+            metrics.storeBytes.set(Double(size.bytes))
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                            body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
+        }
+        router.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
+        }
+        router.post("/v1/retakes/score") { request, _ in
+            await answer {
+                let form = try await form(request, maxBody)
+                return jsonResponse(.ok, try await service.score(form))
+            }
+        }
+        router.post("/v1/retakes/align") { request, _ in
+            await answer {
+                let (image, type) = try await service.align(try await form(request, maxBody))
+                return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
+            }
+        }
+        router.post("/v1/references") { request, _ in
+            await answer {
+                let (id, created) = try await service.addReference(try await form(request, maxBody))
+                return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
+            }
+        }
+        router.get("/v1/references/:id") { _, context in
+            await answer {
+                let id = context.parameters.get("id") ?? ""
+                guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                return jsonResponse(.ok, try JSONOutput.encode(["id": id, "status": "known"]))
+            }
+        }
+        router.delete("/v1/references/:id") { _, context in
+            await answer {
+                let id = context.parameters.get("id") ?? ""
+                guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                return Response(status: .noContent)
+            }
+        }
+        var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto")
+        configuration.reuseAddress = true
+        return Application(router: router, configuration: configuration, logger: logger)
+    }
+
+    /// Runs until SIGTERM or SIGINT; requests in flight finish, new ones get 503.
+    public static func run(settings: ServerSettings, logger: Logger) async throws {
+        try OpenCVRuntime.configure(threads: 1)  // one OpenCV thread per pipeline; concurrency sets the pipelines
+        let watcher = ShutdownWatcher()
+        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher)
+        // Graceful shutdown runs in reverse order: the watcher first (new /v1 work gets 503), then the server,
+        // which finishes the requests in flight.
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: app), .init(service: watcher, successTerminationBehavior: .ignore)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    static let openAPI: String = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+              let text = try? String(contentsOf: url, encoding: .utf8) else { return "openapi: 3.1.0\n" }
+        return text
+    }()
+
+    static func jsonResponse(_ status: HTTPResponse.Status, _ data: Data) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func errorResponse(_ error: ServerError) -> Response {
+        var response = jsonResponse(error.status, (try? JSONOutput.encode(error.envelope)) ?? Data())
+        if let seconds = error.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+        return response
+    }
+
+    /// Every failure becomes the JSON error with its status; nothing escapes as a bare 500.
+    static func answer(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as HTTPError {
+            let code = error.status == .contentTooLarge ? "too_large" : "bad_input"
+            return errorResponse(ServerError(error.status, code: code, error.body ?? error.status.reasonPhrase))
+        } catch {
+            return errorResponse(ServerError.wrapping(error))
+        }
+    }
+
+    static func form(_ request: Request, _ maxBody: Int) async throws -> MultipartForm {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maxBody)
+        } catch is NIOTooManyBytesError {
+            throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
+        }
+        return try MultipartForm(contentType: request.headers[.contentType], body: body)
+    }
+}
+
+/// One log line per request (id, method, route, status, milliseconds) and the request metrics.
+struct RequestLog<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        metrics.inFlight.increment()
+        defer { metrics.inFlight.decrement() }
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = await RetakeServer.answer { throw error }
+        }
+        let elapsed = ContinuousClock.now - start
+        let route = context.endpointPath ?? "unmatched"
+        metrics.request(route: route, status: response.status.code)
+        metrics.latency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        let id = context.id
+        response.headers[.init("X-Request-Id")!] = id
+        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        logger.info("request", metadata: ["id": "\(id)", "method": "\(request.method.rawValue)", "route": "\(route)",
+                                          "status": "\(response.status.code)", "ms": "\(String(format: "%.1f", ms))"])
+        return response
+    }
+}
+
+/// 503 for new work once shutdown began; health checks still answer.
+struct ShuttingDown<Context: RequestContext>: RouterMiddleware {
+    let watcher: ShutdownWatcher
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if watcher.isShuttingDown, request.uri.path.hasPrefix("/v1/") {
+            var error = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, "the worker is shutting down")
+            error.retryAfterSeconds = 1
+            return RetakeServer.errorResponse(error)
+        }
+        return try await next(request, context)
+    }
+}
+
+/// `Authorization: Bearer <token>` on /v1 routes, compared in constant time.
+struct BearerAuth<Context: RequestContext>: RouterMiddleware {
+    let token: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token, request.uri.path.hasPrefix("/v1/") else { return try await next(request, context) }
+        let given = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        guard Self.equal(Array(given.utf8), Array(token.utf8)) else {
+            var response = RetakeServer.errorResponse(ServerError(.unauthorized, code: "unauthorized", "missing or wrong bearer token"))
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return response
+        }
+        return try await next(request, context)
+    }
+
+    /// Takes as long for any wrong token as for the right one.
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) { difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0) }
+        return difference == 0
+    }
+}
+
+/// A service that only notes when graceful shutdown begins, for the middleware and /readyz.
+public final class ShutdownWatcher: Service, Sendable {
+    private let flag = Atomic<Bool>(false)
+    public var isShuttingDown: Bool { flag.load(ordering: .acquiring) }
+
+    public init() {}
+
+    /// For tests and embedders: behave as shutting down from now on.
+    public func begin() { flag.store(true, ordering: .releasing) }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        begin()
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Logging
+import RephotoKit
+
+/// The worker's operations, independent of HTTP (the stdio mode calls them too): every piece of CPU work
+/// runs on the bounded compute pool, never on the caller's thread or an event loop, under a deadline.
+final class RetakeService: Sendable {
+    let settings: ServerSettings
+    let pool: ComputePool
+    let store: ReferenceStore
+    let cache: ReferenceCache
+    let metrics: ServerMetrics
+
+    init(settings: ServerSettings, metrics: ServerMetrics) throws {
+        try settings.validate()
+        self.settings = settings
+        pool = ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
+        store = try ReferenceStore(directory: settings.referenceStore)
+        cache = ReferenceCache(capacity: settings.cacheBytes)
+        self.metrics = metrics
+    }
+
+    /// Runs `work` on the pool; past the request timeout the caller gets 503 while the work runs out.
+    func compute<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        metrics.queueDepth.set(Double(pool.queued + 1))
+        defer { metrics.queueDepth.set(Double(pool.queued)) }
+        return try await Deadline.run(seconds: settings.requestTimeout) { [pool] in try await pool.run(work) }
+    }
+
+    struct Inputs: Sendable {
+        var settings: PipelineConfig
+        var referenceCamera: CameraIntrinsics?
+        var retakeCamera: CameraIntrinsics?
+        var attitudes: AttitudePair?
+        var metadata: RequestMetadata
+    }
+
+    func inputs(_ form: MultipartForm) throws -> Inputs {
+        let (metadata, overrides) = try RequestMetadata.parse(form.parts["metadata"])
+        let config = try RequestMetadata.settings(base: settings.pipeline, overrides: overrides)
+        let referenceCamera = try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory)
+        let retakeCamera = try RequestMetadata.camera(metadata.retake, role: "retake", calibrationDirectory: settings.calibrationDirectory)
+        let a0 = try RequestMetadata.attitude(metadata.reference, role: "reference"), a1 = try RequestMetadata.attitude(metadata.retake, role: "retake")
+        if (a0 == nil) != (a1 == nil) { throw ServerError.badRequest("metadata: give an attitude for both photos or for neither") }
+        let attitudes = a0.flatMap { r in a1.map { AttitudePair(reference: r, current: $0) } }
+        return Inputs(settings: config, referenceCamera: referenceCamera, retakeCamera: retakeCamera ?? referenceCamera,
+                      attitudes: attitudes, metadata: metadata)
+    }
+
+    // MARK: references
+
+    /// Stores a reference (validated by preparing it) and returns its id; `created` is false when it existed.
+    func addReference(_ form: MultipartForm) async throws -> (id: String, created: Bool) {
+        guard let image = form.parts["image"] else { throw ServerError.badRequest("missing part 'image' (the reference photo)") }
+        let inputs = try inputs(form)
+        let id = ReferenceStore.id(of: image)
+        let existed = store.contains(id) || cache.contains(id: id)
+        _ = try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings)
+        try store.put(id, image: image, camera: inputs.referenceCamera)
+        return (id, !existed)
+    }
+
+    func hasReference(_ id: String) -> Bool { store.contains(id) || cache.contains(id: id) }
+
+    func deleteReference(_ id: String) -> Bool {
+        let known = hasReference(id)
+        cache.remove(id: id)
+        store.delete(id)
+        return known
+    }
+
+    /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
+    func prepared(id: String, image: Data?, camera: CameraIntrinsics?, settings: PipelineConfig) async throws -> ReferenceFrame {
+        let key = ReferenceCache.key(id, settings.features, camera)
+        if let hit = cache.get(key) {
+            metrics.cacheHits.increment()
+            return hit
+        }
+        metrics.cacheMisses.increment()
+        guard let bytes = image ?? store.get(id)?.image else { throw ServerError.notFound("no reference with id \(id)") }
+        let frame = try await compute {
+            let estimator = try PoseEstimator(config: settings)
+            return try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
+        }
+        cache.put(key, frame)
+        return frame
+    }
+
+    /// The reference of a scoring request: an uploaded part, or a stored id (its stored camera unless the
+    /// metadata names one).
+    func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String) {
+        if let image = form.parts["reference"] {
+            if form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
+            let id = ReferenceStore.id(of: image)
+            return (try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings), image, id)
+        }
+        guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
+        let id = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 hex digits)") }
+        let camera = inputs.metadata.reference == nil ? store.get(id)?.camera : inputs.referenceCamera
+        return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id)
+    }
+
+    // MARK: scoring and alignment
+
+    /// The score document: `rephoto pose --json`'s, or the sensor-only one when vision failed but attitudes came.
+    func score(_ form: MultipartForm) async throws -> Data {
+        let inputs = try inputs(form)
+        guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        let (reference, _, _) = try await reference(form, inputs)
+        let config = inputs.settings, camera = inputs.retakeCamera, attitudes = inputs.attitudes
+        return try await compute {
+            let estimator = try PoseEstimator(config: config)
+            let image = try estimator.decode(retake)
+            do {
+                return try JSONOutput.encode(try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes))
+            } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
+                return try JSONOutput.encode(try estimator.sensorOnly(reference: reference, current: image, camera: camera,
+                                                                      attitudes: attitudes!, failure: failure))
+            }
+        }
+    }
+
+    /// The retake warped into the reference's frame (alone, blended or split), encoded as JPEG or PNG.
+    func align(_ form: MultipartForm) async throws -> (Data, contentType: String) {
+        let inputs = try inputs(form)
+        guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        let options = inputs.metadata.align
+        let format = (options?.format ?? "jpeg").lowercased()
+        guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
+        let (reference, referenceBytes, id) = try await reference(form, inputs)
+        guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
+        let config = inputs.settings, camera = inputs.retakeCamera
+        let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
+        let data = try await compute {
+            let estimator = try PoseEstimator(config: config)
+            let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera)
+            let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels)
+            let colourRetake = try Image(data: retake, maxPixels: config.maxPixels)
+            let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
+            return try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90))
+        }
+        return (data, format == "png" ? "image/png" : "image/jpeg")
+    }
+}
+
+/// The JSON the worker writes: `rephoto pose --json`'s encoding, compact.
+enum JSONOutput {
+    static func encode<T: Encodable>(_ value: T) throws -> Data {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return try e.encode(value)
+    }
+}
+
+/// Waits for `work` at most `seconds`: then throws 503 and lets the work finish on its own (a pipeline
+/// inside OpenCV cannot be interrupted; the bounded pool keeps abandoned work from piling up).
+enum Deadline {
+    static func run<T: Sendable>(seconds: Double, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let gate = Gate<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            gate.set(continuation)
+            let timer = Task {
+                try await Task.sleep(for: .seconds(seconds))
+                gate.resume(with: .failure(ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable,
+                                                       "the request took longer than \(seconds) s")))
+            }
+            Task {
+                let result: Result<T, Error>
+                do { result = .success(try await work()) } catch { result = .failure(error) }
+                timer.cancel()
+                gate.resume(with: result)
+            }
+        }
+    }
+
+    private final class Gate<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<T, Error>?
+        func set(_ c: CheckedContinuation<T, Error>) { lock.withLock { continuation = c } }
+        func resume(with result: Result<T, Error>) {
+            let c = lock.withLock { () -> CheckedContinuation<T, Error>? in
+                defer { continuation = nil }
+                return continuation
+            }
+            c?.resume(with: result)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import HTTPTypes
+import RephotoKit
+
+/// A failure as the worker answers it: an HTTP status and `{"error": {"code", "kind", "message"}}`
+/// (RephotoKit's ErrorEnvelope), plus the counts when vision had too little signal.
+struct ServerError: Error, Sendable {
+    var status: HTTPResponse.Status
+    var envelope: ErrorEnvelope
+    var retryAfterSeconds: Int?
+
+    init(_ status: HTTPResponse.Status, code: String, kind: RephotoError.Kind = .badInput, _ message: String) {
+        self.status = status
+        envelope = ErrorEnvelope(code: code, kind: kind, message: message)
+    }
+
+    static func badRequest(_ message: String) -> ServerError { ServerError(.badRequest, code: "bad_input", message) }
+    static func notFound(_ message: String) -> ServerError { ServerError(.notFound, code: "not_found", message) }
+
+    /// The library's error with its status: 413 too large, 415 unsupported format, 400 other bad input,
+    /// 422 too little signal, 503 no capacity, 500 a bug.
+    init(_ error: RephotoError) {
+        switch (error.kind, error.reason) {
+        case (.badInput, .tooLarge?): status = .contentTooLarge
+        case (.badInput, .unsupportedFormat?): status = .unsupportedMediaType
+        case (.badInput, _): status = .badRequest
+        case (.estimationFailed, _): status = .unprocessableContent
+        case (.unavailable, _):
+            status = .serviceUnavailable
+            retryAfterSeconds = 1
+        case (.internal, _): status = .internalServerError
+        }
+        envelope = ErrorEnvelope(error)
+    }
+
+    static func wrapping(_ error: Error) -> ServerError {
+        if let e = error as? ServerError { return e }
+        return ServerError(RephotoError.wrapping(error))
+    }
+}

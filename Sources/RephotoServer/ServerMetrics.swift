@@ -1,0 +1,43 @@
+import Foundation
+import Prometheus
+
+/// The worker's Prometheus metrics (GET /metrics): requests by route and status, latency, requests in
+/// flight, queue depth, reference cache hits and misses, reference store size.
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let inFlight: Gauge
+    let queueDepth: Gauge
+    let cacheHits: Counter
+    let cacheMisses: Counter
+    let storeEntries: Gauge
+    let storeBytes: Gauge
+    let latency: DurationHistogram
+
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "rephoto", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    init() {
+        inFlight = registry.makeGauge(descriptor: Self.name("requests_in_flight", "", "Requests being handled"))
+        queueDepth = registry.makeGauge(descriptor: Self.name("compute_queue_depth", "", "Pipelines waiting for a compute thread"))
+        cacheHits = registry.makeCounter(descriptor: Self.name("reference_cache_hits", "total", "Prepared references found in memory"))
+        cacheMisses = registry.makeCounter(descriptor: Self.name("reference_cache_misses", "total", "Prepared references detected again"))
+        storeEntries = registry.makeGauge(descriptor: Self.name("reference_store_entries", "", "References in the on-disk store"))
+        storeBytes = registry.makeGauge(descriptor: Self.name("reference_store", "bytes", "Bytes of the on-disk store"))
+        latency = registry.makeDurationHistogram(
+            descriptor: Self.name("request_duration", "seconds", "Request latency"),
+            buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+                      .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30)])
+    }
+
+    func request(route: String, status: Int) {
+        registry.makeCounter(descriptor: Self.name("requests", "total", "Requests by route and status"),
+                             labels: [("route", route), ("status", String(status))]).increment()
+    }
+
+    func text() -> String {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+}

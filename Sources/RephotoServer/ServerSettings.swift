@@ -1,0 +1,47 @@
+import Foundation
+import RephotoKit
+
+/// Everything `rephoto serve` is configured with (flags, or REPHOTO_* environment variables).
+public struct ServerSettings: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Pipelines running at once (the compute pool's threads).
+    public var concurrency = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Requests waiting for a pipeline; beyond it the answer is 503 with Retry-After, at once.
+    public var queueLength = 8
+    /// Largest request body, bytes (a multipart upload of two photos and metadata).
+    public var maxBodyBytes = 64 << 20
+    /// Longest a request may take, seconds; then 503 (the pipeline's work is abandoned, not interrupted).
+    public var requestTimeout = 30.0
+    /// Content-addressed reference store shared by instances (nil: references live in memory only).
+    public var referenceStore: String?
+    /// Memory for prepared references (features), bytes.
+    public var cacheBytes = 256 << 20
+    /// Named calibrations (`metadata.reference.calibration: "phone"` reads `<dir>/phone.yml`).
+    public var calibrationDirectory = "calibration"
+    /// Bearer token required on every /v1 request (nil: none).
+    public var token: String?
+    public var allowUnauthenticated = false
+    /// The pipeline's settings; a request may override some (not its limits).
+    public var pipeline = PipelineConfig()
+
+    public init() {}
+
+    /// Refuses settings that cannot work, and an open, unauthenticated bind.
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw RephotoError.badInput("--port \(port) is not a TCP port") }
+        guard concurrency >= 1 else { throw RephotoError.badInput("--concurrency \(concurrency) must be at least 1") }
+        guard queueLength >= 0 else { throw RephotoError.badInput("--queue-length \(queueLength) must be at least 0") }
+        guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("--max-body-bytes \(maxBodyBytes) is too small for an upload") }
+        guard requestTimeout > 0, requestTimeout.isFinite else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be positive") }
+        guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }
+        if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {
+            throw RephotoError.badInput("refusing to serve \(host) without a token: give --token-file, or --allow-unauthenticated on a trusted network")
+        }
+        try pipeline.validate()
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

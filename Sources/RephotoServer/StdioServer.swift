@@ -1,0 +1,77 @@
+import Foundation
+import RephotoKit
+
+/// `rephoto serve --stdio`: for API servers that spawn a process instead of calling HTTP. One JSON request
+/// per line on stdin, one JSON response per line on stdout, in order, with the HTTP endpoints' schemas:
+/// `{"op": "score" | "align" | "addReference" | "hasReference" | "deleteReference", "reference": IMAGE,
+/// "referenceId": "...", "retake": IMAGE, "image": IMAGE, "metadata": {...}}` where IMAGE is
+/// `{"path": "..."}` or `{"base64": "..."}`. Responses: the endpoint's JSON, `{"status": 200, ...}` fields
+/// for the rest, or `{"error": {...}, "status": 4xx}`; align answers `{"image": base64, "contentType": ...}`.
+public enum StdioServer {
+    public static func run(settings: ServerSettings) async throws {
+        try OpenCVRuntime.configure(threads: 1)
+        let service = try RetakeService(settings: settings, metrics: ServerMetrics())
+        while let line = readLine(strippingNewline: true) {
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            let response = await handle(line, service: service, maxBytes: settings.maxBodyBytes)
+            FileHandle.standardOutput.write(response + Data("\n".utf8))
+        }
+    }
+
+    static func handle(_ line: String, service: RetakeService, maxBytes: Int) async -> Data {
+        do {
+            guard line.utf8.count <= maxBytes * 2 else { throw ServerError(.contentTooLarge, code: "too_large", "request line over the body limit") }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw ServerError.badRequest("a request line must be one JSON object")
+            }
+            var parts: [String: Data] = [:]
+            for name in ["reference", "retake", "image"] {
+                guard let image = object[name] else { continue }
+                parts[name] = try imageBytes(image, name: name, maxBytes: maxBytes)
+            }
+            if let id = object["referenceId"] as? String { parts["referenceId"] = Data(id.utf8) }
+            if let metadata = object["metadata"] { parts["metadata"] = try JSONSerialization.data(withJSONObject: metadata) }
+            let form = MultipartForm(parts: parts)
+            switch object["op"] as? String ?? "score" {
+            case "score":
+                return try await service.score(form)
+            case "align":
+                let (image, type) = try await service.align(form)
+                return try JSONOutput.encode(["image": image.base64EncodedString(), "contentType": type])
+            case "addReference":
+                let (id, created) = try await service.addReference(form)
+                return try JSONOutput.encode(["id": id, "status": created ? "created" : "known"])
+            case "hasReference":
+                let id = object["referenceId"] as? String ?? ""
+                guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                return try JSONOutput.encode(["id": id, "status": "known"])
+            case "deleteReference":
+                let id = object["referenceId"] as? String ?? ""
+                guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                return try JSONOutput.encode(["id": id, "status": "deleted"])
+            case let op:
+                throw ServerError.badRequest("unknown op '\(op.prefix(40))' (score, align, addReference, hasReference, deleteReference)")
+            }
+        } catch {
+            let e = ServerError.wrapping(error)
+            struct Failure: Encodable { var error: ErrorEnvelope.Body; var status: Int }
+            return (try? JSONOutput.encode(Failure(error: e.envelope.error, status: e.status.code))) ?? Data()
+        }
+    }
+
+    static func imageBytes(_ value: Any, name: String, maxBytes: Int) throws -> Data {
+        guard let spec = value as? [String: Any] else { throw ServerError.badRequest("\(name) must be {\"path\": ...} or {\"base64\": ...}") }
+        if let path = spec["path"] as? String {
+            do {
+                return try Image.readFile(path, maxBytes: maxBytes)
+            } catch let error as RephotoError {
+                throw ServerError(error)
+            }
+        }
+        if let text = spec["base64"] as? String {
+            guard let data = Data(base64Encoded: text) else { throw ServerError.badRequest("\(name).base64 is not base64") }
+            return data
+        }
+        throw ServerError.badRequest("\(name) must be {\"path\": ...} or {\"base64\": ...}")
+    }
+}

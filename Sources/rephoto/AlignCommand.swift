@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import RephotoKit
+
+struct AlignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "align",
+        abstract: "Warp the current photo into the reference's frame: alone, blended over it, or split (then and now).",
+        discussion: "The homography is estimated as `rephoto pose` does. Exit codes: 0 written, 2 bad input, 3 could not estimate.")
+
+    @Option(help: "The reference (old) photo.") var reference: String
+    @Option(help: "The current (new) photo.") var current: String
+    @Option(help: "warped, blend or split.") var mode: Alignment.Mode = .warped
+    @Option(help: "Opacity of the current photo in a blend, 0...1.") var opacity = 0.5
+    @Option(help: "Output file (.jpg/.jpeg or .png).") var out: String
+    @OptionGroup var pipeline: PipelineOptions
+
+    func run() throws {
+        let settings = try pipeline.resolve()
+        let lower = out.lowercased()
+        guard lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") else {
+            throw RephotoError.badInput("--out \(out) must end in .jpg, .jpeg or .png")
+        }
+        let estimator = try PoseEstimator(config: settings)
+        let prepared = try estimator.prepareReference(try estimator.load(contentsOfFile: reference), camera: nil)
+        let result = try estimator.estimate(reference: prepared, current: try estimator.load(contentsOfFile: current), camera: nil)
+        let aligned = try Alignment.compose(reference: try Image(contentsOfFile: reference, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes),
+                                            retake: try Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes),
+                                            homography: result.homography, mode: mode, opacity: opacity)
+        try aligned.write(to: out, format: lower.hasSuffix(".png") ? .png : .jpeg(quality: 92))
+        print("aligned \(current) onto \(reference) (\(mode.rawValue), \(result.counts.inliersHomography) inliers) -> \(out)")
+    }
+}
+
+extension Alignment.Mode: ExpressibleByArgument {}

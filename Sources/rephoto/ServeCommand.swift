@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RephotoKit
+import RephotoServer
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
+        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_REFERENCE_STORE, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
+
+    @Option(help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
+    @Option(help: "TCP port (default 8080).") var port: Int?
+    @Option(help: "Pipelines running at once (default: the cores).") var concurrency: Int?
+    @Option(help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
+    @Option(help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
+    @Option(help: "Seconds a request may take before 503 (default 30).") var requestTimeout: Double?
+    @Option(help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
+    @Option(help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
+    @Option(help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
+    @Option(help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
+    @Flag(help: "Serve a non-loopback address without a token.") var allowUnauthenticated = false
+    @Flag(help: "Read one JSON request per line on stdin, write one JSON response per line on stdout.") var stdio = false
+    @OptionGroup var pipeline: PipelineOptions
+
+    func settings() throws -> ServerSettings {
+        let env = ProcessInfo.processInfo.environment
+        func value<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
+            if let flag { return flag }
+            guard let text = env[name] else { return nil }
+            guard let parsed = parse(text) else { throw RephotoError.badInput("\(name)='\(text)' is not a valid value") }
+            return parsed
+        }
+        var s = ServerSettings()
+        s.host = try value(host, "REPHOTO_HOST", { $0 }) ?? s.host
+        s.port = try value(port, "REPHOTO_PORT", Int.init) ?? s.port
+        s.concurrency = try value(concurrency, "REPHOTO_CONCURRENCY", Int.init) ?? s.concurrency
+        s.queueLength = try value(queueLength, "REPHOTO_QUEUE_LENGTH", Int.init) ?? s.queueLength
+        s.maxBodyBytes = try value(maxBodyBytes, "REPHOTO_MAX_BODY_BYTES", Int.init) ?? s.maxBodyBytes
+        s.requestTimeout = try value(requestTimeout, "REPHOTO_REQUEST_TIMEOUT", Double.init) ?? s.requestTimeout
+        s.referenceStore = try value(referenceStore, "REPHOTO_REFERENCE_STORE", { $0 })
+        s.cacheBytes = try value(cacheBytes, "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
+        s.calibrationDirectory = try value(calibrationDir, "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory
+        if let file = try value(tokenFile, "REPHOTO_TOKEN_FILE", { $0 }) {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("--token-file \(file): cannot read") }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.count >= 16 else { throw RephotoError.badInput("--token-file \(file): the token must have at least 16 characters") }
+            s.token = token
+        }
+        s.allowUnauthenticated = allowUnauthenticated
+        s.pipeline = try pipeline.resolve()
+        try s.validate()
+        return s
+    }
+
+    func run() async throws {
+        let settings = try settings()
+        if stdio {
+            try await StdioServer.run(settings: settings)
+            return
+        }
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "rephoto.serve")
+        logger.logLevel = .info
+        try await RetakeServer.run(settings: settings, logger: logger)
+    }
+}

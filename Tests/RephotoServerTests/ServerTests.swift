@@ -1,0 +1,326 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import RephotoKit
+import RephotoTestSupport
+import Testing
+import Yams
+@testable import RephotoServer
+
+/// A multipart/form-data body as clients build it: curl's shape, or Rails' (multipart-post: a Content-Length
+/// and a Content-Transfer-Encoding per part, a longer boundary).
+struct Upload {
+    enum Client { case curl, rails }
+    var parts: [(name: String, data: Data, filename: String?)] = []
+    var client = Client.curl
+
+    static func image(_ sample: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: try Fixtures.sample(sample))) }
+
+    var boundary: String { client == .curl ? "------------------------7a9f3c1d2e4b6a80" : "-----------RubyMultipartPost-5f2a9b1c3d4e" }
+    var headers: HTTPFields { [.contentType: "multipart/form-data; boundary=\(client == .curl ? boundary : "\"\(boundary)\"")"] }
+
+    var body: ByteBuffer {
+        var out = Data()
+        for part in parts {
+            out += Data("--\(boundary)\r\n".utf8)
+            if let filename = part.filename {
+                out += Data("Content-Disposition: form-data; name=\"\(part.name)\"; filename=\"\(filename)\"\r\n".utf8)
+                if client == .rails { out += Data("Content-Length: \(part.data.count)\r\n".utf8) }
+                out += Data("Content-Type: application/octet-stream\r\n".utf8)
+                if client == .rails { out += Data("Content-Transfer-Encoding: binary\r\n".utf8) }
+            } else {
+                out += Data("Content-Disposition: form-data; name=\"\(part.name)\"\r\n".utf8)
+            }
+            out += Data("\r\n".utf8) + part.data + Data("\r\n".utf8)
+        }
+        out += Data("--\(boundary)--\r\n".utf8)
+        return ByteBuffer(bytes: out)
+    }
+
+    func adding(_ name: String, _ data: Data, filename: String? = "photo") -> Upload {
+        var u = self
+        u.parts.append((name, data, filename))
+        return u
+    }
+
+    func adding(_ name: String, json: String) -> Upload { adding(name, Data(json.utf8), filename: nil) }
+}
+
+@Suite(.serialized) struct ServerTests {
+    static func settings(_ change: (inout ServerSettings) -> Void = { _ in }) throws -> ServerSettings {
+        var s = ServerSettings()
+        s.concurrency = 2
+        s.calibrationDirectory = Fixtures.packageRoot.appendingPathComponent("calibration").path
+        s.referenceStore = try Scratch.directory().appendingPathComponent("store").path
+        change(&s)
+        return s
+    }
+
+    static func app(_ settings: ServerSettings) throws -> some ApplicationProtocol {
+        try RetakeServer.makeApplication(settings: settings, logger: Logger(label: "test"))
+    }
+
+    static func json(_ response: TestResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+    }
+
+    static func homography(_ object: [String: Any]) -> Matrix3? {
+        guard let rows = object["homography"] as? [[Double]] else { return nil }
+        return Matrix3(rows.flatMap { $0 })
+    }
+
+    static func errorCode(_ response: TestResponse) -> String? { (json(response)["error"] as? [String: Any])?["code"] as? String }
+
+    static func cornerError(_ h: Matrix3) throws -> Double {
+        let truth = try Fixtures.graf13()
+        let corners = [(0.0, 0.0), (800, 0), (800, 640), (0, 640)]
+        return corners.map { c in
+            let a = h.project(Point2(x: c.0, y: c.1)), b = truth.project(Point2(x: c.0, y: c.1))
+            return a.distance(to: b)
+        }.max()!
+    }
+
+    @Test(arguments: [Upload.Client.curl, .rails])
+    func scoresAnUploadedPairAgainstThePublishedHomography(client: Upload.Client) async throws {
+        let upload = Upload(client: client).adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(try Self.settings()).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .ok)
+                let body = Self.json(response)
+                let h = try #require(Self.homography(body))
+                #expect(try Self.cornerError(h) < 3, "corner error against H1to3p")
+                for key in ["navigation", "metrics", "counts", "timings", "warnings", "pose", "sensor", "comparison"] { #expect(body.keys.contains(key), "\(key)") }
+                #expect(response.headers[HTTPField.Name("X-Request-Id")!] != nil)
+            }
+        }
+    }
+
+    @Test func referencesAreStoredByContentHashScoredByIdAndDeleted() async throws {
+        let graf1 = try Upload.image("graf1.png")
+        let settings = try Self.settings()
+        // The id is the SHA-256 of the bytes, as sha256sum computes it.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [try Fixtures.sample("graf1.png")]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let expected = String(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
+        try await Self.app(settings).test(.router) { http in
+            let upload = Upload().adding("image", graf1)
+            try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .created)
+                #expect(Self.json(response)["id"] as? String == expected)
+            }
+            try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/v1/references/\(expected)", method: .get) { #expect($0.status == .ok) }
+            let byId = Upload().adding("referenceId", Data(expected.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+            let direct = Upload().adding("reference", graf1).adding("retake", try Upload.image("graf3.png"))
+            let a = try await http.execute(uri: "/v1/retakes/score", method: .post, headers: byId.headers, body: byId.body) { Self.homography(Self.json($0)) }
+            let b = try await http.execute(uri: "/v1/retakes/score", method: .post, headers: direct.headers, body: direct.body) { Self.homography(Self.json($0)) }
+            #expect(a != nil && a == b)
+            try await http.execute(uri: "/v1/references/\(expected)", method: .delete) { #expect($0.status == .noContent) }
+            try await http.execute(uri: "/v1/references/\(expected)", method: .get) { #expect($0.status == .notFound) }
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: byId.headers, body: byId.body) { response in
+                #expect(response.status == .notFound && Self.errorCode(response) == "not_found")
+            }
+        }
+    }
+
+    /// A restart, or a second instance sharing the store folder, finds a reference uploaded through the first.
+    @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
+        let settings = try Self.settings()
+        let upload = Upload().adding("image", try Upload.image("graf1.png"))
+        let id = try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { Self.json($0)["id"] as? String }
+        }
+        let score = Upload().adding("referenceId", Data((id ?? "").utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok)
+                let h = try #require(Self.homography(Self.json(response)))
+                #expect(try Self.cornerError(h) < 3)
+            }
+        }
+    }
+
+    @Test func everyErrorHasItsStatusAndCode() async throws {
+        let graf1 = try Upload.image("graf1.png"), graf3 = try Upload.image("graf3.png")
+        let cases: [(String, Upload, HTTPResponse.Status, String)] = [
+            ("missing retake", Upload().adding("reference", graf1), .badRequest, "bad_input"),
+            ("missing reference", Upload().adding("retake", graf3), .badRequest, "bad_input"),
+            ("bad metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: "{not json"), .badRequest, "bad_input"),
+            ("unknown parameter", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"detektor": "orb"}}}"#), .badRequest, "bad_input"),
+            ("raised limit", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"maxPixels": 900000000}}"#), .badRequest, "bad_input"),
+            ("unsupported", Upload().adding("reference", graf1).adding("retake", Data("GIF89a........".utf8)), .unsupportedMediaType, "unsupported_format"),
+            ("too many pixels", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"maxPixels": 100000}}"#), .contentTooLarge, "too_large"),
+            ("too little signal", Upload().adding("reference", graf1).adding("retake", try Upload.image("HappyFish.jpg")), .unprocessableContent, "estimation_failed"),
+            ("unknown id", Upload().adding("referenceId", Data(String(repeating: "0", count: 64).utf8), filename: nil).adding("retake", graf3), .notFound, "not_found"),
+            ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
+        ]
+        try await Self.app(try Self.settings()).test(.router) { http in
+            for (name, upload, status, code) in cases {
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                    #expect(response.status == status, "\(name): \(String(buffer: response.body))")
+                    #expect(Self.errorCode(response) == code, "\(name)")
+                }
+            }
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}")) {
+                #expect($0.status == .badRequest)
+            }
+        }
+        // A body over the limit is refused as too large.
+        let small = try Self.settings { $0.maxBodyBytes = 4096 }
+        try await Self.app(small).test(.router) { http in
+            let upload = Upload().adding("reference", graf1).adding("retake", graf3)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .contentTooLarge && Self.errorCode(response) == "too_large", "\(response.status) \(String(buffer: response.body))")
+            }
+        }
+    }
+
+    @Test func aTokenIsRequiredWhenConfiguredAndAnOpenBindIsRefused() async throws {
+        let settings = try Self.settings { $0.token = "correct-horse-battery-staple" }
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references/\(String(repeating: "a", count: 64))", method: .get) { response in
+                #expect(response.status == .unauthorized && Self.errorCode(response) == "unauthorized")
+            }
+            try await http.execute(uri: "/v1/references/\(String(repeating: "a", count: 64))", method: .get,
+                                   headers: [.authorization: "Bearer correct-horse-battery-staple"]) { #expect($0.status == .notFound) }
+            try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+        }
+        let open = try Self.settings { $0.host = "0.0.0.0" }
+        #expect(throws: RephotoError.self) { try open.validate() }
+        #expect(BearerAuth<BasicRequestContext>.equal(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!BearerAuth<BasicRequestContext>.equal(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!BearerAuth<BasicRequestContext>.equal(Array("abc".utf8), Array("abcd".utf8)))
+    }
+
+    /// Vision fails on the pair, attitudes were sent: 200, vision null, the sensor path's guidance.
+    @Test func theSensorPathSurvivesAVisionFailure() async throws {
+        let metadata = #"{"reference": {"attitude": {"quaternion": [0.9, 0.1, 0.3, 0.2985]}}, "retake": {"attitude": {"quaternion": [0.92, 0.1, 0.28, 0.2533]}}}"#
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("HappyFish.jpg")).adding("metadata", json: metadata)
+        try await Self.app(try Self.settings()).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .ok)
+                let body = Self.json(response)
+                #expect(body["vision"] is NSNull && body["sensor"] is [String: Any])
+                #expect((body["visionFailure"] as? [String: Any])?["code"] as? String == "estimation_failed")
+            }
+        }
+    }
+
+    @Test(arguments: ["warped", "blend", "split"])
+    func alignsTheRetakeIntoTheReferenceFrame(mode: String) async throws {
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+            .adding("metadata", json: #"{"align": {"mode": "\#(mode)", "format": "png"}}"#)
+        try await Self.app(try Self.settings()).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .ok && response.headers[.contentType] == "image/png")
+                let image = try Image(data: Data(buffer: response.body))
+                #expect((image.width, image.height) == (800, 640))
+                // graf3 warped back onto graf1 by the true homography matches graf1 where both see the wall.
+                if mode == "warped" {
+                    let reference = try Fixtures.image("graf1.png").pixels(), aligned = try image.pixels()
+                    var difference = 0.0, count = 0
+                    for y in stride(from: 200, to: 440, by: 4) {
+                        for x in stride(from: 250, to: 550, by: 4) {
+                            let i = (y * 800 + x) * 3
+                            difference += Double(abs(Int(reference[i + 1]) - Int(aligned[i + 1])))
+                            count += 1
+                        }
+                    }
+                    #expect(difference / Double(count) < 30, "mean difference \(difference / Double(count))")
+                }
+            }
+        }
+    }
+
+    /// 50 requests at once: all succeed, identical inputs give identical answers.
+    @Test func fiftyParallelScoresAgree() async throws {
+        let upload = Upload().adding("reference", try Upload.image("Blender_Suzanne1.jpg")).adding("retake", try Upload.image("Blender_Suzanne2.jpg"))
+        try await Self.app(try Self.settings { $0.queueLength = 64 }).test(.router) { http in
+            let results = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Matrix3?).self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) {
+                            ($0.status, Self.homography(Self.json($0)))
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 50 && results.allSatisfy { $0.0 == .ok })
+            #expect(Set(results.compactMap { $0.1.map { "\($0)" } }).count == 1)
+        }
+    }
+
+    /// A queue of one in front of one pipeline: the excess gets 503 with Retry-After at once, and /healthz
+    /// answers quickly meanwhile.
+    @Test func aFullQueueAnswers503AtOnce() async throws {
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(try Self.settings { $0.concurrency = 1; $0.queueLength = 1 }).test(.router) { http in
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?).self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) {
+                            ($0.status, $0.headers[.retryAfter])
+                        }
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(100))
+                    let start = ContinuousClock.now
+                    let status = try await http.execute(uri: "/healthz", method: .get) { $0.status }
+                    let elapsed = ContinuousClock.now - start
+                    return (status, elapsed < .milliseconds(500) ? "fast" : "slow")
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.contains { $0.0 == .ok && $0.1 == "fast" })
+            let refused = statuses.filter { $0.0 == .serviceUnavailable }
+            #expect(!refused.isEmpty && refused.allSatisfy { $0.1 == "1" })
+            #expect(statuses.filter { $0.0 == .ok }.count >= 2)
+        }
+    }
+
+    @Test func shutdownRefusesNewWorkAndReadinessSaysSo() async throws {
+        let watcher = ShutdownWatcher()
+        let app = try RetakeServer.makeApplication(settings: try Self.settings(), logger: Logger(label: "test"), shutdown: watcher)
+        try await app.test(.router) { http in
+            try await http.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+            watcher.begin()
+            try await http.execute(uri: "/readyz", method: .get) { #expect($0.status == .serviceUnavailable) }
+            try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            let upload = Upload().adding("image", try Upload.image("graf1.png"))
+            try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .serviceUnavailable && response.headers[.retryAfter] == "1")
+            }
+        }
+    }
+
+    @Test func servesItsOpenAPIDocumentAndMetrics() async throws {
+        try await Self.app(try Self.settings()).test(.router) { http in
+            try await http.execute(uri: "/openapi.yaml", method: .get) { response in
+                let document = try #require(try Yams.load(yaml: String(buffer: response.body)) as? [String: Any])
+                #expect(document["openapi"] as? String == "3.1.0")
+                let paths = try #require(document["paths"] as? [String: Any])
+                for path in ["/v1/retakes/score", "/v1/retakes/align", "/v1/references", "/v1/references/{id}", "/healthz", "/readyz", "/metrics"] {
+                    #expect(paths[path] != nil, "\(path)")
+                }
+            }
+            try await http.execute(uri: "/healthz", method: .get) { _ in }
+            try await http.execute(uri: "/metrics", method: .get) { response in
+                let text = String(buffer: response.body)
+                for name in ["rephoto_requests_total{route=\"/healthz\",status=\"200\"}", "rephoto_request_duration_seconds_bucket", "rephoto_requests_in_flight",
+                             "rephoto_compute_queue_depth", "rephoto_reference_cache_hits_total", "rephoto_reference_store_entries"] {
+                    #expect(text.contains(name), "\(name)")
+                }
+            }
+        }
+    }
+}
