@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 namespace {
 
@@ -108,5 +110,56 @@ int rp_features_descriptor_bytes(const rp_features *features) {
 }
 int rp_features_is_binary(const rp_features *features) { return features->binary ? 1 : 0; }
 double rp_features_analysis_scale(const rp_features *features) { return features->scale; }
+
+}  // extern "C"
+
+extern "C" {
+
+int rp_features_norm(const rp_features *features) { return features->norm; }
+int rp_features_image_width(const rp_features *features) { return features->width; }
+int rp_features_image_height(const rp_features *features) { return features->height; }
+
+int rp_features_copy_descriptors(const rp_features *features, uint8_t *destination, size_t capacity, rp_status *status) {
+    return rp::guarded(status, [&] {
+        const cv::Mat &d = features->descriptors;
+        const size_t row = size_t(d.cols) * d.elemSize();
+        if (capacity < row * size_t(d.rows)) rp::fail(RP_ERR_INVALID_ARGUMENT, "descriptor buffer too small");
+        for (int y = 0; y < d.rows; ++y) std::memcpy(destination + row * size_t(y), d.ptr(y), row);
+    });
+}
+
+int rp_features_create(const rp_keypoint *keypoints, int count, const uint8_t *descriptors, size_t descriptors_length,
+                       int descriptor_bytes, int binary, int norm, int width, int height, double analysis_scale,
+                       rp_features **out, rp_status *status) {
+    *out = nullptr;
+    return rp::guarded(status, [&] {
+        if (count < 0 || descriptor_bytes < 0 || width <= 0 || height <= 0 || !(analysis_scale > 0 && analysis_scale <= 1)) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "saved features have an impossible header");
+        }
+        if (norm != cv::NORM_HAMMING && norm != cv::NORM_HAMMING2 && norm != cv::NORM_L2) rp::fail(RP_ERR_INVALID_ARGUMENT, "saved features have an unknown norm");
+        const int element = binary ? 1 : 4;
+        if (descriptor_bytes % element != 0 || (count > 0 && descriptor_bytes == 0) ||
+            descriptors_length != size_t(count) * size_t(descriptor_bytes) || (count > 0 && (keypoints == nullptr || descriptors == nullptr))) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "saved features: descriptor data does not match the keypoints");
+        }
+        auto features = std::make_unique<rp_features>();
+        features->keypoints.reserve(size_t(count));
+        for (int i = 0; i < count; ++i) {
+            const rp_keypoint &k = keypoints[i];
+            features->keypoints.emplace_back(cv::Point2f(k.x, k.y), k.size, k.angle, k.response, k.octave);
+        }
+        if (count > 0) {
+            cv::Mat d(count, descriptor_bytes / element, binary ? CV_8U : CV_32F);
+            std::memcpy(d.data, descriptors, descriptors_length);
+            features->descriptors = d;
+        }
+        features->norm = norm;
+        features->binary = binary != 0;
+        features->width = width;
+        features->height = height;
+        features->scale = analysis_scale;
+        *out = features.release();
+    });
+}
 
 }  // extern "C"

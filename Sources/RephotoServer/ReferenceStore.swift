@@ -3,8 +3,8 @@ import Foundation
 import RephotoKit
 
 /// Uploaded references, content-addressed (the id is the SHA-256 of the image bytes), on disk so a restart
-/// or another instance sharing the folder finds them: `<dir>/<id[0..1]>/<id>.image` and `<id>.json` (the
-/// camera given at upload). Writes go to a temporary file renamed into place, so a reader never sees half
+/// or another instance sharing the folder finds them: `<dir>/<id[0..1]>/<id>.image`, `<id>.json` (the
+/// camera given at upload) and `<id>.features-<settings>` (the prepared features per feature settings). Writes go to a temporary file renamed into place, so a reader never sees half
 /// a file and two instances writing the same id write the same bytes. Without a folder the store is empty
 /// and references live only in the cache.
 final class ReferenceStore: Sendable {
@@ -59,6 +59,32 @@ final class ReferenceStore: Sendable {
         return (image, entry.camera)
     }
 
+    /// Saved features of a reference for one set of feature settings (`settingsKey`).
+    private func featuresPath(_ id: String, _ settingsKey: String) -> URL? {
+        paths(id).map { $0.image.deletingLastPathComponent().appendingPathComponent("\(id).features-\(settingsKey)") }
+    }
+
+    func putFeatures(_ id: String, settingsKey: String, _ data: Data) throws {
+        guard let path = featuresPath(id, settingsKey) else { return }
+        try FileManager.default.createDirectory(at: path.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: path, options: .atomic)
+    }
+
+    func features(_ id: String, settingsKey: String) -> Data? {
+        guard contains(id), let path = featuresPath(id, settingsKey) else { return nil }
+        return FileManager.default.contents(atPath: path.path)
+    }
+
+    /// A short key of the feature settings, naming a features file.
+    static func settingsKey(_ features: FeatureConfig) -> String {
+        var settings = PipelineConfig()
+        settings.features = features
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = (try? encoder.encode(settings)) ?? Data()
+        return String(SHA256.hash(data: json).map { String(format: "%02x", $0) }.joined().prefix(16))
+    }
+
     func contains(_ id: String) -> Bool {
         guard let (_, entryPath) = paths(id) else { return false }
         return FileManager.default.fileExists(atPath: entryPath.path)
@@ -69,6 +95,10 @@ final class ReferenceStore: Sendable {
         guard let (imagePath, entryPath) = paths(id) else { return false }
         let existed = (try? FileManager.default.removeItem(at: entryPath)) != nil
         try? FileManager.default.removeItem(at: imagePath)
+        let folder = imagePath.deletingLastPathComponent()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasPrefix("\(id).features-") {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        }
         return existed
     }
 

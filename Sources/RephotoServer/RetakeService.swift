@@ -55,8 +55,9 @@ final class RetakeService: Sendable {
         let inputs = try inputs(form)
         let id = ReferenceStore.id(of: image)
         let existed = store.contains(id) || cache.contains(id: id)
-        _ = try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings)
+        let frame = try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings)
         try store.put(id, image: image, camera: inputs.referenceCamera)
+        try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), try frame.features.serialized())
         return (id, !existed)
     }
 
@@ -77,12 +78,23 @@ final class RetakeService: Sendable {
             return hit
         }
         metrics.cacheMisses.increment()
+        let settingsKey = ReferenceStore.settingsKey(settings.features)
+        // Saved features first (a restart, another instance), then the image, detected again.
+        if let saved = store.features(id, settingsKey: settingsKey),
+           let frame = try? await compute({
+               try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
+           }) {
+            cache.put(key, frame)
+            return frame
+        }
         guard let bytes = image ?? store.get(id)?.image else { throw ServerError.notFound("no reference with id \(id)") }
-        let frame = try await compute {
+        let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
-            return try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
+            let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
+            return (frame, try frame.features.serialized())
         }
         cache.put(key, frame)
+        if image == nil || store.contains(id) { try? store.putFeatures(id, settingsKey: settingsKey, features) }
         return frame
     }
 

@@ -49,6 +49,27 @@ import RephotoEvaluation
         #expect(median < 0.5, "median offset \(median) full-resolution px")
     }
 
+    /// Saved features (a reference store) come back as they were: same keypoints, same matches, same homography;
+    /// damaged files are refused.
+    @Test(arguments: [DetectorKind.akaze, .orb, .sift])
+    func featuresSurviveSavingAndLoading(detector: DetectorKind) throws {
+        var config = PipelineConfig()
+        config.features.detector = detector
+        let estimator = try PoseEstimator(config: config)
+        let fresh = try estimator.prepareReference(try Fixtures.image("graf1.png"), camera: nil)
+        let data = try fresh.features.serialized()
+        let loaded = try Features(serialized: data, config: config.features)
+        #expect(loaded.keypoints == fresh.features.keypoints && loaded.imageSize == fresh.features.imageSize)
+        #expect(loaded.isBinary == fresh.features.isBinary && loaded.descriptorBytes == fresh.features.descriptorBytes)
+        let current = try Fixtures.image("graf3.png")
+        let a = try estimator.estimate(reference: fresh, current: current, camera: nil)
+        let b = try estimator.estimate(reference: try estimator.prepareReference(features: loaded, camera: nil), current: current, camera: nil)
+        #expect(a.homography == b.homography && a.counts == b.counts)
+        for damaged in [data.prefix(40), data.dropLast(1), Data("RPFEAT01".utf8) + Data(repeating: 0xFF, count: 64)] {
+            #expect(throws: RephotoError.self) { try Features(serialized: Data(damaged), config: config.features) }
+        }
+    }
+
     /// PNGs have no reduced decoding: they are resized at once to the analysis size, and still stand for full size.
     @Test func reducedPNGDecodingResizesToTheAnalysisSize() throws {
         var features = FeatureConfig(detector: .akaze)

@@ -144,6 +144,8 @@ struct Upload {
                 #expect(response.status == .ok)
                 let h = try #require(Self.homography(Self.json(response)))
                 #expect(try Self.cornerError(h) < 3)
+                // The features came from the store, not from detecting again.
+                #expect((Self.json(response)["timings"] as? [String: Any])?["detectReference"] as? Double == 0)
             }
         }
     }

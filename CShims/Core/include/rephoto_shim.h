@@ -162,6 +162,18 @@ int rp_features_descriptor_bytes(const rp_features *features);
 int rp_features_is_binary(const rp_features *features);
 /* The analysis scale actually used (1 = full resolution). */
 double rp_features_analysis_scale(const rp_features *features);
+/* cv::NormTypes of the descriptors (NORM_HAMMING, NORM_HAMMING2 or NORM_L2). */
+int rp_features_norm(const rp_features *features);
+/* The full-resolution size the keypoints belong to. */
+int rp_features_image_width(const rp_features *features);
+int rp_features_image_height(const rp_features *features);
+/* Copies the descriptor rows (count x descriptor_bytes, row after row) into `destination`. */
+int rp_features_copy_descriptors(const rp_features *features, uint8_t *destination, size_t capacity, rp_status *status);
+/* Features from saved parts (a reference store): `count` keypoints and their descriptor rows of
+   `descriptor_bytes` each, 8-bit when `binary` (Hamming), 32-bit floats otherwise (L2). */
+int rp_features_create(const rp_keypoint *keypoints, int count, const uint8_t *descriptors, size_t descriptors_length,
+                       int descriptor_bytes, int binary, int norm, int width, int height, double analysis_scale,
+                       rp_features **out, rp_status *status);
 
 /* ---------------------------------------------------------------- matching */
 

@@ -26,6 +26,17 @@ public struct PoseEstimator: Sendable {
                   strict: config.strictDecoding, reducedFor: config.features)
     }
 
+    /// A reference from features detected earlier (a reference store) under this estimator's feature settings.
+    public func prepareReference(features: Features, camera: CameraIntrinsics?) throws -> ReferenceFrame {
+        guard features.config == config.features else {
+            throw RephotoError.badInput("the saved features were detected with other feature settings than this estimator's")
+        }
+        let adapted = try camera.map { try $0.adapted(to: features.imageSize) }
+        let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
+        return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, detectMilliseconds: 0,
+                              matchIndex: index, decodeWarning: nil)
+    }
+
     /// Detects the reference's features once; `camera` is adapted to the reference's resolution.
     public func prepareReference(_ image: Image, camera: CameraIntrinsics?, mask: Image? = nil) throws -> ReferenceFrame {
         let start = ContinuousClock.now
