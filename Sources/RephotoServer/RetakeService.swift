@@ -175,8 +175,9 @@ enum Deadline {
             gate.set(continuation)
             let timer = Task {
                 try await Task.sleep(for: .seconds(seconds))
-                gate.resume(with: .failure(ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable,
-                                                       "the request took longer than \(seconds) s")))
+                var timeout = ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable, "the request took longer than \(seconds) s")
+                timeout.retryAfterSeconds = 1
+                gate.resume(with: .failure(timeout))
             }
             Task {
                 let result: Result<T, Error>
