@@ -51,6 +51,12 @@ final class ReferenceStore: Sendable {
         try JSONEncoder().encode(Entry(camera: camera, bytes: image.count)).write(to: entryPath, options: .atomic)
     }
 
+    /// The camera stored with a reference (nil also when unknown), without reading its image.
+    func camera(_ id: String) -> CameraIntrinsics? {
+        guard let (_, entryPath) = paths(id), let data = FileManager.default.contents(atPath: entryPath.path) else { return nil }
+        return (try? JSONDecoder().decode(Entry.self, from: data))?.camera
+    }
+
     func get(_ id: String) -> (image: Data, camera: CameraIntrinsics?)? {
         guard let (imagePath, entryPath) = paths(id),
               let entryData = FileManager.default.contents(atPath: entryPath.path),
