@@ -23,6 +23,7 @@ public struct EvaluationRow: Equatable, Sendable {
     public var rotationDegrees: Double?
     public var rotationErrorDegrees: Double?
     public var translationErrorDegrees: Double?
+    public var translationErrorUnsignedDegrees: Double?
     /// max(rotation, translation) error against the truth that exists; failures and undetermined
     /// translations count as 180° (Image Matching Challenge).
     public var pairErrorDegrees: Double?
@@ -47,11 +48,14 @@ public struct EvaluationRow: Equatable, Sendable {
     public static let columns = [
         "sequence", "index", "file", "reference_file", "status", "failure_kind", "failure_reason",
         "keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential",
-        "rotation_only", "rotation_deg", "rotation_error_deg", "translation_error_deg", "pair_error_deg", "corner_error_px",
+        "rotation_only", "rotation_deg", "rotation_error_deg", "translation_error_deg", "translation_error_unsigned_deg", "pair_error_deg", "corner_error_px",
         "afd_px", "score", "displacement_percent", "aligned",
         "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px",
         "time_detect_reference_ms", "time_detect_current_ms", "time_match_ms", "time_homography_ms", "time_essential_ms", "time_total_ms",
     ]
+
+    /// Columns added after the first release of the format, optional when reading.
+    static let laterColumns: Set<String> = ["translation_error_unsigned_deg"]
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
     static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
@@ -61,6 +65,7 @@ public struct EvaluationRow: Equatable, Sendable {
         ("keypoints_reference", \.keypointsReference), ("keypoints_current", \.keypointsCurrent), ("matches", \.matches),
         ("inliers_homography", \.inliersHomography), ("inliers_essential", \.inliersEssential), ("rotation_deg", \.rotationDegrees),
         ("rotation_error_deg", \.rotationErrorDegrees), ("translation_error_deg", \.translationErrorDegrees),
+        ("translation_error_unsigned_deg", \.translationErrorUnsignedDegrees),
         ("pair_error_deg", \.pairErrorDegrees), ("corner_error_px", \.cornerErrorPixels), ("afd_px", \.afdPixels), ("score", \.score),
         ("displacement_percent", \.displacementPercent), ("sensor_rotation_deg", \.sensorRotationDegrees),
         ("sensor_vision_angle_deg", \.sensorVisionAngleDegrees), ("sensor_rotation_error_deg", \.sensorRotationErrorDegrees),
@@ -107,7 +112,8 @@ public struct EvaluationRow: Equatable, Sendable {
         } catch {
             throw RephotoError.badInput("\(path): not an evaluation frames.csv (empty, or not readable as CSV)")
         }
-        guard let header = reader.headerRow, Set(columns).isSubset(of: header) else {
+        // Columns added later may be missing from older files: they read as empty.
+        guard let header = reader.headerRow, Set(columns).subtracting(Self.laterColumns).isSubset(of: header) else {
             throw RephotoError.badInput("\(path) line 1: not an evaluation frames.csv (columns differ)")
         }
         let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
@@ -117,7 +123,7 @@ public struct EvaluationRow: Equatable, Sendable {
             line += 1
             if fields.count == 1 && fields[0].isEmpty { continue }
             guard fields.count == header.count else { throw RephotoError.badInput("\(path) line \(line): \(fields.count) fields, the header has \(header.count)") }
-            func cell(_ name: String) -> String { fields[position[name]!] }
+            func cell(_ name: String) -> String { position[name].map { fields[$0] } ?? "" }
             var row = EvaluationRow()
             row.sequence = cell("sequence")
             guard let index = Int(cell("index")) else { throw RephotoError.badInput("\(path) line \(line): index '\(cell("index"))' is not a number") }

@@ -19,6 +19,8 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     @NullEncoded public var p90RotationErrorDegrees: Double?
     @NullEncoded public var medianTranslationErrorDegrees: Double?
     @NullEncoded public var p90TranslationErrorDegrees: Double?
+    /// The median of the sign-free translation error (Image Matching Challenge), beside the signed one.
+    @NullEncoded public var medianTranslationErrorUnsignedDegrees: Double?
     @NullEncoded public var medianCornerErrorPixels: Double?
     @NullEncoded public var medianAfdPixels: Double?
     @NullEncoded public var medianScore: Double?
@@ -47,6 +49,7 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
             p90RotationErrorDegrees: Statistics.percentile(values(\.rotationErrorDegrees, ok), 90),
             medianTranslationErrorDegrees: Statistics.median(values(\.translationErrorDegrees, ok)),
             p90TranslationErrorDegrees: Statistics.percentile(values(\.translationErrorDegrees, ok), 90),
+            medianTranslationErrorUnsignedDegrees: Statistics.median(values(\.translationErrorUnsignedDegrees, ok)),
             medianCornerErrorPixels: Statistics.median(values(\.cornerErrorPixels, ok)),
             medianAfdPixels: Statistics.median(values(\.afdPixels, ok)), medianScore: Statistics.median(values(\.score, ok)),
             medianSensorVisionAngleDegrees: Statistics.median(values(\.sensorVisionAngleDegrees, ok)),

@@ -194,6 +194,7 @@ extension EvaluationRow {
         rotationDegrees = r.pose?.rotationDegrees
         rotationErrorDegrees = errors.rotationErrorDegrees
         translationErrorDegrees = errors.translationErrorDegrees
+        translationErrorUnsignedDegrees = errors.translationErrorUnsignedDegrees
         cornerErrorPixels = errors.cornerErrorPixels
         afdPixels = r.metrics.afdPixels
         score = r.metrics.score

@@ -6,8 +6,11 @@ import RephotoKit
 public struct GroundTruthErrors: Codable, Equatable, Sendable {
     /// Angle of R_est^T R_gt, degrees.
     public var rotationErrorDegrees: Double?
-    /// arccos(|t_est · t_gt|), degrees (sign-agnostic).
+    /// The angle between the unit translations, 0...180°: a direction the wrong way round ("move back" for
+    /// "move forward") is 180° off. The primary translation error, used by mAA.
     public var translationErrorDegrees: Double?
+    /// arccos(|t_est · t_gt|), 0...90°: the Image Matching Challenge's sign-free variant, reported beside it.
+    public var translationErrorUnsignedDegrees: Double?
     /// Mean distance between the reference image corners mapped by H_est and by H_gt, current pixels.
     public var cornerErrorPixels: Double?
 
@@ -19,6 +22,7 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
         }
         if let gt = truth.translation, let est = translation {
             errors.translationErrorDegrees = translationDirectionError(estimate: est, truth: gt)
+            errors.translationErrorUnsignedDegrees = translationDirectionErrorUnsigned(estimate: est, truth: gt)
         }
         if let gt = truth.homography, let est = homography {
             errors.cornerErrorPixels = cornerError(estimate: est, truth: gt, size: referenceSize)
@@ -31,6 +35,11 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
     }
 
     public static func translationDirectionError(estimate: SIMD3<Double>, truth: SIMD3<Double>) -> Double {
+        let c = dot(estimate, truth) / (length(estimate) * length(truth))
+        return acos(max(-1, min(1, c))) * 180 / .pi
+    }
+
+    public static func translationDirectionErrorUnsigned(estimate: SIMD3<Double>, truth: SIMD3<Double>) -> Double {
         let c = abs(dot(estimate, truth)) / (length(estimate) * length(truth))
         return acos(min(1, c)) * 180 / .pi
     }

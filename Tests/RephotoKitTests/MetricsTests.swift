@@ -33,9 +33,16 @@ import RephotoEvaluation
         let off = Matrix3.rotation(axis: SIMD3(0, 0, 1), angle: 2 * .pi / 180) * r
         #expect(close(GroundTruthErrors.rotationError(estimate: off, truth: r), 2, 1e-9))
         #expect(close(GroundTruthErrors.rotationError(estimate: r, truth: r), 0, 1e-6))
-        // Sign-agnostic: t and −t are the same direction line.
-        #expect(close(GroundTruthErrors.translationDirectionError(estimate: SIMD3(1, 0, 0), truth: SIMD3(-2, 0, 0)), 0, 1e-9))
+        // Signed: a direction the wrong way round is 180° off; the Image Matching Challenge's variant calls it 0.
+        #expect(close(GroundTruthErrors.translationDirectionError(estimate: SIMD3(1, 0, 0), truth: SIMD3(-2, 0, 0)), 180, 1e-9))
+        #expect(close(GroundTruthErrors.translationDirectionErrorUnsigned(estimate: SIMD3(1, 0, 0), truth: SIMD3(-2, 0, 0)), 0, 1e-9))
         #expect(close(GroundTruthErrors.translationDirectionError(estimate: SIMD3(1, 1, 0), truth: SIMD3(1, 0, 0)), 45, 1e-9))
+        #expect(close(GroundTruthErrors.translationDirectionError(estimate: SIMD3(-1, 1, 0), truth: SIMD3(1, 0, 0)), 135, 1e-9))
+        #expect(close(GroundTruthErrors.translationDirectionErrorUnsigned(estimate: SIMD3(-1, 1, 0), truth: SIMD3(1, 0, 0)), 45, 1e-9))
+        // A flipped estimate fails a frame's pair error in the evaluator: mAA counts it as wrong.
+        let truth = GroundTruth(rotation: r, translation: SIMD3(0, 0, 1))
+        let flipped = GroundTruthErrors.compute(truth: truth, rotation: r, translation: SIMD3(0, 0, -1), homography: nil, referenceSize: ImageSize(width: 10, height: 10))
+        #expect(flipped.translationErrorDegrees == 180 && flipped.translationErrorUnsignedDegrees == 0)
         let shift = Matrix3([1, 0, 3, 0, 1, 4, 0, 0, 1])
         #expect(close(GroundTruthErrors.cornerError(estimate: shift, truth: .identity, size: ImageSize(width: 10, height: 10)), 5, 1e-9))
     }
