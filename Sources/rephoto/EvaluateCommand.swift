@@ -56,7 +56,9 @@ struct EvaluateCommand: ParsableCommand {
             let interruption = Interruption(grace: grace) { code in
                 if (try? run.finish(broken: broken, thumbnails: [:], interrupted: true)) != nil {
                     FileHandle.standardError.write(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume\n".utf8))
-                    Foundation.exit(code)
+                    // _exit, not exit: frames still running on other threads would meet OpenCV's static
+                    // destructors (a SIGSEGV seen in CI). Everything is already written, unbuffered.
+                    _exit(code)
                 }
             }
             evaluator.onRow = { run.record($0) }
