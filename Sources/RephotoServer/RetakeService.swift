@@ -47,6 +47,14 @@ final class RetakeService: Sendable {
                       attitudes: attitudes, metadata: metadata)
     }
 
+    /// A foreign format or an oversized file is refused before any pipeline work (the reference's included).
+    func checkUpload(_ image: Data, _ settings: PipelineConfig) throws {
+        guard image.count <= settings.maxBytes else {
+            throw RephotoError(.badInput, "retake of \(image.count) bytes, over the limit of \(settings.maxBytes) bytes (maxBytes)", reason: .tooLarge)
+        }
+        try Image.checkSignature(image)
+    }
+
     // MARK: references
 
     /// Stores a reference (validated by preparing it) and returns its id; `created` is false when it existed.
@@ -80,12 +88,17 @@ final class RetakeService: Sendable {
         metrics.cacheMisses.increment()
         let settingsKey = ReferenceStore.settingsKey(settings.features)
         // Saved features first (a restart, another instance), then the image, detected again.
-        if let saved = store.features(id, settingsKey: settingsKey),
-           let frame = try? await compute({
-               try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
-           }) {
-            cache.put(key, frame)
-            return frame
+        if let saved = store.features(id, settingsKey: settingsKey) {
+            do {
+                let frame = try await compute {
+                    try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
+                }
+                cache.put(key, frame)
+                return frame
+            } catch let error as RephotoError where error.kind == .badInput {
+                // A damaged features file: detect again from the image below (a full queue or a timeout is
+                // passed on, not answered with twice the work).
+            }
         }
         guard let bytes = image ?? store.get(id)?.image else { throw ServerError.notFound("no reference with id \(id)") }
         let (frame, features) = try await compute {
@@ -119,6 +132,7 @@ final class RetakeService: Sendable {
     func score(_ form: MultipartForm) async throws -> Data {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        try checkUpload(retake, inputs.settings)
         let (reference, _, _) = try await reference(form, inputs)
         let config = inputs.settings, camera = inputs.retakeCamera, attitudes = inputs.attitudes
         return try await compute {
@@ -137,6 +151,7 @@ final class RetakeService: Sendable {
     func align(_ form: MultipartForm) async throws -> (Data, contentType: String) {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        try checkUpload(retake, inputs.settings)
         let options = inputs.metadata.align
         let format = (options?.format ?? "jpeg").lowercased()
         guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }

@@ -11,16 +11,43 @@ public enum StdioServer {
     public static func run(settings: ServerSettings) async throws {
         try OpenCVRuntime.configure(threads: 1)
         let service = try RetakeService(settings: settings, metrics: ServerMetrics())
-        while let line = readLine(strippingNewline: true) {
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-            let response = await handle(line, service: service, maxBytes: settings.maxBodyBytes)
+        // Lines are read in bounded chunks: a line over the limit is skipped to its end, never held whole.
+        let limit = settings.maxBodyBytes * 2
+        let input = FileHandle.standardInput
+        var line = Data(), overflow = false
+        func answer(_ text: Data) async {
+            let response: Data
+            if overflow {
+                let error = ServerError(.contentTooLarge, code: "too_large", "request line over \(limit) bytes")
+                struct Failure: Encodable { var error: ErrorEnvelope.Body; var status: Int }
+                response = (try? JSONOutput.encode(Failure(error: error.envelope.error, status: error.status.code))) ?? Data()
+            } else {
+                let string = String(decoding: text, as: UTF8.self)
+                if string.trimmingCharacters(in: .whitespaces).isEmpty { return }
+                response = await handle(string, service: service, maxBytes: settings.maxBodyBytes)
+            }
             FileHandle.standardOutput.write(response + Data("\n".utf8))
         }
+        while true {
+            let chunk = input.readData(ofLength: 1 << 16)
+            if chunk.isEmpty { break }
+            var rest = chunk[...]
+            while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
+                if !overflow { line.append(contentsOf: rest[..<newline]) }
+                overflow = overflow || line.count > limit
+                await answer(line)
+                line = Data()
+                overflow = false
+                rest = rest[rest.index(after: newline)...]
+            }
+            if !overflow { line.append(contentsOf: rest) }
+            if line.count > limit { overflow = true; line = Data() }
+        }
+        if overflow || !line.isEmpty { await answer(line) }
     }
 
     static func handle(_ line: String, service: RetakeService, maxBytes: Int) async -> Data {
         do {
-            guard line.utf8.count <= maxBytes * 2 else { throw ServerError(.contentTooLarge, code: "too_large", "request line over the body limit") }
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw ServerError.badRequest("a request line must be one JSON object")
             }

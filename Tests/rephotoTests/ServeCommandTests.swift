@@ -62,7 +62,7 @@ import Testing
     @Test func stdioAnswersOneLinePerRequest() throws {
         let process = Process()
         process.executableURL = CLI.executable
-        process.arguments = ["serve", "--stdio"]
+        process.arguments = ["serve", "--stdio", "--max-body-bytes", "2000000"]
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -73,13 +73,15 @@ import Testing
             #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"base64": "R0lGODlhAQABAAAAACw="}}"#,
             "not json",
             #"{"op": "addReference", "image": {"path": "\#(CLI.sample("graf1.png"))"}}"#,
+            "{" + String(repeating: "x", count: 4_100_000),  // over twice --max-body-bytes: skipped unread
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let answers = out.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        #expect(answers.count == 4)
+        #expect(answers.count == 5)
+        #expect(answers[4]["status"] as? Int == 413)
         #expect((answers[0]["counts"] as? [String: Any])?["inliersHomography"] as? Int ?? 0 > 100)
         #expect(answers[1]["status"] as? Int == 415 && (answers[1]["error"] as? [String: Any])?["code"] as? String == "unsupported_format")
         #expect(answers[2]["status"] as? Int == 400)

@@ -120,6 +120,14 @@ public final class Image: @unchecked Sendable {
         }
     }
 
+    /// Refuses bytes whose first bytes are no supported format's signature, without decoding anything: a
+    /// service checks an upload this way before spending work on the rest of a request.
+    public static func checkSignature(_ data: Data) throws {
+        try data.prefix(16).withUnsafeBytes { raw in
+            try shimCall { rp_image_check_signature(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, UInt64(data.count), $0) }
+        }
+    }
+
     public var size: ImageSize { ImageSize(width: width, height: height) }
 
     public func grayscale() throws -> Image {
