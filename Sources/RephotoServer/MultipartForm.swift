@@ -16,9 +16,10 @@ struct MultipartForm: Sendable {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data") else {
             throw ServerError.badRequest("expected a multipart/form-data body, got Content-Type '\(contentType ?? "none")'")
         }
-        guard let boundary = Self.boundary(in: contentType), !boundary.isEmpty, boundary.utf8.count <= 200 else {
+        guard let boundary = Self.boundary(in: contentType), !boundary.isEmpty else {
             throw ServerError.badRequest("multipart/form-data without a boundary parameter")
         }
+        guard boundary.utf8.count <= 70 else { throw ServerError.badRequest("multipart boundary of \(boundary.utf8.count) characters: at most 70 (RFC 2046)") }
         let parser = MultipartParser(boundary: boundary)
         var name: String?
         var current = Data()

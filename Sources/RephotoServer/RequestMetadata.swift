@@ -56,9 +56,15 @@ struct RequestMetadata: Decodable, Sendable {
             let metadata = try JSONDecoder().decode(RequestMetadata.self, from: data)
             var config: Data?
             if metadata.hasConfig, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let tree = object["config"] {
-                config = try JSONSerialization.data(withJSONObject: tree)
+                // JSONSerialization traps (not throws) on a top-level value that is no object: check first.
+                guard let settings = tree as? [String: Any], JSONSerialization.isValidJSONObject(settings) else {
+                    throw ServerError.badRequest("metadata.config must be an object of settings, as in a config file")
+                }
+                config = try JSONSerialization.data(withJSONObject: settings)
             }
             return (metadata, config)
+        } catch let error as ServerError {
+            throw error
         } catch let error as DecodingError {
             throw ServerError.badRequest("metadata: \(ConfigFile.describe(error))")
         } catch {

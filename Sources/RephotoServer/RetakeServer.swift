@@ -106,7 +106,7 @@ public enum RetakeServer {
         do {
             return try await body()
         } catch let error as HTTPError {
-            let code = error.status == .contentTooLarge ? "too_large" : "bad_input"
+            let code = error.status == .contentTooLarge ? "too_large" : error.status == .notFound ? "not_found" : "bad_input"
             return errorResponse(ServerError(error.status, code: code, error.body ?? error.status.reasonPhrase))
         } catch {
             return errorResponse(ServerError.wrapping(error))

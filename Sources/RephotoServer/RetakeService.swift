@@ -155,10 +155,11 @@ final class RetakeService: Sendable {
         let options = inputs.metadata.align
         let format = (options?.format ?? "jpeg").lowercased()
         guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
-        let (reference, referenceBytes, id) = try await reference(form, inputs)
-        guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
         let config = inputs.settings, camera = inputs.retakeCamera
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
+        guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
+        let (reference, referenceBytes, id) = try await reference(form, inputs)
+        guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
             let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera)

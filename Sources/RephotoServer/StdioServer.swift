@@ -57,7 +57,13 @@ public enum StdioServer {
                 parts[name] = try imageBytes(image, name: name, maxBytes: maxBytes)
             }
             if let id = object["referenceId"] as? String { parts["referenceId"] = Data(id.utf8) }
-            if let metadata = object["metadata"] { parts["metadata"] = try JSONSerialization.data(withJSONObject: metadata) }
+            if let metadata = object["metadata"] {
+                // JSONSerialization traps (not throws) on a value that is no object: check first.
+                guard metadata is [String: Any], JSONSerialization.isValidJSONObject(metadata) else {
+                    throw ServerError.badRequest("metadata must be a JSON object")
+                }
+                parts["metadata"] = try JSONSerialization.data(withJSONObject: metadata)
+            }
             let form = MultipartForm(parts: parts)
             switch object["op"] as? String ?? "score" {
             case "score":

@@ -162,6 +162,11 @@ struct Upload {
             ("too many pixels", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"maxPixels": 100000}}"#), .contentTooLarge, "too_large"),
             ("too little signal", Upload().adding("reference", graf1).adding("retake", try Upload.image("HappyFish.jpg")), .unprocessableContent, "estimation_failed"),
             ("unknown id", Upload().adding("referenceId", Data(String(repeating: "0", count: 64).utf8), filename: nil).adding("retake", graf3), .notFound, "not_found"),
+            // A scalar `config` made JSONSerialization trap and killed the worker (found by probing the server).
+            ("config a string", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": "x"}"#), .badRequest, "bad_input"),
+            ("config null", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": null}"#), .badRequest, "bad_input"),
+            ("config a number", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": 5}"#), .badRequest, "bad_input"),
+            ("absurd focal length", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1e308, "fy": 1e308, "cx": 400, "cy": 320}}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
         ]
         try await Self.app(try Self.settings()).test(.router) { http in
@@ -174,6 +179,10 @@ struct Upload {
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}")) {
                 #expect($0.status == .badRequest)
             }
+            try await http.execute(uri: "/v1/nothing-here", method: .get) { response in
+                #expect(response.status == .notFound && Self.errorCode(response) == "not_found")
+            }
+            try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
         }
         // A body over the limit is refused as too large.
         let small = try Self.settings { $0.maxBodyBytes = 4096 }

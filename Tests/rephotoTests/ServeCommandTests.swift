@@ -74,14 +74,19 @@ import Testing
             "not json",
             #"{"op": "addReference", "image": {"path": "\#(CLI.sample("graf1.png"))"}}"#,
             "{" + String(repeating: "x", count: 4_100_000),  // over twice --max-body-bytes: skipped unread
+            #"{"op": "score", "reference": {"path": "/dev/stdin"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": {"config": "x"}}"#,
+            #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": 7}"#,
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let answers = out.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        #expect(answers.count == 5)
+        #expect(answers.count == 7)
         #expect(answers[4]["status"] as? Int == 413)
+        // /dev/stdin is the worker's own input, not an image; a scalar metadata used to kill the process.
+        #expect(answers[5]["status"] as? Int == 400 && ((answers[5]["error"] as? [String: Any])?["message"] as? String)?.contains("not a regular file") == true)
+        #expect(answers[6]["status"] as? Int == 400)
         #expect((answers[0]["counts"] as? [String: Any])?["inliersHomography"] as? Int ?? 0 > 100)
         #expect(answers[1]["status"] as? Int == 415 && (answers[1]["error"] as? [String: Any])?["code"] as? String == "unsupported_format")
         #expect(answers[2]["status"] as? Int == 400)

@@ -53,6 +53,11 @@ public struct CameraIntrinsics: Codable, Equatable, Sendable {
         let values = [fx, fy, cx, cy] + distortion
         guard values.allSatisfy(\.isFinite) else { throw RephotoError.badInput("\(source): intrinsics contain a non-finite value") }
         guard fx > 0, fy > 0 else { throw RephotoError.badInput("\(source): focal lengths must be positive, got fx=\(fx) fy=\(fy)") }
+        // From a fisheye on a tiny sensor to a long lens on a 100 MP one, focal lengths stay within 1 ... 10^6 px;
+        // beyond, normalised coordinates over- or underflow and the pose is noise.
+        guard fx >= 1, fy >= 1, fx <= 1e6, fy <= 1e6 else {
+            throw RephotoError.badInput("\(source): focal lengths fx=\(fmt(fx, 6)) fy=\(fmt(fy, 6)) px are outside 1...1000000: not a camera's")
+        }
         // Pixels of real sensors are square or nearly so (anamorphic lenses: up to 2:1).
         guard fy / fx >= 0.5, fy / fx <= 2 else {
             throw RephotoError.badInput("\(source): fy/fx = \(fmt(fy / fx)) (fx=\(fmt(fx, 6)), fy=\(fmt(fy, 6))): pixels more than 2:1 from square are not a camera's")

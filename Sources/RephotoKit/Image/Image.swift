@@ -87,6 +87,12 @@ public final class Image: @unchecked Sendable {
             throw RephotoError.badInput("\(path): no such file")
         }
         guard !isDirectory.boolValue else { throw RephotoError.badInput("\(path): is a directory, not an image") }
+        // Devices, pipes and sockets (/dev/stdin, /proc/self/fd/0) are no image files: reading one could take
+        // another reader's input or never end.
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw RephotoError.badInput("\(path): not a regular file")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw RephotoError.badInput("\(path): cannot read file (permission denied or not a regular file)")
         }
