@@ -64,7 +64,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Yams", package: "Yams"),
         ]),
-        .executableTarget(name: "rephoto-bench", dependencies: ["RephotoKit", "RephotoSynthesis", "RephotoShimTools"]),
+        .executableTarget(name: "rephoto-bench", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoShimTools"]),
         // Parser fuzzing (scripts/fuzz builds it with libFuzzer); a plain build replays inputs.
         .executableTarget(name: "rephoto-fuzz", dependencies: ["RephotoKit", "RephotoData", "RephotoEvaluation"]),
         // Shared by the test targets: sample data, synthetic scenes, scratch folders removed at exit.

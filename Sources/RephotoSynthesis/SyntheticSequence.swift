@@ -19,6 +19,8 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("start-translation"), help: "Start offset: camera displacement, metres.") public var startTranslationMetres = 0.5
     /// Exponential convergence: the offset left at the last frame is exp(−convergence).
     @Option(help: "Convergence: the start offset decays as exp(-c * progress).") public var convergence = 5.0
+    @Option(name: .customLong("orbit"), help: "Wide baseline: the start camera orbits the scene's centre (7.5 m ahead) by this many degrees about the vertical, facing it; replaces the start rotation and translation.")
+    public var orbitDegrees = 0.0
     /// Physiological tremor about 8–12 Hz plus slower sway.
     @Option(help: "Hand tremor: rotation amplitude, degrees.") public var tremorDegrees = 0.1
     @Option(help: "Hand tremor: displacement amplitude, metres.") public var tremorMetres = 0.002
@@ -63,6 +65,7 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
         try require(fieldOfViewDegrees > 10 && fieldOfViewDegrees < 150, "field of view", fieldOfViewDegrees, "10...150 degrees")
         try require(startRotationDegrees >= 0 && startRotationDegrees <= 45, "start rotation", startRotationDegrees, "0...45 degrees")
         try require(startTranslationMetres >= 0 && startTranslationMetres <= 3, "start translation", startTranslationMetres, "0...3 metres")
+        try require(orbitDegrees >= 0 && orbitDegrees <= 90, "orbit", orbitDegrees, "0...90 degrees")
         try require(convergence >= 0 && convergence.isFinite, "convergence", convergence, ">= 0")
         try require(tremorDegrees >= 0 && tremorMetres >= 0, "tremor", "\(tremorDegrees)°, \(tremorMetres) m", ">= 0")
         try require(referenceContrast >= 0 && referenceBlur >= 0 && imageNoise >= 0, "image changes",
@@ -142,9 +145,16 @@ public enum SyntheticSequence {
             }
             let shake = SIMD3(tremor(0), tremor(1), tremor(2)) * options.tremorDegrees * .pi / 180
             let sway = SIMD3(tremor(6), tremor(7), tremor(8)) * options.tremorMetres
-            let base = Quaternion.identity.slerp(to: startRotation, t: left)
+            var base = Quaternion.identity.slerp(to: startRotation, t: left)
+            var centre = startCentre * left + sway
+            if options.orbitDegrees > 0 {
+                // On the circle about the pivot, facing it: the camera's axes turn with its position.
+                let pivot = SIMD3(0.0, 0.0, 7.5), angle = options.orbitDegrees * left * .pi / 180
+                let turn = Matrix3.rotation(axis: SIMD3(0, 1, 0), angle: angle)
+                base = Quaternion(rotationMatrix: turn.transposed)
+                centre = pivot + turn * (-pivot) + sway
+            }
             let rotation = (length(shake) > 0 ? Quaternion(axis: shake, angle: length(shake)) * base : base).rotationMatrix
-            let centre = startCentre * left + sway
             let translation = -(rotation * centre)
 
             let image = try SceneRenderer.render(now, camera: camera, rotation: rotation, translation: translation, size: size, background: 40)

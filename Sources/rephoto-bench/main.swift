@@ -2,6 +2,7 @@
 // (rp_native_pipeline in CShims), interleaved in one process so machine noise hits both alike.
 // Usage: rephoto-bench [--iterations N] [--csv FILE]   (run through scripts/bench)
 //        rephoto-bench --hamming-kernel                 (prints the brute-force Hamming kernel this CPU runs)
+//        rephoto-bench export-matches ...               (scripts/bench-accuracy; MatchExport.swift)
 import RephotoShimTools
 import Foundation
 import RephotoKit
@@ -90,6 +91,16 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
     }
     guard code == 0 else { throw RephotoError(.internal, "native pipeline failed (\(code))") }
     return Dictionary(uniqueKeysWithValues: zip(stages, timings))
+}
+
+if CommandLine.arguments.dropFirst().first == "export-matches" {
+    do {
+        try MatchExport.run(Array(CommandLine.arguments.dropFirst(2)))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("rephoto-bench: \(error)\n".utf8))
+        exit(2)
+    }
 }
 
 do {

@@ -19,7 +19,7 @@ import RephotoEvaluation
         #expect(o.wtaK == 2 && o.scoreType == .harris && o.patchSize == 31 && o.fastThreshold == 20)
         #expect(s.features == 0 && s.octaveLayers == 3 && s.contrastThreshold == 0.04 && s.edgeThreshold == 10 && s.sigma == 1.6)
         #expect(config.homography == RobustConfig(method: .usacMagsac, threshold: 3, confidence: 0.995, maxIterations: 2000))
-        #expect(config.pose.essential == RobustConfig(method: .ransac, threshold: 1, confidence: 0.999, maxIterations: 1000))
+        #expect(config.pose.essential == RobustConfig(method: .loMsac, threshold: 1, confidence: 0.9999, maxIterations: 10_000))
         #expect(config == PipelineConfig())
     }
 
@@ -33,7 +33,7 @@ import RephotoEvaluation
             homography: {method: usac_magsac, threshold: 2.5}
             pose:
               essential: {method: usac_accurate}
-              degeneracyRatio: 0.8
+              minParallax: 0.5
             """
         let path = try Fixtures.temporaryFile("config.yml", Data(yaml.utf8))
         let config = try PipelineConfig.load(from: path)
@@ -42,7 +42,7 @@ import RephotoEvaluation
         #expect(config.matching.ratio == 0.7 && config.matching.mutual && config.matching.matcher == .flann)
         #expect(config.homography.method == .usacMagsac && config.homography.threshold == 2.5 && config.homography.confidence == 0.995)
         #expect(config.pose.essential.method == .usacAccurate && config.pose.essential.threshold == 1)
-        #expect(config.pose.degeneracyRatio == 0.8)
+        #expect(config.pose.minParallax == 0.5 && config.pose.minInliers == 10)
 
         // The same config through JSON, after a round trip through the encoder.
         let json = try JSONEncoder().encode(config)

@@ -240,16 +240,23 @@ int rp_match_index_match(const rp_match_index *index, const rp_features *current
 
 /* ---------------------------------------------------------------- geometry */
 
+/* The shim's own estimator of the essential matrix (not an OpenCV flag): LO-MSAC with the five-point solver. */
+#define RP_METHOD_LO_MSAC 1
+
 typedef struct rp_robust_params {
-    int method;           /* cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38, 0 = least squares on all points */
+    int method;           /* RP_METHOD_LO_MSAC 1 (essential only), cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38,
+                             0 = least squares on all points (homography only) */
     double threshold;     /* pixels */
     double confidence;
     int max_iterations;
-    int refine;           /* essential matrix only: Levenberg-Marquardt on the inliers' Sampson error */
+    int refine;           /* essential matrix only: Levenberg-Marquardt on the MSAC cost of the Sampson error */
+    int min_iterations;   /* LO-MSAC only: samples drawn whatever the adaptive bound says */
+    uint64_t seed;        /* LO-MSAC only: its sampler's seed */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
-   methods alike), so the same input always gives the same answer and there is no seed to pass. */
+   methods alike), and LO-MSAC from `seed` in a generator of its own: the same input always gives the same
+   answer. */
 
 /* H maps reference pixels to current pixels. `reference_xy` and `current_xy` hold n x,y pairs. `inliers`
    (capacity `inliers_capacity` >= n, may be NULL) receives 1 for inliers. */
@@ -269,14 +276,25 @@ typedef struct rp_camera {
 typedef struct rp_relative_pose {
     double R[9];                /* X_current = R X_reference + t */
     double t[3];                /* unit length */
-    int inliers;                /* essential-matrix inliers */
-    int in_front;               /* inliers triangulated in front of both cameras */
-    double sampson_rms_pixels;  /* over essential inliers: normalised Sampson error times the mean focal length */
+    int inliers;                /* correspondences within the threshold of E */
+    int in_front;               /* of those, triangulated in front of both cameras */
+    double sampson_rms_pixels;  /* over the inliers: normalised Sampson error times the mean focal length */
+    int iterations;             /* LO-MSAC samples drawn (0 for OpenCV's estimators) */
+    double rotation_sigma_degrees;     /* 1-sigma (largest axis) of the rotation, from the inliers' Hessian */
+    double translation_sigma_degrees;  /* 1-sigma (largest axis) of the translation direction */
+    double parallax_degrees;    /* median angle between R b_reference and b_current over the inliers */
+    double noise_pixels;        /* robust scale of the inliers' Sampson errors */
+    double gric_essential;      /* Torr's GRIC, on the inliers, of the essential matrix and of a */
+    double gric_homography;     /* homography (fitted robustly to them): the lower is the better model */
+    double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
+    int rotation_support;       /* inliers that rotation transfers within 1.77x the threshold */
+    double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
 } rp_relative_pose;
 
-/* Undistorts both point sets with their own camera, then findEssentialMat + recoverPose on normalised
-   coordinates; the threshold in params is in pixels (divided by the mean focal length inside).
-   `inliers` (capacity >= n, may be NULL) receives 1 for points that are inliers and in front;
+/* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's
+   findEssentialMat + recoverPose), optionally refined; the threshold in params is in pixels (divided by the
+   mean focal length inside).
+   `inliers` (capacity >= n, may be NULL) receives 1 for points within the threshold of E;
    `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels. */
 int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
                               const rp_camera *reference_camera, const rp_camera *current_camera,

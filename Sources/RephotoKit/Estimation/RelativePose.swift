@@ -1,4 +1,5 @@
 import RephotoShim
+import Foundation
 
 /// Relative camera pose in the convention X_current = R X_reference + t (OpenCV camera frames).
 public struct RelativePose: Sendable {
@@ -11,96 +12,111 @@ public struct RelativePose: Sendable {
     }
 
     public var rotation: Matrix3
-    /// On degenerate pairs: the rotation derived from the homography inliers (orthogonal Procrustes on their
+    /// On rotation-only pairs: a pure rotation fitted to the inliers (orthogonal Procrustes on their
     /// undistorted bearings), beside `rotation`. The essential rotation stays the estimate because a
-    /// rotation-only fit absorbs any remaining parallax (bundled synth-approach frame 8: 1.09° against 0.12°).
-    public var homographyRotation: Matrix3?
-    /// Unit direction; nil when undetermined (rotation-only or planar scene).
+    /// rotation-only fit absorbs any remaining parallax.
+    public var pureRotation: Matrix3?
+    /// Unit direction; nil when undetermined (rotation-only, planar, or too uncertain).
     public var translation: SIMD3<Double>?
-    /// The Bae et al. degeneracy flag: homography inliers exceed the configured share of essential inliers.
+    /// The pure rotation explains the inliers best (GRIC), or the essential matrix gave no pose at all.
     public var rotationOnly: Bool
     public var rotationSource: RotationSource
     public var essentialInliers: Int
     /// Essential inliers triangulated in front of both cameras.
     public var inFront: Int
-    /// Correspondences the homography explains within the degeneracy threshold (transfer error).
-    public var homographySupport: Int
-    /// Correspondences the essential matrix explains within the same threshold (Sampson distance).
-    public var essentialSupport: Int
-    /// In a degenerate pair: correspondences a pure rotation explains within the homography's threshold.
-    public var rotationOnlySupport: Int
     public var sampsonRmsPixels: Double
-    /// One flag per correspondence: essential inlier and in front.
+    /// One flag per correspondence: within the threshold of E.
     public var inliers: [Bool]
+    /// nil when the rotation came from the homography inliers.
+    public var evidence: PoseEvidence?
     public var warnings: [String]
 
     public var rotationDegrees: Double { rotation.rotationAngleDegrees }
 }
 
 extension RelativePose {
-    /// Essential matrix + recoverPose, then the degeneracy check against the homography.
+    /// The essential-matrix pose (LO-MSAC by default), then the gate on its own evidence and the model
+    /// selection between a general motion, a pure rotation and a plane. Throws `.estimationFailed` with the
+    /// reason when the evidence is too weak to report any pose.
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                                 homography: HomographyEstimate, config: PoseConfig) throws -> RelativePose {
-        var params = try config.essential.shimParameters(refine: config.refine)
+        var params = try config.essential.shimParameters(refine: config.refine, minIterations: config.minIterations,
+                                                         seed: UInt64(config.seed))
         let n = try cInt(pairs.count, "correspondence count")
         var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
         let a = pairs.referenceXY, b = pairs.currentXY
-        let focal = (currentCamera.fx + currentCamera.fy) / 2
-        let threshold = config.degeneracyThreshold ?? config.essential.threshold
-
-        /// The rotation-only model on the homography inliers, and how many of all matches it explains.
-        func rotationFit() throws -> (Matrix3, Int) {
-            let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
-            var r = [Double](repeating: 0, count: 9)
-            var residuals = [Double](repeating: 0, count: pairs.count)
-            try shimCall { status in
-                rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, &residuals, residuals.count, status)
-            }
-            let limit = threshold * PoseConfig.transferToSampsonThreshold / focal
-            return (Matrix3(r), residuals.filter { $0 < limit }.count)
-        }
 
         var out = rp_relative_pose()
         var mask = [UInt8](repeating: 0, count: pairs.count)
-        var sampson = [Double](repeating: 0, count: pairs.count)
         do {
             try shimCall { status in
-                rp_estimate_relative_pose(a, b, n, &refCam, &curCam, &params, &out, &mask, mask.count, &sampson, sampson.count, status)
+                rp_estimate_relative_pose(a, b, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
             }
         } catch let error as RephotoError where error.kind == .estimationFailed && homography.inlierCount >= 8 {
-            // No usable essential matrix (typically no baseline): the homography still fixes the rotation.
-            let (fitted, support) = try rotationFit()
+            // No usable essential matrix (typically no baseline): the homography inliers still fix the rotation.
+            let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
+            var r = [Double](repeating: 0, count: 9)
+            try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, nil, 0, status) }
             return RelativePose(
-                rotation: fitted, homographyRotation: fitted, translation: nil, rotationOnly: true, rotationSource: .homography,
-                essentialInliers: 0, inFront: 0, homographySupport: homography.inlierCount, essentialSupport: 0,
-                rotationOnlySupport: support, sampsonRmsPixels: 0, inliers: homography.inliers,
+                rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, rotationOnly: true, rotationSource: .homography,
+                essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
                 warnings: ["essential matrix unusable (\(error.message)): rotation-only model from \(homography.inlierCount) homography inliers, translation direction undetermined"])
         }
-        let rotation = Matrix3(out.R)
-        let t = [out.t.0, out.t.1, out.t.2]
-        var pose = RelativePose(
-            rotation: rotation, homographyRotation: nil, translation: SIMD3(t[0], t[1], t[2]), rotationOnly: false, rotationSource: .essential,
-            essentialInliers: Int(out.inliers), inFront: Int(out.in_front), homographySupport: 0, essentialSupport: 0,
-            rotationOnlySupport: 0, sampsonRmsPixels: out.sampson_rms_pixels, inliers: mask.map { $0 != 0 }, warnings: [])
+        let evidence = PoseEvidence(out)
+        try gate(evidence, config: config)
 
-        pose.homographySupport = HomographyEstimate.support(of: homography.matrix, pairs,
-                                                            threshold: threshold * PoseConfig.transferToSampsonThreshold)
-        pose.essentialSupport = sampson.filter { $0 < threshold }.count
-        guard Double(pose.homographySupport) > config.degeneracyRatio * Double(max(pose.essentialSupport, 1)) else {
-            return pose
+        var pose = RelativePose(
+            rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
+            rotationSource: .essential, essentialInliers: Int(out.inliers), inFront: Int(out.in_front),
+            sampsonRmsPixels: out.sampson_rms_pixels, inliers: mask.map { $0 != 0 }, evidence: evidence, warnings: [])
+        let model = evidence.model(minParallax: config.minParallax)
+        // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
+        if model != .rotationOnly && Double(evidence.inFront) < 0.8 * Double(evidence.inliers) {
+            throw RephotoError.estimationFailed(
+                "inconsistent pose: only \(evidence.inFront) of \(evidence.inliers) essential inliers lie in front of both cameras")
         }
-        // Degenerate for the essential matrix: the translation direction is not observable.
-        pose.rotationOnly = true
-        pose.translation = nil
-        let (fitted, support) = try rotationFit()
-        pose.homographyRotation = fitted
-        pose.rotationOnlySupport = support
-        // A homography also absorbs a plane's parallax, a pure rotation cannot: the same support test tells them apart.
-        if Double(support) > config.degeneracyRatio * Double(max(pose.essentialSupport, 1)) {
-            pose.warnings.append("rotation-only motion: translation direction undetermined; a pure rotation explains \(support) matches, the essential matrix \(pose.essentialSupport)")
-        } else {
-            pose.warnings.append("planar scene: homography explains \(pose.homographySupport) matches, the essential matrix \(pose.essentialSupport), translation direction undetermined")
+        switch model {
+        case .rotationOnly:
+            pose.rotationOnly = true
+            pose.translation = nil
+            pose.pureRotation = Matrix3(out.rotation_only_R)
+            pose.warnings.append(String(format: "rotation-only motion: median parallax %.2f° of the %d inliers is under pose.minParallax %g°; translation direction undetermined",
+                                        evidence.parallaxDegrees, evidence.inliers, config.minParallax))
+        case .planar:
+            pose.translation = nil
+            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f); translation direction undetermined, and the rotation may be the plane's other solution",
+                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential))
+        case .general:
+            if evidence.translationSigmaDegrees > config.maxTranslationSigma {
+                pose.translation = nil
+                pose.warnings.append(String(format: "translation direction uncertain: ±%.1f° (1 sigma, pose.maxTranslationSigma %g°); reported as undetermined",
+                                            evidence.translationSigmaDegrees, config.maxTranslationSigma))
+            }
         }
         return pose
+    }
+
+    /// Refuses a pose whose own evidence is weak: few inliers in front, an inlier count unrelated matches
+    /// could reach, a geometry no pair of views of one scene has, or an ill-conditioned rotation.
+    static func gate(_ evidence: PoseEvidence, config: PoseConfig) throws {
+        if evidence.inliers < config.minInliers {
+            throw RephotoError.estimationFailed(
+                "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
+        }
+        if evidence.log10Chance > log10(config.maxChance) {
+            throw RephotoError.estimationFailed(String(
+                format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
+                evidence.inliers, evidence.log10Chance, config.maxChance))
+        }
+        if evidence.parallaxDegrees > config.maxParallax {
+            throw RephotoError.estimationFailed(String(
+                format: "implausible pose: median parallax %.0f° of the %d inliers (pose.maxParallax %g°); the views would face each other",
+                evidence.parallaxDegrees, evidence.inliers, config.maxParallax))
+        }
+        if evidence.rotationSigmaDegrees > config.maxRotationSigma {
+            throw RephotoError.estimationFailed(String(
+                format: "rotation too uncertain: ±%.2f° (1 sigma; pose.maxRotationSigma %g°) from %d inliers",
+                evidence.rotationSigmaDegrees, config.maxRotationSigma, evidence.inliers))
+        }
     }
 }

@@ -1,7 +1,9 @@
 import RephotoShim
 
-/// A robust estimator as OpenCV 4.6 offers it for findHomography and findEssentialMat.
+/// A robust estimator: the shim's own LO-MSAC (essential matrix only), or one OpenCV 4.6 offers for
+/// findHomography and findEssentialMat.
 public enum RobustMethod: String, Codable, CaseIterable, Sendable {
+    case loMsac = "lo_msac"  // five-point LO-MSAC with adaptive stopping (CShims/Core/relative_pose.cpp)
     case leastSquares = "least_squares"  // all points, no outlier rejection (homography only)
     case ransac, lmeds
     case rho  // PROSAC-based (homography only)
@@ -11,9 +13,12 @@ public enum RobustMethod: String, Codable, CaseIterable, Sendable {
 
     /// findEssentialMat has no least squares and no RHO.
     public static let essentialMethods = allCases.filter { $0 != .leastSquares && $0 != .rho }
+    public static let homographyMethods = allCases.filter { $0 != .loMsac }
 
-    var openCV: Int32 {
+    /// The shim's method code: OpenCV's flag, or RP_METHOD_LO_MSAC.
+    var code: Int32 {
         switch self {
+        case .loMsac: 1
         case .leastSquares: 0
         case .ransac: 8
         case .lmeds: 4
@@ -29,9 +34,8 @@ public enum RobustMethod: String, Codable, CaseIterable, Sendable {
 }
 
 /// Parameters of one robust estimation. The threshold is in pixels for both homography (transfer
-/// error in the current frame) and essential matrix (epipolar distance, converted by the focal length).
-/// There is no seed: OpenCV 4.6 runs these estimators from a fixed internal random state, so the same
-/// input always gives the same answer (docs/configuration.md).
+/// error in the current frame) and essential matrix (Sampson distance, converted by the focal length).
+/// OpenCV 4.6 runs its estimators from a fixed internal random state; LO-MSAC's seed is `pose.seed`.
 public struct RobustConfig: Equatable, Sendable {
     public var method: RobustMethod
     public var threshold: Double
@@ -53,8 +57,9 @@ public struct RobustConfig: Equatable, Sendable {
                   maxIterations: ParameterRegistry.defaultValue(path.appending(path: \.maxIterations)))
     }
 
-    package func shimParameters(refine: Bool = false) throws -> rp_robust_params {
-        rp_robust_params(method: method.openCV, threshold: threshold, confidence: confidence,
-                         max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0)
+    package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0) throws -> rp_robust_params {
+        rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
+                         max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0,
+                         min_iterations: try cInt(minIterations, "minIterations"), seed: seed)
     }
 }

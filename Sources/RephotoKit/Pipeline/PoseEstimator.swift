@@ -70,41 +70,55 @@ public struct PoseEstimator: Sendable {
         let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
         timings.match = milliseconds(since: start)
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,
-                                       matches: pairs.count, inliersHomography: 0, inliersEssential: nil, homographySupport: nil, essentialSupport: nil)
+                                       matches: pairs.count, inliersHomography: 0, inliersEssential: nil)
         let needed = config.minimumInliers
+        let keypoints = "keypoints: reference \(counts.keypointsReference), current \(counts.keypointsCurrent)"
         guard pairs.count >= needed else {
-            throw RephotoError.estimationFailed(
-                "too few matches: \(pairs.count) (need \(needed)); keypoints: reference \(counts.keypointsReference), current \(counts.keypointsCurrent)")
+            throw RephotoError.estimationFailed("too few matches: \(pairs.count) (need \(needed)); \(keypoints)")
         }
 
         start = ContinuousClock.now
         let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
         timings.homography = milliseconds(since: start)
         counts.inliersHomography = homography.inlierCount
-        guard homography.inlierCount >= needed else {
-            throw RephotoError.estimationFailed(
-                "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed)); keypoints: reference \(counts.keypointsReference), current \(counts.keypointsCurrent)")
-        }
+        let homographyFailure = homography.inlierCount >= needed ? nil
+            : "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed))"
 
+        // The pose answers from the essential matrix's own evidence, whatever the homography found.
         var pose: RelativePose?
+        var poseFailure: String?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
             do {
                 pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
                                                  homography: homography, config: config.pose)
                 counts.inliersEssential = pose?.essentialInliers
-                counts.homographySupport = pose?.homographySupport
-                counts.essentialSupport = pose?.essentialSupport
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
-                warnings.append("pose not estimated: \(error.message)")
+                poseFailure = error.message
             }
             timings.essential = milliseconds(since: start)
         } else {
-            warnings.append("no intrinsics: pose not estimated (give a calibration or intrinsics)")
+            poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
         }
 
-        let navigation = Navigation.compute(homography: homography.matrix, referenceSize: reference.size,
+        // Navigation needs a homography; without one, the essential rotation's infinite homography K' R K⁻¹
+        // still says where to turn.
+        var navigationHomography = homography.matrix
+        if let homographyFailure {
+            guard let pose, let referenceCamera = reference.camera, let currentCamera,
+                  let inverse = referenceCamera.matrix.inverse else {
+                let why = poseFailure.map { "; \($0.hasPrefix("no intrinsics") ? $0 : "pose: \($0)")" } ?? ""
+                throw RephotoError.estimationFailed("\(homographyFailure)\(why); \(keypoints)")
+            }
+            navigationHomography = (currentCamera.matrix * pose.rotation * inverse).normalizedHomography
+            warnings.append("\(homographyFailure): navigation from the essential rotation alone (K' R K⁻¹), the translation is not in it")
+        }
+        if let poseFailure {
+            warnings.append(poseFailure.hasPrefix("no intrinsics") ? poseFailure : "pose not estimated: \(poseFailure)")
+        }
+
+        let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,
                                             currentSize: image.fullSize, config: config.navigation)
         if !navigation.quadrilateral.isConvex {
             warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
@@ -124,7 +138,7 @@ public struct PoseEstimator: Sendable {
                                                 currentWidth: image.fullSize.width, config: config.sensor)
         }
         timings.total = milliseconds(since: total)
-        return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: homography.matrix,
+        return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: navigationHomography,
                           pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
                           counts: counts, sensor: sensor, comparison: comparison, timings: timings,
                           warnings: warnings, correspondences: pairs, homographyInliers: homography.inliers)

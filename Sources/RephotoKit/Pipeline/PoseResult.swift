@@ -3,17 +3,21 @@
 public struct PoseResult: Encodable, Sendable {
     public struct PoseSummary: Encodable, Equatable, Sendable {
         public var rotation: Matrix3
-        @NullEncoded public var homographyRotation: Matrix3?
+        /// On rotation-only pairs: the pure rotation fitted to the inliers.
+        @NullEncoded public var pureRotation: Matrix3?
         /// Null when undetermined, never omitted.
         @NullEncoded public var translation: SIMD3<Double>?
         public var rotationDegrees: Double
         public var rotationOnly: Bool
         public var rotationSource: RelativePose.RotationSource
         public var sampsonRmsPixels: Double
+        /// What the estimate rests on; null when the rotation came from the homography inliers.
+        @NullEncoded public var evidence: PoseEvidence?
 
         init(_ pose: RelativePose) {
             rotation = pose.rotation
-            homographyRotation = pose.homographyRotation
+            pureRotation = pose.pureRotation
+            evidence = pose.evidence
             translation = pose.translation
             rotationDegrees = pose.rotationDegrees
             rotationOnly = pose.rotationOnly
@@ -29,11 +33,6 @@ public struct PoseResult: Encodable, Sendable {
         public var inliersHomography: Int
         /// nil when no pose was estimated.
         @NullEncoded public var inliersEssential: Int?
-        /// Matches the homography (transfer error) and the essential matrix (Sampson distance) explain within
-        /// the degeneracy threshold (nil when no pose was estimated); rotationOnly is set when
-        /// homographySupport > pose.degeneracyRatio x essentialSupport.
-        @NullEncoded public var homographySupport: Int?
-        @NullEncoded public var essentialSupport: Int?
     }
 
     public var referenceSize: ImageSize

@@ -1,0 +1,555 @@
+// Relative pose from the essential matrix: the LO-MSAC estimator (the default), OpenCV's estimators for
+// comparison, the Levenberg-Marquardt refinement they share, and the evidence the gate in Swift reads
+// (uncertainty, parallax, model selection, chance).
+#include "shim_internal.hpp"
+
+#include <opencv2/calib3d.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace rp {
+int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);
+}
+
+namespace {
+
+constexpr double kDegrees = 180.0 / M_PI;
+
+struct Pose {
+    cv::Matx33d R = cv::Matx33d::eye();
+    cv::Vec3d t = cv::Vec3d(0, 0, 1);
+    cv::Matx33d essential() const {
+        return cv::Matx33d(0, -t[2], t[1], t[2], 0, -t[0], -t[1], t[0], 0) * R;
+    }
+};
+
+cv::Matx33d skew(const cv::Vec3d &v) { return cv::Matx33d(0, -v[2], v[1], v[2], 0, -v[0], -v[1], v[0], 0); }
+
+// Normalised image coordinates (x, y, 1) of both frames.
+struct Bearings {
+    std::vector<cv::Vec3d> a, b;
+    size_t size() const { return a.size(); }
+};
+
+Bearings undistorted(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
+                     const rp_camera &reference_camera, const rp_camera &current_camera) {
+    std::vector<cv::Point2d> a, b;
+    cv::undistortPoints(reference, a, rp::camera_matrix(reference_camera), rp::distortion_vector(reference_camera));
+    cv::undistortPoints(current, b, rp::camera_matrix(current_camera), rp::distortion_vector(current_camera));
+    Bearings out;
+    out.a.reserve(a.size());
+    out.b.reserve(b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        out.a.emplace_back(a[i].x, a[i].y, 1);
+        out.b.emplace_back(b[i].x, b[i].y, 1);
+    }
+    return out;
+}
+
+// Signed Sampson distance (first-order geometric error) in normalised units.
+inline double sampson(const cv::Matx33d &E, const cv::Vec3d &a, const cv::Vec3d &b) {
+    cv::Vec3d Ea = E * a;
+    double Etb0 = E(0, 0) * b[0] + E(1, 0) * b[1] + E(2, 0) * b[2];
+    double Etb1 = E(0, 1) * b[0] + E(1, 1) * b[1] + E(2, 1) * b[2];
+    double den = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb0 * Etb0 + Etb1 * Etb1;
+    return den > 0 ? b.dot(Ea) / std::sqrt(den) : 0;
+}
+
+// Truncated quadratic (MSAC) cost of all correspondences; stops early once `bound` is exceeded.
+double msac_cost(const cv::Matx33d &E, const Bearings &x, double tau2, double bound = HUGE_VAL) {
+    double cost = 0;
+    for (size_t i = 0; i < x.size() && cost <= bound; ++i) {
+        double r = sampson(E, x.a[i], x.b[i]);
+        cost += std::min(r * r, tau2);
+    }
+    return cost;
+}
+
+// Depths of a correspondence under a pose (X_b = R X_a + t), by least squares on λb b = λa R a + t.
+inline bool in_front(const Pose &pose, const cv::Vec3d &a, const cv::Vec3d &b) {
+    cv::Vec3d u = pose.R * a;
+    double uu = u.dot(u), ub = u.dot(b), bb = b.dot(b), ut = u.dot(pose.t), bt = b.dot(pose.t);
+    double det = uu * bb - ub * ub;
+    if (!(std::abs(det) > 1e-12 * uu * bb)) return false;  // parallel rays: no depth
+    double la = (-ut * bb + bt * ub) / det;
+    double lb = (uu * bt - ub * ut) / det;
+    return la > 0 && lb > 0;
+}
+
+// The four poses an essential matrix stands for; returns those that put every given correspondence in front.
+int poses_from_essential(const cv::Matx33d &E, const cv::Vec3d *a, const cv::Vec3d *b, int n, Pose out[4]) {
+    cv::Matx31d w;
+    cv::Matx33d U, Vt;
+    cv::SVD::compute(E, w, U, Vt, cv::SVD::FULL_UV);
+    if (cv::determinant(U) < 0) U = U * -1.0;
+    if (cv::determinant(Vt) < 0) Vt = Vt * -1.0;
+    const cv::Matx33d W(0, -1, 0, 1, 0, 0, 0, 0, 1);
+    cv::Vec3d t(U(0, 2), U(1, 2), U(2, 2));
+    const cv::Matx33d rotations[2] = {U * W * Vt, U * W.t() * Vt};
+    int count = 0;
+    for (const cv::Matx33d &R : rotations) {
+        for (double sign : {1.0, -1.0}) {
+            Pose pose{R, t * sign};
+            bool all = true;
+            for (int i = 0; i < n && all; ++i) all = in_front(pose, a[i], b[i]);
+            if (all) out[count++] = pose;
+        }
+    }
+    return count;
+}
+
+// Residual and its gradient over the pose's tangent space: three rotation increments (left-multiplied
+// Rodrigues) and two translation offsets in the plane orthogonal to t.
+struct TangentBasis {
+    cv::Vec3d e1, e2;
+    explicit TangentBasis(const cv::Vec3d &t) {
+        cv::Vec3d helper = std::abs(t[0]) < 0.9 ? cv::Vec3d(1, 0, 0) : cv::Vec3d(0, 1, 0);
+        e1 = cv::normalize(t.cross(helper));
+        e2 = t.cross(e1);
+    }
+};
+
+inline double sampson_with_gradient(const Pose &pose, const TangentBasis &basis, const cv::Vec3d &a, const cv::Vec3d &b,
+                                    double gradient[5]) {
+    cv::Vec3d Ra = pose.R * a;
+    cv::Matx33d E = pose.essential();
+    cv::Vec3d Ea = E * a, Etb = E.t() * b;
+    double num = b.dot(Ea);
+    double S = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb[0] * Etb[0] + Etb[1] * Etb[1];
+    if (!(S > 0)) {
+        std::fill(gradient, gradient + 5, 0.0);
+        return 0;
+    }
+    double D = std::sqrt(S);
+    // dE for each parameter: rotation k: [t]x [e_k]x R; translation: [e]x R.
+    cv::Matx33d tx = skew(pose.t);
+    cv::Matx33d dE[5];
+    const cv::Vec3d axes[3] = {cv::Vec3d(1, 0, 0), cv::Vec3d(0, 1, 0), cv::Vec3d(0, 0, 1)};
+    for (int k = 0; k < 3; ++k) dE[k] = tx * skew(axes[k]) * pose.R;
+    dE[3] = skew(basis.e1) * pose.R;
+    dE[4] = skew(basis.e2) * pose.R;
+    (void)Ra;
+    for (int k = 0; k < 5; ++k) {
+        cv::Vec3d dEa = dE[k] * a, dEtb = dE[k].t() * b;
+        double dnum = b.dot(dEa);
+        double dS = 2 * (Ea[0] * dEa[0] + Ea[1] * dEa[1] + Etb[0] * dEtb[0] + Etb[1] * dEtb[1]);
+        gradient[k] = dnum / D - num * dS / (2 * S * D);
+    }
+    return num / D;
+}
+
+Pose moved(const Pose &pose, const TangentBasis &basis, const double delta[5]) {
+    cv::Matx33d dR;
+    cv::Rodrigues(cv::Vec3d(delta[0], delta[1], delta[2]), dR);
+    Pose out;
+    out.R = dR * pose.R;
+    out.t = cv::normalize(pose.t + delta[3] * basis.e1 + delta[4] * basis.e2);
+    return out;
+}
+
+// Levenberg-Marquardt on the MSAC cost: each step solves the normal equations of the correspondences
+// currently within the threshold and is kept only if the truncated cost over all of them falls.
+double refine(const Bearings &x, double tau2, Pose &pose, int iterations) {
+    double cost = msac_cost(pose.essential(), x, tau2);
+    double lambda = 1e-4;
+    for (int it = 0; it < iterations; ++it) {
+        TangentBasis basis(pose.t);
+        cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
+        cv::Matx<double, 5, 1> g = cv::Matx<double, 5, 1>::zeros();
+        double J[5];
+        int used = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            double r = sampson_with_gradient(pose, basis, x.a[i], x.b[i], J);
+            if (r * r >= tau2) continue;
+            ++used;
+            for (int p = 0; p < 5; ++p) {
+                g(p) += J[p] * r;
+                for (int q = p; q < 5; ++q) H(p, q) += J[p] * J[q];
+            }
+        }
+        if (used < 5) break;
+        for (int p = 0; p < 5; ++p)
+            for (int q = 0; q < p; ++q) H(p, q) = H(q, p);
+        bool improved = false;
+        for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
+            cv::Matx<double, 5, 5> A = H;
+            for (int p = 0; p < 5; ++p) A(p, p) += lambda * std::max(H(p, p), 1e-12);
+            cv::Matx<double, 5, 1> step;
+            if (!cv::solve(A, -g, step, cv::DECOMP_CHOLESKY)) {
+                lambda *= 10;
+                continue;
+            }
+            Pose candidate = moved(pose, basis, step.val);
+            double candidate_cost = msac_cost(candidate.essential(), x, tau2);
+            if (candidate_cost < cost) {
+                bool converged = cost - candidate_cost < 1e-12 * cost || cv::norm(step) < 1e-12;
+                pose = candidate;
+                cost = candidate_cost;
+                lambda = std::max(lambda / 10, 1e-12);
+                improved = true;
+                if (converged) return cost;
+            } else {
+                lambda *= 10;
+            }
+        }
+        if (!improved) break;
+    }
+    return cost;
+}
+
+// Number of samples after which an all-inlier sample has been drawn with probability `confidence`.
+long required_samples(double inlier_ratio, double confidence) {
+    double p = std::pow(inlier_ratio, 5);
+    if (p >= 1) return 1;
+    if (p <= 0) return LONG_MAX;
+    double k = std::log(1 - confidence) / std::log(1 - p);
+    return k >= double(LONG_MAX / 2) ? LONG_MAX / 2 : long(std::ceil(k));
+}
+
+int count_within(const cv::Matx33d &E, const Bearings &x, double tau2) {
+    int count = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double r = sampson(E, x.a[i], x.b[i]);
+        count += r * r < tau2;
+    }
+    return count;
+}
+
+// LO-MSAC: uniform five-point samples, each essential matrix split into the poses that put its sample in
+// front, MSAC scoring with early exit, a Levenberg-Marquardt local optimisation whenever a sample beats the
+// best so far, and the number of samples adapted to the best inlier ratio.
+Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int &iterations) {
+    const size_t n = x.size();
+    const double tau2 = tau * tau;
+    const long min_samples = std::max(0, params.min_iterations);
+    const long max_samples = std::max(1, params.max_iterations);
+    std::mt19937_64 random(params.seed);
+    std::uniform_int_distribution<size_t> pick(0, n - 1);
+
+    Pose best;
+    double best_cost = HUGE_VAL;
+    long needed = max_samples;
+    long k = 0;
+    cv::Vec3d sa[5], sb[5];
+    cv::Matx33d solutions[10];
+    for (; k < std::min(needed, max_samples) || k < min_samples; ++k) {
+        if (k >= max_samples) break;
+        size_t index[5];
+        for (int i = 0; i < 5; ++i) {
+            bool fresh;
+            do {
+                index[i] = pick(random);
+                fresh = true;
+                for (int j = 0; j < i; ++j) fresh = fresh && index[j] != index[i];
+            } while (!fresh);
+            sa[i] = x.a[index[i]];
+            sb[i] = x.b[index[i]];
+        }
+        int count = rp::five_point(sa, sb, solutions);
+        for (int s = 0; s < count; ++s) {
+            Pose poses[4];
+            int consistent = poses_from_essential(solutions[s], sa, sb, 5, poses);
+            for (int p = 0; p < consistent; ++p) {
+                double cost = msac_cost(poses[p].essential(), x, tau2, best_cost);
+                if (cost >= best_cost) continue;
+                Pose optimised = poses[p];
+                double optimised_cost = refine(x, tau2, optimised, 10);
+                if (optimised_cost < cost) {
+                    best = optimised;
+                    best_cost = optimised_cost;
+                } else {
+                    best = poses[p];
+                    best_cost = cost;
+                }
+                double ratio = double(count_within(best.essential(), x, tau2)) / double(n);
+                needed = required_samples(ratio, params.confidence);
+            }
+        }
+    }
+    iterations = int(k);
+    if (!std::isfinite(best_cost)) {
+        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches in %ld samples", n, k));
+    }
+    return best;
+}
+
+// The Sampson error cannot tell the four poses of one essential matrix apart: keep the one that puts the
+// most inliers in front of both cameras.
+Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
+    cv::Matx33d E = pose.essential();
+    std::vector<cv::Vec3d> a, b;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double r = sampson(E, x.a[i], x.b[i]);
+        if (r * r < tau2) {
+            a.push_back(x.a[i]);
+            b.push_back(x.b[i]);
+        }
+    }
+    cv::Matx31d w;
+    cv::Matx33d U, Vt;
+    cv::SVD::compute(E, w, U, Vt, cv::SVD::FULL_UV);
+    if (cv::determinant(U) < 0) U = U * -1.0;
+    if (cv::determinant(Vt) < 0) Vt = Vt * -1.0;
+    const cv::Matx33d W(0, -1, 0, 1, 0, 0, 0, 0, 1);
+    cv::Vec3d t(U(0, 2), U(1, 2), U(2, 2));
+    Pose best = pose;
+    int best_count = -1;
+    for (const cv::Matx33d &R : {cv::Matx33d(U * W * Vt), cv::Matx33d(U * W.t() * Vt)}) {
+        for (double sign : {1.0, -1.0}) {
+            Pose candidate{R, t * sign};
+            int count = 0;
+            for (size_t i = 0; i < a.size(); ++i) count += in_front(candidate, a[i], b[i]);
+            // Ties (no parallax) keep the rotation closest to the estimate's.
+            if (count > best_count || (count == best_count && cv::trace(R.t() * pose.R) > cv::trace(best.R.t() * pose.R))) {
+                best = candidate;
+                best_count = count;
+            }
+        }
+    }
+    return best;
+}
+
+// OpenCV's estimators (findEssentialMat + recoverPose), kept for comparison.
+Pose opencv_pose(const Bearings &x, const rp_robust_params &params, double tau) {
+    std::vector<cv::Point2d> a, b;
+    for (size_t i = 0; i < x.size(); ++i) {
+        a.emplace_back(x.a[i][0], x.a[i][1]);
+        b.emplace_back(x.b[i][0], x.b[i][1]);
+    }
+    cv::Mat I = cv::Mat::eye(3, 3, CV_64F), mask;
+    cv::Mat E_all = cv::findEssentialMat(a, b, I, params.method, params.confidence, tau, params.max_iterations, mask);
+    if (E_all.empty() || E_all.rows % 3 != 0) {
+        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches", x.size()));
+    }
+    if (mask.empty()) mask = cv::Mat::ones(int(x.size()), 1, CV_8U);
+    // With exactly five points the solver may return several candidates: keep the one most points support.
+    int best_front = -1;
+    Pose best;
+    for (int k = 0; k < E_all.rows / 3; ++k) {
+        cv::Mat R, t, m = mask.clone();
+        int front = cv::recoverPose(E_all.rowRange(3 * k, 3 * k + 3), a, b, I, R, t, m);
+        if (front > best_front) {
+            best_front = front;
+            best.R = cv::Matx33d(R);
+            best.t = cv::normalize(cv::Vec3d(t.at<double>(0), t.at<double>(1), t.at<double>(2)));
+        }
+    }
+    if (best_front <= 0) {
+        rp::fail(RP_ERR_ESTIMATION, cv::format("no pose puts the %zu matches in front of both cameras", x.size()));
+    }
+    return best;
+}
+
+// log10 of the expected number of inlier sets this large among `samples` models fitted to matches with no
+// geometric relation: a match lands within τ of a random epipolar line with probability p ≈ 2τ / fov.
+double log10_chance(int n, int inliers, double p, long samples) {
+    int trials = n - 5, hits = inliers - 5;
+    if (hits <= 0) return 0;
+    if (hits > trials) hits = trials;
+    p = std::min(std::max(p, 1e-12), 1.0 - 1e-12);
+    // Upper binomial tail, summed in the log domain from its largest term.
+    double log_tail = -HUGE_VAL;
+    for (int k = hits; k <= trials; ++k) {
+        double term = std::lgamma(trials + 1.0) - std::lgamma(k + 1.0) - std::lgamma(trials - k + 1.0) + k * std::log(p) +
+                      (trials - k) * std::log1p(-p);
+        double hi = std::max(log_tail, term), lo = std::min(log_tail, term);
+        log_tail = hi + std::log1p(std::exp(lo - hi));
+        if (term < log_tail - 40) break;
+    }
+    return std::min(0.0, (log_tail + std::log(double(std::max(1L, samples)))) / std::log(10.0));
+}
+
+// Rotation-only model on the selected correspondences: orthogonal Procrustes on unit bearings.
+cv::Matx33d procrustes(const Bearings &x, const std::vector<uint8_t> &selected) {
+    cv::Matx33d M = cv::Matx33d::zeros();
+    for (size_t i = 0; i < x.size(); ++i) {
+        if (!selected[i]) continue;
+        M += cv::normalize(x.b[i]) * cv::normalize(x.a[i]).t();
+    }
+    cv::Matx31d w;
+    cv::Matx33d U, Vt;
+    cv::SVD::compute(M, w, U, Vt, cv::SVD::FULL_UV);
+    cv::Matx33d D = cv::Matx33d::eye();
+    D(2, 2) = cv::determinant(U * Vt) < 0 ? -1 : 1;
+    return U * D * Vt;
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    auto middle = values.begin() + long(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+}  // namespace
+
+namespace rp {
+
+void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
+                            const rp_camera &reference_camera, const rp_camera &current_camera,
+                            const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,
+                            std::vector<double> *sampson_pixels) {
+    const size_t n = reference.size();
+    if (n < 5) fail(RP_ERR_ESTIMATION, cv::format("essential matrix needs at least 5 matches, got %zu", n));
+    for (const auto *points : {&reference, &current}) {
+        for (size_t i = 0; i < n; ++i) {
+            if (!std::isfinite((*points)[i].x) || !std::isfinite((*points)[i].y)) {
+                fail(RP_ERR_INVALID_ARGUMENT, cv::format("%s point %zu is not finite", points == &reference ? "reference" : "current", i));
+            }
+        }
+    }
+    if (!(params.threshold > 0)) fail(RP_ERR_INVALID_ARGUMENT, cv::format("threshold must be positive, got %g", params.threshold));
+    if (!(params.confidence > 0 && params.confidence < 1)) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", params.confidence));
+    }
+    Bearings x = undistorted(reference, current, reference_camera, current_camera);
+    const double focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
+    const double tau = params.threshold / focal, tau2 = tau * tau;
+
+    int iterations = 0;
+    Pose pose = params.method == RP_METHOD_LO_MSAC ? lo_msac(x, params, tau, iterations) : opencv_pose(x, params, tau);
+    if (params.refine) refine(x, tau2, pose, 50);
+    pose = most_in_front(pose, x, tau2);
+
+    // Inliers: within the threshold. Cheirality is counted apart: without parallax (a pure rotation) every
+    // depth is noise, and the rotation is still well determined by all of them.
+    cv::Matx33d E = pose.essential();
+    inliers.assign(n, 0);
+    if (sampson_pixels) sampson_pixels->assign(n, 0);
+    int within = 0, front = 0;
+    double sum = 0;
+    std::vector<double> parallax, magnitudes;
+    for (size_t i = 0; i < n; ++i) {
+        double r = sampson(E, x.a[i], x.b[i]);
+        if (sampson_pixels) (*sampson_pixels)[i] = std::abs(r) * focal;
+        if (r * r >= tau2) continue;
+        ++within;
+        sum += r * r;
+        inliers[i] = 1;
+        front += in_front(pose, x.a[i], x.b[i]);
+        cv::Vec3d u = cv::normalize(pose.R * x.a[i]), v = cv::normalize(x.b[i]);
+        parallax.push_back(std::atan2(cv::norm(u.cross(v)), u.dot(v)) * kDegrees);
+        magnitudes.push_back(std::abs(r));
+    }
+    if (within < 5) fail(RP_ERR_ESTIMATION, cv::format("the essential matrix explains only %d of %zu matches", within, n));
+
+    // Uncertainty: the inverse Gauss-Newton Hessian of the inliers' Sampson errors, scaled by their variance.
+    TangentBasis basis(pose.t);
+    cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
+    double J[5];
+    for (size_t i = 0; i < n; ++i) {
+        if (!inliers[i]) continue;
+        sampson_with_gradient(pose, basis, x.a[i], x.b[i], J);
+        for (int p = 0; p < 5; ++p)
+            for (int q = 0; q < 5; ++q) H(p, q) += J[p] * J[q];
+    }
+    double variance = within > 5 ? sum / double(within - 5) : tau2;
+    cv::Matx<double, 5, 5> covariance;
+    double rotation_sigma = HUGE_VAL, translation_sigma = HUGE_VAL;
+    if (within > 5 && cv::invert(H, covariance, cv::DECOMP_SVD) > 0) {
+        covariance *= variance;
+        cv::Matx33d Cr = covariance.get_minor<3, 3>(0, 0);
+        cv::Matx22d Ct = covariance.get_minor<2, 2>(3, 3);
+        cv::Matx31d er;
+        cv::Matx21d et;
+        cv::eigen(Cr, er);
+        cv::eigen(Ct, et);
+        rotation_sigma = std::sqrt(std::max(er(0), 0.0)) * kDegrees;
+        translation_sigma = std::sqrt(std::max(et(0), 0.0)) * kDegrees;
+    }
+
+    // Model selection (Torr's GRIC) between the essential matrix (a 3-D relation with 5 parameters in the
+    // 4-D space of correspondences) and a homography (2-D, 8 parameters) on the essential inliers, with the
+    // noise scale robustly estimated from their Sampson errors. The homography is fitted robustly: the
+    // essential inliers include mismatches that merely lie along their epipolar lines.
+    double sigma = std::max(1.4826 * median(magnitudes), 0.1 / focal);
+    const double transfer_tau = tau * 1.77;  // 2-D transfer error at the Sampson threshold's coverage
+    std::vector<cv::Point2d> pa, pb;
+    for (size_t i = 0; i < n; ++i) {
+        if (!inliers[i]) continue;
+        pa.emplace_back(x.a[i][0], x.a[i][1]);
+        pb.emplace_back(x.b[i][0], x.b[i][1]);
+    }
+    cv::Matx33d Hp = cv::Matx33d::eye();
+    bool planar_fit = false;
+    if (pa.size() >= 4) {
+        cv::Mat Hm = cv::findHomography(pa, pb, cv::RANSAC, transfer_tau, cv::noArray(), 2000, 0.999);
+        if (!Hm.empty()) {
+            Hm.convertTo(Hm, CV_64F);
+            Hp = cv::Matx33d(Hm);
+            planar_fit = true;
+        }
+    }
+    auto transfer = [&](const cv::Matx33d &M, size_t i) {
+        cv::Vec3d m = M * x.a[i];
+        if (!(std::abs(m[2]) > 1e-12)) return HUGE_VAL;
+        double dx = m[0] / m[2] - x.b[i][0], dy = m[1] / m[2] - x.b[i][1];
+        return dx * dx + dy * dy;
+    };
+    const double r4 = 4, lambda3 = 2, nf = double(within);
+    double gric_e = 0, gric_h = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (!inliers[i]) continue;
+        double s = sampson(E, x.a[i], x.b[i]) / sigma;
+        gric_e += std::min(s * s, lambda3 * (r4 - 3));
+        // Half of a transfer error is the correction in either image.
+        gric_h += std::min(planar_fit ? transfer(Hp, i) / (2 * sigma * sigma) : HUGE_VAL, lambda3 * (r4 - 2));
+    }
+    gric_e += std::log(r4) * 3 * nf + 5 * std::log(r4 * nf);
+    gric_h += std::log(r4) * 2 * nf + 8 * std::log(r4 * nf);
+
+    // The pure rotation that best explains the inliers (for rotation-only pairs): Procrustes, refitted on
+    // those it transfers within the threshold.
+    std::vector<uint8_t> selected = inliers;
+    cv::Matx33d Rr = procrustes(x, selected);
+    for (double factor : {16.0, 8.0, 4.0, 2.0, 1.0}) {  // shrinking: the first fit carries the mismatches
+        int kept = 0;
+        double limit = factor * transfer_tau;
+        for (size_t i = 0; i < n; ++i) kept += selected[i] = inliers[i] && transfer(Rr, i) < limit * limit;
+        if (kept < 3) break;
+        Rr = procrustes(x, selected);
+    }
+
+    std::memcpy(out.R, pose.R.val, 9 * sizeof(double));
+    for (int i = 0; i < 3; ++i) out.t[i] = pose.t[i];
+    std::memcpy(out.rotation_only_R, Rr.val, 9 * sizeof(double));
+    out.inliers = within;
+    out.in_front = front;
+    out.sampson_rms_pixels = within > 0 ? std::sqrt(sum / within) * focal : 0;
+    out.iterations = iterations;
+    out.rotation_sigma_degrees = rotation_sigma;
+    out.translation_sigma_degrees = translation_sigma;
+    out.parallax_degrees = median(parallax);
+    out.noise_pixels = sigma * focal;
+    out.gric_essential = gric_e;
+    out.gric_homography = gric_h;
+    out.rotation_support = 0;
+    for (size_t i = 0; i < n; ++i) out.rotation_support += inliers[i] && transfer(Rr, i) < transfer_tau * transfer_tau;
+    // A random epipolar line crosses the current image over about its diagonal: p = 2τ·diagonal / area.
+    double w = current_camera.width > 0 ? current_camera.width : 2 * current_camera.K[2];
+    double h = current_camera.height > 0 ? current_camera.height : 2 * current_camera.K[5];
+    double p = 2 * params.threshold * std::hypot(w, h) / std::max(w * h, 1.0);
+    out.log10_chance = log10_chance(int(n), within, p, params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations);
+}
+
+}  // namespace rp
+
+extern "C" int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
+                                         const rp_camera *reference_camera, const rp_camera *current_camera,
+                                         const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
+                                         size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
+                                         rp_status *status) {
+    return rp::guarded(status, [&] {
+        rp::check_capacity(inliers, inliers_capacity, n, "inliers");
+        rp::check_capacity(sampson_pixels, sampson_capacity, n, "sampson_pixels");
+        std::vector<uint8_t> mask;
+        std::vector<double> sampson;
+        rp::estimate_relative_pose(rp::to_points(reference_xy, n), rp::to_points(current_xy, n), *reference_camera,
+                                   *current_camera, *params, *pose, mask, &sampson);
+        if (inliers) std::memcpy(inliers, mask.data(), mask.size());
+        if (sampson_pixels) std::memcpy(sampson_pixels, sampson.data(), sampson.size() * sizeof(double));
+    });
+}

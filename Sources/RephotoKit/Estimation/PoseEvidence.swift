@@ -1,0 +1,57 @@
+import RephotoShim
+
+/// What the essential-matrix estimate rests on: the numbers the gate and the model selection read, reported
+/// with the pose so a caller can see how firm it is (docs/json-output.md).
+public struct PoseEvidence: Codable, Equatable, Sendable {
+    /// LO-MSAC samples drawn (0 for OpenCV's estimators).
+    public var iterations: Int
+    /// Correspondences within the threshold of E, and those of them triangulated in front of both cameras.
+    public var inliers: Int
+    public var inFront: Int
+    /// 1-sigma uncertainty (largest axis) from the inliers' Sampson-error Hessian, degrees.
+    public var rotationSigmaDegrees: Double
+    public var translationSigmaDegrees: Double
+    /// Median angle between the rotated reference bearing and the current bearing over the inliers: the
+    /// parallax the translation is seen through.
+    public var parallaxDegrees: Double
+    /// Robust scale of the inliers' Sampson errors, full-resolution pixels.
+    public var noisePixels: Double
+    /// Torr's GRIC of the essential matrix and of a homography on the inliers: the lower is the model the
+    /// data supports better.
+    public var gricEssential: Double
+    public var gricHomography: Double
+    /// Inliers a pure rotation (fitted to them) transfers within 1.77 times the threshold.
+    public var rotationSupport: Int
+    /// log10 of the expected number of inlier sets as large among matches with no geometric relation.
+    public var log10Chance: Double
+
+    init(_ pose: rp_relative_pose) {
+        iterations = Int(pose.iterations)
+        inliers = Int(pose.inliers)
+        inFront = Int(pose.in_front)
+        rotationSigmaDegrees = pose.rotation_sigma_degrees.isFinite ? pose.rotation_sigma_degrees : 180
+        translationSigmaDegrees = pose.translation_sigma_degrees.isFinite ? pose.translation_sigma_degrees : 180
+        parallaxDegrees = pose.parallax_degrees
+        noisePixels = pose.noise_pixels
+        gricEssential = pose.gric_essential
+        gricHomography = pose.gric_homography
+        log10Chance = pose.log10_chance
+        rotationSupport = Int(pose.rotation_support)
+    }
+
+    /// General motion, a plane (GRIC prefers the homography), or a rotation without measurable parallax.
+    public enum Model: String, Codable, Sendable {
+        case general, rotationOnly = "rotation_only", planar
+    }
+
+    /// Without parallax, a pure rotation must also explain the inliers: on a plane the essential matrix has
+    /// two solutions, and the wrong one can turn the camera's step into a rotation with no parallax left,
+    /// which no pure rotation reproduces.
+    public func model(minParallax: Double) -> Model {
+        let planar = gricHomography < gricEssential
+        if parallaxDegrees < minParallax {
+            return Double(rotationSupport) >= 0.8 * Double(inliers) || !planar ? .rotationOnly : .planar
+        }
+        return planar ? .planar : .general
+    }
+}

@@ -1,0 +1,141 @@
+// `rephoto-bench export-matches`: the matches rephoto computes for every pair of some sequences, with the
+// cameras and the ground truth, and rephoto's own poses on exactly those matches, one JSON object per line.
+// scripts/bench-accuracy runs PoseLib and OpenCV on the same matches and prints the table.
+import Foundation
+import RephotoData
+import RephotoKit
+
+enum MatchExport {
+    struct Camera: Encodable {
+        var K: Matrix3
+        var distortion: [Double]
+        var width: Int
+        var height: Int
+    }
+
+    struct Answer: Encodable {
+        var status: String  // "ok" or "failed"
+        var reason: String?
+        var rotation: Matrix3?
+        var translation: [Double]?
+        var rotationOnly: Bool
+        var milliseconds: Double
+        var evidence: PoseEvidence?
+    }
+
+    struct Pair: Encodable {
+        var set: String
+        var pair: String
+        var referenceCamera: Camera
+        var currentCamera: Camera
+        var reference: [[Double]]
+        var current: [[Double]]
+        var truthRotation: Matrix3
+        var truthTranslation: [Double]?
+        var homographyInliers: Int
+        var methods: [String: Answer]
+    }
+
+    /// The variants of rephoto measured on every pair: the default, and the estimator before issue 11
+    /// (OpenCV RANSAC, 1,000 iterations, confidence 0.999, no gate but the homography's 10 inliers).
+    static func variants(_ base: PipelineConfig) -> [(String, PipelineConfig)] {
+        var before = base
+        before.pose.essential.method = .ransac
+        before.pose.essential.maxIterations = 1000
+        before.pose.essential.confidence = 0.999
+        before.pose.minInliers = 5
+        before.pose.maxChance = 1
+        before.pose.maxRotationSigma = 180
+        before.pose.maxTranslationSigma = 180
+        return [("rephoto", base), ("rephoto-opencv-ransac", before)]
+    }
+
+    static func run(_ arguments: [String]) throws {
+        var sequences: [String] = [], out: String?, maxDimension: Int?? = nil, set: String?, configPath: String?
+        var rest = arguments[...]
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--sequence": sequences.append(try value(&rest, flag))
+            case "--out": out = try value(&rest, flag)
+            case "--set": set = try value(&rest, flag)
+            case "--config": configPath = try value(&rest, flag)
+            case "--max-dimension":
+                let text = try value(&rest, flag)
+                if text == "full" { maxDimension = .some(nil) } else if let n = Int(text), n > 0 { maxDimension = .some(n) } else {
+                    throw RephotoError.badInput("--max-dimension needs a positive number or 'full', got \(text)")
+                }
+            default: throw RephotoError.badInput("unknown argument \(flag) (usage: rephoto-bench export-matches --sequence DIR... --set NAME [--max-dimension N|full] [--config FILE] --out FILE)")
+            }
+        }
+        guard let out, let set, !sequences.isEmpty else { throw RephotoError.badInput("export-matches needs --sequence, --set and --out") }
+        var config = try configPath.map { try PipelineConfig.load(from: $0) } ?? PipelineConfig()
+        if let maxDimension { config.features.maxDimension = maxDimension }
+        let estimator = try PoseEstimator(config: config)
+        guard FileManager.default.createFile(atPath: out, contents: nil) else { throw RephotoError.badInput("cannot create \(out)") }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        defer { try? handle.close() }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for directory in sequences {
+            let sequence = try FrameSequence.load(from: URL(fileURLWithPath: directory))
+            guard let camera = try sequence.camera() else { throw RephotoError.badInput("\(directory): no intrinsics") }
+            var references: [String: ReferenceFrame] = [:]
+            for frame in sequence.currentFrames {
+                guard let truth = frame.truthRotation, let referenceFile = sequence.referenceFile(for: frame) else { continue }
+                let reference: ReferenceFrame
+                if let cached = references[referenceFile] {
+                    reference = cached
+                } else {
+                    reference = try estimator.prepareReference(try estimator.load(contentsOfFile: sequence.path(of: referenceFile)), camera: camera)
+                    references[referenceFile] = reference
+                }
+                let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
+                let currentCamera = try camera.adapted(to: image.fullSize)
+                let features = try Features(image: image, config: config.features)
+                let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+                guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
+                let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
+                var methods: [String: Answer] = [:]
+                for (name, variant) in variants(config) {
+                    let start = ContinuousClock.now
+                    var answer: Answer
+                    do {
+                        if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
+                            throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
+                        }
+                        let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                                             homography: homography, config: variant.pose)
+                        let elapsed = ContinuousClock.now - start
+                        answer = Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation,
+                                        translation: pose.translation.map { [$0.x, $0.y, $0.z] }, rotationOnly: pose.rotationOnly,
+                                        milliseconds: milliseconds(elapsed), evidence: pose.evidence)
+                    } catch let error as RephotoError where error.kind == .estimationFailed {
+                        answer = Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
+                                        milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil)
+                    }
+                    methods[name] = answer
+                }
+                func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
+                    Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
+                }
+                let record = Pair(
+                    set: set, pair: "\(sequence.manifest.name)/\(referenceFile)->\(frame.file)",
+                    referenceCamera: shim(referenceCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
+                    reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
+                    truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
+                    homographyInliers: homography.inlierCount, methods: methods)
+                handle.write(try encoder.encode(record))
+                handle.write(Data("\n".utf8))
+            }
+        }
+    }
+
+    private static func value(_ rest: inout ArraySlice<String>, _ flag: String) throws -> String {
+        guard let v = rest.popFirst() else { throw RephotoError.badInput("\(flag) needs a value") }
+        return v
+    }
+
+    private static func milliseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+}
