@@ -169,7 +169,11 @@ int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutio
     A(9, 6) = 1;  // x·1 = x
 
     cv::Mat values, vectors;
-    cv::eigenNonSymmetric(cv::Mat(A), values, vectors);  // real parts only: complex pairs fail the check below
+    try {
+        cv::eigenNonSymmetric(cv::Mat(A), values, vectors);  // real parts only: complex pairs fail the check below
+    } catch (const cv::Exception &) {
+        return 0;  // its QR iteration gives up on some matrices: a sample like any other that yields nothing
+    }
     int count = 0;
     for (int k = 0; k < values.rows; ++k) {
         double lambda = values.at<double>(k);

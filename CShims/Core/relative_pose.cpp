@@ -101,6 +101,18 @@ int poses_from_essential(const cv::Matx33d &E, const cv::Vec3d *a, const cv::Vec
     return count;
 }
 
+// Parallax (the angle between the rotated reference ray and the current ray) of every sample point at most
+// `limit` degrees (0: no limit): wrong solutions of wide pairs put their points where rays meet head-on.
+bool plausible(const Pose &pose, const cv::Vec3d *a, const cv::Vec3d *b, double limit) {
+    if (!(limit > 0)) return true;
+    double c = std::cos(limit / kDegrees);
+    for (int i = 0; i < 5; ++i) {
+        cv::Vec3d u = pose.R * a[i];
+        if (u.dot(b[i]) < c * cv::norm(u) * cv::norm(b[i])) return false;
+    }
+    return true;
+}
+
 // Residual and its gradient over the pose's tangent space: three rotation increments (left-multiplied
 // Rodrigues) and two translation offsets in the plane orthogonal to t.
 struct TangentBasis {
@@ -218,7 +230,7 @@ int count_within(const cv::Matx33d &E, const Bearings &x, double tau2) {
     return count;
 }
 
-// LO-MSAC: uniform five-point samples, each essential matrix split into the poses that put its sample in
+// LO-MSAC: five-point samples (uniform, or PROSAC), each essential matrix split into the poses that put its sample in
 // front, MSAC scoring with early exit, a Levenberg-Marquardt local optimisation whenever a sample beats the
 // best so far, and the number of samples adapted to the best inlier ratio.
 Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int &iterations) {
@@ -227,7 +239,15 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
     const long min_samples = std::max(0, params.min_iterations);
     const long max_samples = std::max(1, params.max_iterations);
     std::mt19937_64 random(params.seed);
-    std::uniform_int_distribution<size_t> pick(0, n - 1);
+
+    // PROSAC (Chum & Matas 2005) when the correspondences come best first: samples are drawn from a
+    // growing prefix, the newest point always in, so good matches are tried long before the uniform draws
+    // would reach them; the schedule ends in plain uniform sampling over all of them.
+    const bool progressive = params.prosac != 0 && n > 5;
+    size_t prefix = progressive ? 5 : n;
+    double t_n = double(max_samples);
+    for (size_t i = 0; i < 5; ++i) t_n *= double(5 - i) / double(n - i);
+    double t_prime = 1;
 
     Pose best;
     double best_cost = HUGE_VAL;
@@ -238,13 +258,28 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
     for (; k < std::min(needed, max_samples) || k < min_samples; ++k) {
         if (k >= max_samples) break;
         size_t index[5];
+        bool newest = false;
+        if (progressive && prefix < n) {
+            if (double(k + 1) >= t_prime) {
+                double next = t_n * double(prefix + 1) / double(prefix + 1 - 5);
+                t_prime += std::ceil(next - t_n);
+                t_n = next;
+                ++prefix;
+            }
+            newest = double(k + 1) <= t_prime;
+        }
+        std::uniform_int_distribution<size_t> pick(0, (newest ? prefix - 1 : prefix) - 1);
         for (int i = 0; i < 5; ++i) {
-            bool fresh;
-            do {
-                index[i] = pick(random);
-                fresh = true;
-                for (int j = 0; j < i; ++j) fresh = fresh && index[j] != index[i];
-            } while (!fresh);
+            if (newest && i == 4) {
+                index[i] = prefix - 1;
+            } else {
+                bool fresh;
+                do {
+                    index[i] = pick(random);
+                    fresh = true;
+                    for (int j = 0; j < i; ++j) fresh = fresh && index[j] != index[i];
+                } while (!fresh);
+            }
             sa[i] = x.a[index[i]];
             sb[i] = x.b[index[i]];
         }
@@ -253,6 +288,7 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
             Pose poses[4];
             int consistent = poses_from_essential(solutions[s], sa, sb, 5, poses);
             for (int p = 0; p < consistent; ++p) {
+                if (!plausible(poses[p], sa, sb, params.max_parallax_degrees)) continue;
                 double cost = msac_cost(poses[p].essential(), x, tau2, best_cost);
                 if (cost >= best_cost) continue;
                 Pose optimised = poses[p];

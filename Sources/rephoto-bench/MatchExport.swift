@@ -21,6 +21,7 @@ enum MatchExport {
         var rotationOnly: Bool
         var milliseconds: Double
         var evidence: PoseEvidence?
+        var pureRotation: Matrix3?
     }
 
     struct Pair: Encodable {
@@ -92,7 +93,11 @@ enum MatchExport {
                 let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
                 let currentCamera = try camera.adapted(to: image.fullSize)
                 let features = try Features(image: image, config: config.features)
-                let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+                let matched = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+                // Best first (descriptor distance), as rephoto's PROSAC sees them: every method gets this order.
+                let order = matched.matches.indices.sorted { (matched.matches[$0].distance, $0) < (matched.matches[$1].distance, $1) }
+                let pairs = Correspondences(matches: order.map { matched.matches[$0] }, reference: order.map { matched.reference[$0] },
+                                            current: order.map { matched.current[$0] })
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
                 var methods: [String: Answer] = [:]
@@ -108,10 +113,10 @@ enum MatchExport {
                         let elapsed = ContinuousClock.now - start
                         answer = Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation,
                                         translation: pose.translation.map { [$0.x, $0.y, $0.z] }, rotationOnly: pose.rotationOnly,
-                                        milliseconds: milliseconds(elapsed), evidence: pose.evidence)
+                                        milliseconds: milliseconds(elapsed), evidence: pose.evidence, pureRotation: pose.pureRotation)
                     } catch let error as RephotoError where error.kind == .estimationFailed {
                         answer = Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
-                                        milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil)
+                                        milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil)
                     }
                     methods[name] = answer
                 }

@@ -252,6 +252,9 @@ typedef struct rp_robust_params {
     int refine;           /* essential matrix only: Levenberg-Marquardt on the MSAC cost of the Sampson error */
     int min_iterations;   /* LO-MSAC only: samples drawn whatever the adaptive bound says */
     uint64_t seed;        /* LO-MSAC only: its sampler's seed */
+    int prosac;           /* LO-MSAC only: the points come best first; draw samples progressively (PROSAC) */
+    double max_parallax_degrees;  /* LO-MSAC only: hypotheses with a sample point's parallax above this are
+                                     skipped (0: none are) */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

@@ -5,6 +5,8 @@ public struct PoseConfig: Equatable, Sendable {
     /// LO-MSAC: samples drawn whatever the adaptive bound says, and the sampler's seed.
     public var minIterations: Int = ParameterRegistry.defaultValue(\.pose.minIterations)
     public var seed: Int = ParameterRegistry.defaultValue(\.pose.seed)
+    /// LO-MSAC: sample the matches best first (PROSAC, by descriptor distance).
+    public var prosac: Bool = ParameterRegistry.defaultValue(\.pose.prosac)
     /// Levenberg-Marquardt on the MSAC cost of the Sampson error after the robust estimator.
     public var refine: Bool = ParameterRegistry.defaultValue(\.pose.refine)
     /// The gate: inliers in front of both cameras, at most this chance of an inlier set as large among

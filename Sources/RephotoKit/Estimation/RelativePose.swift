@@ -40,17 +40,23 @@ extension RelativePose {
     /// reason when the evidence is too weak to report any pose.
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                                 homography: HomographyEstimate, config: PoseConfig) throws -> RelativePose {
+        // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
+        let prosac = config.prosac && pairs.matches.count == pairs.count
+        let order = prosac ? pairs.matches.indices.sorted { (pairs.matches[$0].distance, $0) < (pairs.matches[$1].distance, $1) }
+                           : Array(pairs.reference.indices)
         var params = try config.essential.shimParameters(refine: config.refine, minIterations: config.minIterations,
-                                                         seed: UInt64(config.seed))
+                                                         seed: UInt64(config.seed), prosac: prosac, maxParallax: config.maxParallax)
         let n = try cInt(pairs.count, "correspondence count")
         var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
         let a = pairs.referenceXY, b = pairs.currentXY
+        let sortedA = order.flatMap { [pairs.reference[$0].x, pairs.reference[$0].y] }
+        let sortedB = order.flatMap { [pairs.current[$0].x, pairs.current[$0].y] }
 
         var out = rp_relative_pose()
         var mask = [UInt8](repeating: 0, count: pairs.count)
         do {
             try shimCall { status in
-                rp_estimate_relative_pose(a, b, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
+                rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
             }
         } catch let error as RephotoError where error.kind == .estimationFailed && homography.inlierCount >= 8 {
             // No usable essential matrix (typically no baseline): the homography inliers still fix the rotation.
@@ -62,13 +68,15 @@ extension RelativePose {
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
                 warnings: ["essential matrix unusable (\(error.message)): rotation-only model from \(homography.inlierCount) homography inliers, translation direction undetermined"])
         }
+        var inliers = [Bool](repeating: false, count: pairs.count)
+        for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }
         let evidence = PoseEvidence(out)
         try gate(evidence, config: config)
 
         var pose = RelativePose(
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
             rotationSource: .essential, essentialInliers: Int(out.inliers), inFront: Int(out.in_front),
-            sampsonRmsPixels: out.sampson_rms_pixels, inliers: mask.map { $0 != 0 }, evidence: evidence, warnings: [])
+            sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: [])
         let model = evidence.model(minParallax: config.minParallax)
         // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
         if model != .rotationOnly && Double(evidence.inFront) < 0.8 * Double(evidence.inliers) {

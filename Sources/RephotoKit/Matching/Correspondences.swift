@@ -13,6 +13,12 @@ public struct Correspondences: Sendable {
 
     public var count: Int { reference.count }
 
+    public init(matches: [Match], reference: [Point2], current: [Point2]) {
+        self.matches = matches
+        self.reference = reference
+        self.current = current
+    }
+
     /// Flat x,y arrays as the shim wants them.
     var referenceXY: [Double] { reference.flatMap { [$0.x, $0.y] } }
     var currentXY: [Double] { current.flatMap { [$0.x, $0.y] } }
