@@ -233,12 +233,19 @@ int count_within(const cv::Matx33d &E, const Bearings &x, double tau2) {
 // LO-MSAC: five-point samples (uniform, or PROSAC), each essential matrix split into the poses that put its sample in
 // front, MSAC scoring with early exit, a Levenberg-Marquardt local optimisation whenever a sample beats the
 // best so far, and the number of samples adapted to the best inlier ratio.
-Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int &iterations) {
+struct Search {
+    Pose pose;
+    double cost = HUGE_VAL;
+    long samples = 0;
+    bool certified = false;  // stopped by the adaptive bound, not by the cap
+};
+
+Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double tau, uint64_t seed, long cap) {
     const size_t n = x.size();
     const double tau2 = tau * tau;
     const long min_samples = std::max(0, params.min_iterations);
-    const long max_samples = std::max(1, params.max_iterations);
-    std::mt19937_64 random(params.seed);
+    const long max_samples = std::max(1L, cap);
+    std::mt19937_64 random(seed);
 
     // PROSAC (Chum & Matas 2005) when the correspondences come best first: samples are drawn from a
     // growing prefix, the newest point always in, so good matches are tried long before the uniform draws
@@ -250,7 +257,7 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
     double t_prime = 1;
 
     Pose best;
-    double best_cost = HUGE_VAL;
+    double best_cost = HUGE_VAL, best_minimal_cost = HUGE_VAL;
     long needed = max_samples;
     long k = 0;
     cv::Vec3d sa[5], sb[5];
@@ -289,27 +296,27 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
             int consistent = poses_from_essential(solutions[s], sa, sb, 5, poses);
             for (int p = 0; p < consistent; ++p) {
                 if (!plausible(poses[p], sa, sb, params.max_parallax_degrees)) continue;
-                double cost = msac_cost(poses[p].essential(), x, tau2, best_cost);
-                if (cost >= best_cost) continue;
+                // Minimal models compete with the best minimal model, not with the optimised best: a sample
+                // from another basin rarely beats an already optimised model before its own optimisation.
+                double cost = msac_cost(poses[p].essential(), x, tau2, best_minimal_cost);
+                if (cost >= best_minimal_cost) continue;
+                best_minimal_cost = cost;
                 Pose optimised = poses[p];
-                double optimised_cost = refine(x, tau2, optimised, 10);
-                if (optimised_cost < cost) {
-                    best = optimised;
-                    best_cost = optimised_cost;
-                } else {
-                    best = poses[p];
-                    best_cost = cost;
-                }
+                double optimised_cost = std::min(cost, refine(x, tau2, optimised, 10));
+                if (optimised_cost >= best_cost) continue;
+                best = optimised_cost < cost ? optimised : poses[p];
+                best_cost = optimised_cost;
                 double ratio = double(count_within(best.essential(), x, tau2)) / double(n);
                 needed = required_samples(ratio, params.confidence);
             }
         }
     }
-    iterations = int(k);
-    if (!std::isfinite(best_cost)) {
-        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches in %ld samples", n, k));
-    }
-    return best;
+    Search out;
+    out.pose = best;
+    out.cost = best_cost;
+    out.samples = k;
+    out.certified = std::isfinite(best_cost) && k < max_samples;
+    return out;
 }
 
 // The Sampson error cannot tell the four poses of one essential matrix apart: keep the one that puts the
@@ -346,6 +353,32 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
         }
     }
     return best;
+}
+
+// A second, shorter search (another seed) when the first spent its budget without certifying its answer:
+// if it finds a different pose with a lower cost, the first search had not converged and neither answer
+// can be trusted. A second search that lands in a worse basin says nothing: it is weaker by design.
+Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int &iterations) {
+    const long budget = std::max(1, params.max_iterations);
+    Search first = lo_msac_once(x, params, tau, params.seed, budget);
+    iterations = int(first.samples);
+    if (!std::isfinite(first.cost)) {
+        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches in %ld samples", x.size(), first.samples));
+    }
+    if (!(params.max_disagreement_degrees > 0) || first.certified) return first.pose;
+    Search second = lo_msac_once(x, params, tau, params.seed ^ 0x9E3779B97F4A7C15ULL, std::max(1L, budget / 2));
+    iterations += int(second.samples);
+    if (!(second.cost < first.cost)) return first.pose;
+    double c = (cv::trace(first.pose.R.t() * second.pose.R) - 1) / 2;
+    double angle = std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
+    double t_angle = std::acos(std::max(-1.0, std::min(1.0, first.pose.t.dot(second.pose.t)))) * kDegrees;
+    if (angle > params.max_disagreement_degrees || t_angle > 5 * params.max_disagreement_degrees) {
+        rp::fail(RP_ERR_ESTIMATION,
+                 cv::format("unstable: a second search found a better pose %.1f° away in rotation and %.1f° in translation "
+                            "(%ld + %ld samples, too few inliers to certify either; pose.maxDisagreement %g°)",
+                            angle, t_angle, first.samples, second.samples, params.max_disagreement_degrees));
+    }
+    return second.pose;
 }
 
 // OpenCV's estimators (findEssentialMat + recoverPose), kept for comparison.

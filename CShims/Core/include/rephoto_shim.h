@@ -255,6 +255,10 @@ typedef struct rp_robust_params {
     int prosac;           /* LO-MSAC only: the points come best first; draw samples progressively (PROSAC) */
     double max_parallax_degrees;  /* LO-MSAC only: hypotheses with a sample point's parallax above this are
                                      skipped (0: none are) */
+    double max_disagreement_degrees;  /* LO-MSAC only: when the search ends uncertified (the cap reached before
+                                         the adaptive bound), a second one (another seed, half the cap) that
+                                         finds a lower cost further than this rotation (5x in translation)
+                                         fails the estimate; 0: a single search */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

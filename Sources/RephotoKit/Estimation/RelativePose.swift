@@ -45,7 +45,8 @@ extension RelativePose {
         let order = prosac ? pairs.matches.indices.sorted { (pairs.matches[$0].distance, $0) < (pairs.matches[$1].distance, $1) }
                            : Array(pairs.reference.indices)
         var params = try config.essential.shimParameters(refine: config.refine, minIterations: config.minIterations,
-                                                         seed: UInt64(config.seed), prosac: prosac, maxParallax: config.maxParallax)
+                                                         seed: UInt64(config.seed), prosac: prosac, maxParallax: config.maxParallax,
+                                                         maxDisagreement: config.maxDisagreement)
         let n = try cInt(pairs.count, "correspondence count")
         var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
         let a = pairs.referenceXY, b = pairs.currentXY
@@ -58,15 +59,21 @@ extension RelativePose {
             try shimCall { status in
                 rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
             }
-        } catch let error as RephotoError where error.kind == .estimationFailed && homography.inlierCount >= 8 {
-            // No usable essential matrix (typically no baseline): the homography inliers still fix the rotation.
+        } catch let error as RephotoError where error.kind == .estimationFailed && homography.inlierCount >= config.minInliers {
+            // No usable essential matrix: when a pure rotation explains the homography inliers (no baseline),
+            // it still fixes the rotation. Any other failure stands.
             let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
             var r = [Double](repeating: 0, count: 9)
-            try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, nil, 0, status) }
+            var residuals = [Double](repeating: 0, count: pairs.count)
+            try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, &residuals, residuals.count, status) }
+            let focal = (currentCamera.fx + currentCamera.fy) / 2
+            let limit = 1.77 * config.essential.threshold / focal
+            let support = zip(residuals, homography.inliers).filter { $0.1 && $0.0 < limit }.count
+            guard Double(support) >= 0.8 * Double(homography.inlierCount) else { throw error }
             return RelativePose(
                 rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, rotationOnly: true, rotationSource: .homography,
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
-                warnings: ["essential matrix unusable (\(error.message)): rotation-only model from \(homography.inlierCount) homography inliers, translation direction undetermined"])
+                warnings: ["essential matrix unusable (\(error.message)): a pure rotation explains \(support) of the \(homography.inlierCount) homography inliers; rotation-only, translation direction undetermined"])
         }
         var inliers = [Bool](repeating: false, count: pairs.count)
         for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }

@@ -63,6 +63,8 @@ public enum ParameterRegistry {
         .integer("pose.minIterations", \.pose.minIterations, 100, min: 0, max: 1_000_000, scale: .log,
                  "lo_msac: samples drawn whatever the adaptive stopping bound says"),
         .integer("pose.seed", \.pose.seed, 0, min: 0, max: Int.max, scale: .fixed, "lo_msac: seed of the sampler"),
+        .real("pose.maxDisagreement", \.pose.maxDisagreement, 0, atLeast: 0, atMost: 180,
+              "lo_msac: when the search ends uncertified, a second (half the cap) finding a lower cost further than this rotation (5x in translation) fails the pose, degrees; 0: off"),
         .flag("pose.prosac", \.pose.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, by descriptor distance)"),
         .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt on the MSAC cost of the Sampson error after the estimator"),
         .integer("pose.minInliers", \.pose.minInliers, 10, min: 5, max: 100_000, "gate: fewer essential inliers in front of both cameras fails the pose"),
