@@ -48,7 +48,8 @@ let package = Package(
             "RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // `rephoto evaluate`: errors against the truth, summaries, reports, overlays.
-        .target(name: "RephotoEvaluation", dependencies: ["RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift")]),
+        .target(name: "RephotoEvaluation", dependencies: ["RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift"),
+                                                    .product(name: "Yams", package: "Yams")]),
         // The retake-scoring worker (Hummingbird 2): `rephoto serve`. docs/server.md, openapi.yaml.
         .target(name: "RephotoServer", dependencies: [
             "RephotoKit",

@@ -30,6 +30,9 @@ public struct Evaluator: Sendable {
     /// Polled before each frame starts: once true, no new frame starts and `run` returns with the rows of
     /// the frames already in flight (a SIGINT or SIGTERM).
     public var shouldStop: (@Sendable () -> Bool)?
+    /// Images and features kept across runs (`rephoto tune`): each image is decoded and detected once per
+    /// feature setting.
+    public var featureCache: FeatureCache?
 
     public init(config: PipelineConfig, jobs: Int) throws {
         estimator = try PoseEstimator(config: config)
@@ -112,9 +115,26 @@ public struct Evaluator: Sendable {
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
+            if let cached = try cached(sequence.path(of: file)) {
+                return try estimator.prepareReference(features: cached.features, camera: camera)
+            }
             let image = try estimator.load(contentsOfFile: sequence.path(of: file))
             return try estimator.prepareReference(image, camera: camera)
         }.mapError(RephotoError.wrapping)
+    }
+
+    /// The image at `path` and its features from the cache (decoded and detected on a miss); nil without one.
+    private func cached(_ path: String) throws -> FeatureCache.Entry? {
+        guard let featureCache else { return nil }
+        let bytes = try Image.readFile(path, maxBytes: estimator.config.maxBytes)
+        return try featureCache.entry(bytes: bytes, config: estimator.config.features) {
+            do {
+                let image = try estimator.decode(bytes)
+                return FeatureCache.Entry(image: image, features: try Features(image: image, config: estimator.config.features))
+            } catch let error as RephotoError {
+                throw error.prefixed(path)
+            }
+        }
     }
 
     func evaluate(_ sequence: FrameSequence, index: Int, frame: SequenceFrame, reference: Result<ReferenceFrame, RephotoError>,
@@ -127,14 +147,16 @@ public struct Evaluator: Sendable {
         let truth = frame.truth
         do {
             let prepared = try reference.get()
-            let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
+            let entry = try cached(sequence.path(of: frame.file))
+            let image = try entry?.image ?? estimator.load(contentsOfFile: sequence.path(of: frame.file))
             var attitudes: AttitudePair?
             if let q1 = frame.attitude, let q0 = sequence.attitude(of: row.referenceFile) {
                 let m = sequence.manifest
                 attitudes = AttitudePair(reference: try Attitude(quaternion: q0, frame: m.attitudeFrame, orientation: m.cameraOrientation),
                                          current: try Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation))
             }
-            let result = try estimator.estimate(reference: prepared, current: image, camera: camera, attitudes: attitudes)
+            let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
+                                                attitudes: attitudes)
             row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)

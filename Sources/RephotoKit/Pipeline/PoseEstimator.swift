@@ -50,8 +50,10 @@ public struct PoseEstimator: Sendable {
     /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
     /// is too little signal for a homography; a failed pose only adds a warning. With `attitudes` the sensor
     /// path runs beside the vision path and the two are compared.
-    public func estimate(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, mask: Image? = nil,
-                         attitudes: AttitudePair? = nil) throws -> PoseResult {
+    /// `currentFeatures`: the current image's features when already detected under this estimator's settings
+    /// (a `FeatureCache`); `mask` is then ignored.
+    public func estimate(reference: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
+                         mask: Image? = nil, attitudes: AttitudePair? = nil) throws -> PoseResult {
         guard reference.features.config == config.features else {
             throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
         }
@@ -63,7 +65,10 @@ public struct PoseEstimator: Sendable {
         let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
 
         var start = ContinuousClock.now
-        let features = try Features(image: image, config: config.features, mask: mask)
+        if let currentFeatures, currentFeatures.config != config.features {
+            throw RephotoError.badInput("the current features were detected with other feature settings than this estimator's")
+        }
+        let features = try currentFeatures ?? Features(image: image, config: config.features, mask: mask)
         timings.detectCurrent = milliseconds(since: start)
 
         start = ContinuousClock.now

@@ -1,5 +1,3 @@
-import RephotoKit
-import RephotoData
 import Foundation
 
 /// Deterministic random numbers (SplitMix64), so generated data is identical for a seed on every machine.

@@ -1,0 +1,52 @@
+import RephotoKit
+
+/// What `rephoto tune` ranks by. Computed from the evaluator's rows and its own statistics: failures count
+/// as 180° wherever an error is ranked, as in mAA, so a configuration cannot win by failing hard frames.
+public enum TuningObjective: String, Sendable, CaseIterable, Codable {
+    case maa10, maa5
+    case rotationMaa10 = "rotation-maa10"
+    case medianRotation = "median-rotation"
+    case score
+
+    /// Higher is better for every objective but the median rotation error.
+    public var higherIsBetter: Bool { self != .medianRotation }
+
+    public func value(of metrics: TrialMetrics) -> Double? {
+        switch self {
+        case .maa10: metrics.maa10
+        case .maa5: metrics.maa5
+        case .rotationMaa10: metrics.rotationMaa10
+        case .medianRotation: metrics.medianRotationErrorDegrees
+        case .score: metrics.medianScore
+        }
+    }
+}
+
+/// A trial's metrics, from the evaluator's statistics (EvaluationStatistics) of its rows.
+public struct TrialMetrics: Codable, Equatable, Sendable {
+    public var frames: Int
+    public var failures: Int
+    public var maa5: Double?
+    public var maa10: Double?
+    public var rotationMaa10: Double?
+    /// Median rotation error with failed frames at 180°.
+    public var medianRotationErrorDegrees: Double?
+    /// Median score, failed frames at 0.
+    public var medianScore: Double?
+    /// Median total milliseconds per estimated frame.
+    public var msPerFrame: Double?
+
+    public init(rows: [EvaluationRow]) {
+        let statistics = EvaluationStatistics.compute(rows)
+        frames = statistics.frames
+        failures = statistics.failures
+        maa5 = statistics.maa5
+        maa10 = statistics.maa10
+        rotationMaa10 = statistics.rotationMaa10
+        medianRotationErrorDegrees = Statistics.median(rows.compactMap { r in
+            r.pairErrorDegrees == nil && r.rotationErrorDegrees == nil && !r.failed ? nil : (r.failed ? 180 : r.rotationErrorDegrees ?? 180)
+        })
+        medianScore = Statistics.median(rows.map { $0.failed ? 0 : $0.score ?? 0 })
+        msPerFrame = statistics.medianTimeMs["total"]
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import RephotoKit
+import Yams
+
+/// A search space for `rephoto tune` (docs/tuning.md): for parameters of the registry, a list of values or a
+/// range (linear with a step, or logarithmic with a count); other parameters pinned. Every value is checked
+/// against the registry when the file is read, before any work.
+public struct TuningSpace: Sendable, Equatable {
+    public enum Strategy: String, Sendable, CaseIterable {
+        /// Every combination, in the file's parameter order (the last parameter varies fastest).
+        case grid
+        /// `trials` configurations drawn with `seed`, each parameter uniformly from its values.
+        case random
+    }
+
+    public struct Dimension: Sendable, Equatable {
+        public var path: String
+        public var values: [ParameterValue]
+    }
+
+    public var strategy: Strategy
+    public var seed: UInt64
+    public var trials: Int?
+    public var dimensions: [Dimension]
+    /// Applied to every trial, before the varied parameters.
+    public var fixed: [(path: String, value: ParameterValue)]
+
+    public static func == (a: TuningSpace, b: TuningSpace) -> Bool {
+        a.strategy == b.strategy && a.seed == b.seed && a.trials == b.trials && a.dimensions == b.dimensions
+            && a.fixed.map(\.path) == b.fixed.map(\.path) && a.fixed.map(\.value) == b.fixed.map(\.value)
+    }
+
+    public static func load(from path: String) throws -> TuningSpace {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw RephotoError.badInput("cannot read the search space \(path)")
+        }
+        do {
+            return try parse(text)
+        } catch let error as RephotoError {
+            throw RephotoError.badInput("\(path): \(error.message)")
+        }
+    }
+
+    /// YAML (or JSON, which YAML reads): `strategy`, `seed`, `trials`, `fixed` and `parameters`.
+    public static func parse(_ text: String) throws -> TuningSpace {
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else { throw RephotoError.badInput("the search space is empty") }
+            root = node
+        } catch let error as RephotoError {
+            throw error
+        } catch {
+            throw RephotoError.badInput("not valid YAML or JSON (\(error))")
+        }
+        guard let top = root.mapping else { throw RephotoError.badInput("the search space must be a mapping") }
+        let known: Set<String> = ["strategy", "seed", "trials", "fixed", "parameters"]
+        for key in top.keys.compactMap(\.string) where !known.contains(key) {
+            throw RephotoError.badInput("unknown key '\(key)' (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        let strategyText = top["strategy"]?.string ?? "grid"
+        guard let strategy = Strategy(rawValue: strategyText) else {
+            throw RephotoError.badInput("strategy '\(strategyText)' is not one of \(Strategy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let seed = try top["seed"].map { node -> UInt64 in
+            guard let v = node.string.flatMap(UInt64.init) else { throw RephotoError.badInput("seed must be a whole number at least 0") }
+            return v
+        } ?? 1
+        let trials = try top["trials"].map { node -> Int in
+            guard let v = node.string.flatMap(Int.init), v >= 1, v <= 1_000_000 else { throw RephotoError.badInput("trials must be 1...1000000") }
+            return v
+        }
+        if strategy == .random && trials == nil { throw RephotoError.badInput("strategy random needs trials") }
+
+        var fixed: [(String, ParameterValue)] = []
+        for (key, value) in top["fixed"]?.mapping ?? [:] {
+            let parameter = try parameter(key)
+            guard let scalar = value.scalar?.string else { throw RephotoError.badInput("fixed \(parameter.path) must be a single value") }
+            let parsed = try parameter.parse(scalar)
+            try check(parameter, parsed)
+            fixed.append((parameter.path, parsed))
+        }
+        guard let parameters = top["parameters"]?.mapping, !parameters.isEmpty else {
+            throw RephotoError.badInput("parameters must name at least one parameter to vary")
+        }
+        var dimensions: [Dimension] = []
+        for (key, spec) in parameters {
+            let parameter = try parameter(key)
+            let values = try values(of: parameter, spec)
+            for value in values { try check(parameter, value) }
+            if fixed.contains(where: { $0.0 == parameter.path }) || dimensions.contains(where: { $0.path == parameter.path }) {
+                throw RephotoError.badInput("\(parameter.path) is given twice")
+            }
+            dimensions.append(Dimension(path: parameter.path, values: values))
+        }
+        return TuningSpace(strategy: strategy, seed: seed, trials: trials, dimensions: dimensions, fixed: fixed)
+    }
+
+    private static func parameter(_ key: Node) throws -> Parameter {
+        guard let path = key.string, let parameter = ParameterRegistry.parameter(path) else {
+            throw RephotoError.badInput("unknown parameter '\(key.string ?? "?")' (rephoto defaults lists them)")
+        }
+        return parameter
+    }
+
+    /// The value must be one the registry admits, in a configuration that validates.
+    private static func check(_ parameter: Parameter, _ value: ParameterValue) throws {
+        var config = PipelineConfig()
+        do {
+            try parameter.set(value, in: &config)
+        } catch let error as RephotoError {
+            throw RephotoError.badInput("\(parameter.path): \(error.message)")
+        }
+    }
+
+    /// `[v, ...]` or `{values: [...]}`; `{min, max, step}`; `{min, max, count, log: true}`.
+    private static func values(of parameter: Parameter, _ spec: Node) throws -> [ParameterValue] {
+        if let list = spec.sequence {
+            return try list.map { try scalar(parameter, $0) }
+        }
+        guard let map = spec.mapping else { return [try scalar(parameter, spec)] }
+        if let list = map["values"]?.sequence {
+            guard !list.isEmpty else { throw RephotoError.badInput("\(parameter.path): values is empty") }
+            return try list.map { try scalar(parameter, $0) }
+        }
+        func number(_ key: String) throws -> Double? {
+            guard let node = map[key] else { return nil }
+            guard let v = node.string.flatMap(Double.init), v.isFinite else { throw RephotoError.badInput("\(parameter.path): \(key) must be a number") }
+            return v
+        }
+        guard let low = try number("min"), let high = try number("max"), low <= high else {
+            throw RephotoError.badInput("\(parameter.path): give values, or min <= max with step (or count and log: true)")
+        }
+        var numbers: [Double]
+        if map["log"]?.bool == true {
+            guard low > 0, let count = try number("count"), count >= 2, count <= 1000, count == count.rounded() else {
+                throw RephotoError.badInput("\(parameter.path): a log range needs min > 0 and count 2...1000")
+            }
+            numbers = (0..<Int(count)).map { low * pow(high / low, Double($0) / (count - 1)) }
+        } else {
+            guard let step = try number("step"), step > 0, (high - low) / step <= 10_000 else {
+                throw RephotoError.badInput("\(parameter.path): a linear range needs step > 0 (at most 10000 values)")
+            }
+            numbers = stride(from: low, through: high + step * 1e-9, by: step).map { ($0 * 1e12).rounded() / 1e12 }
+        }
+        if case .integer = parameter.domain {
+            var seen = Set<Int>()
+            return numbers.map { Int($0.rounded()) }.filter { seen.insert($0).inserted }.map(ParameterValue.int)
+        }
+        return numbers.map(ParameterValue.double)
+    }
+
+    private static func scalar(_ parameter: Parameter, _ node: Node) throws -> ParameterValue {
+        guard let text = node.scalar?.string else { throw RephotoError.badInput("\(parameter.path): each value must be a single value") }
+        return try parameter.parse(text)
+    }
+
+    /// The configurations this space stands for, in trial order: each with the values it sets.
+    public func configurations() throws -> [[(path: String, value: ParameterValue)]] {
+        switch strategy {
+        case .grid:
+            var out: [[(String, ParameterValue)]] = [[]]
+            for dimension in dimensions {
+                out = out.flatMap { prefix in dimension.values.map { prefix + [(dimension.path, $0)] } }
+            }
+            guard out.count <= 1_000_000 else { throw RephotoError.badInput("the grid has \(out.count) configurations (at most 1000000)") }
+            return out
+        case .random:
+            var random = SeededRandom(seed: seed)
+            return (0..<(trials ?? 1)).map { _ in dimensions.map { ($0.path, $0.values[Int(random.next() % UInt64($0.values.count))]) } }
+        }
+    }
+
+    /// A configuration: the defaults, the fixed values, then the trial's own.
+    public func config(for values: [(path: String, value: ParameterValue)], base: PipelineConfig = PipelineConfig()) throws -> PipelineConfig {
+        var config = base
+        for (path, value) in fixed + values {
+            guard let parameter = ParameterRegistry.parameter(path) else { throw RephotoError.badInput("unknown parameter \(path)") }
+            try parameter.set(value, in: &config)
+        }
+        try config.validate()
+        return config
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import RephotoData
+import RephotoEvaluation
+import RephotoKit
+
+struct TuneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tune",
+        abstract: "Search parameter configurations over sequences with ground truth (docs/tuning.md).",
+        discussion: "Outputs in --out: space.yaml and tune.json (what the run is), trials.jsonl (one line per finished trial), leaderboard.csv, best.yaml (accepted by pose, evaluate and serve with --config) and summary.txt. --resume continues a killed run without repeating a finished trial; --shard i/n runs every n-th trial, `rephoto tune merge` combines the folders.",
+        subcommands: [Run.self, Merge.self],
+        defaultSubcommand: Run.self)
+
+    /// What a tuning folder was made with: a resume or a merge must match it.
+    struct Manifest: Codable, Equatable {
+        var objective: TuningObjective
+        var maxMsPerFrame: Double?
+        var base: String  // the base configuration as JSON
+        var sequences: [String]
+    }
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a search (the default subcommand).")
+
+        @Argument(help: "The search space, YAML or JSON (docs/examples/akaze-space.yaml).") var space: String
+        @Option(name: .customLong("data"), parsing: .upToNextOption, help: "Sequence folders, or folders to search for sequences.") var data: [String] = []
+        @Option(help: "Ranking: maa10, maa5, rotation-maa10, median-rotation or score.") var objective = "maa10"
+        @Option(help: "Trials slower than this median milliseconds per frame rank after all others.") var maxMsPerFrame: Double?
+        @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(help: "Output folder.") var out = "tuning"
+        @Option(help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?
+        @Flag(help: "Continue the run in --out: finished trials are kept, not run again (same space and settings required).") var resume = false
+        @Option(help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
+
+        func run() throws {
+            guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
+            guard let objective = TuningObjective(rawValue: objective) else {
+                throw RephotoError.badInput("--objective '\(objective)' is not one of \(TuningObjective.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if let maxMsPerFrame { guard maxMsPerFrame > 0, maxMsPerFrame.isFinite else { throw RephotoError.badInput("--max-ms-per-frame \(maxMsPerFrame) must be positive") } }
+            let spaceText = try String(contentsOfFile: space, encoding: .utf8)
+            let parsed = try TuningSpace.load(from: space)
+            let base = try config.map { try PipelineConfig.load(from: $0) } ?? PipelineConfig()
+            _ = try parsed.configurations()  // a grid too large is refused before any work
+            guard !data.isEmpty else { throw RephotoError.badInput("--data needs at least one sequence folder") }
+            let folders = try SequenceDiscovery.find(data)
+            let (sequences, broken) = Evaluator.load(folders)
+            if let first = broken.first { throw RephotoError.badInput("\(first.path): \(first.error)") }
+            guard !sequences.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(data.joined(separator: ", "))") }
+            var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base)
+            if let shard {
+                let parts = shard.split(separator: "/").compactMap { Int($0) }
+                guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
+                    throw RephotoError.badInput("--shard '\(shard)' must be i/n with 0 <= i < n")
+                }
+                tuner.shard = (parts[0], parts[1])
+            }
+            if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
+
+            let folder = URL(fileURLWithPath: out)
+            let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
+                                    sequences: sequences.map(\.manifest.name))
+            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: resume)
+            let progress = Progress(label: "tune")
+            let records = try tuner.run(in: folder) { done, total, best in
+                let note = best.map { "best \(objective.rawValue) \($0.objective.map { String(format: "%.4f", $0) } ?? "-") (trial \($0.trial)) " } ?? ""
+                progress.update(done, of: total, note: note)
+            }
+            let all = Array(try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values)
+            print(try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder), terminator: "")
+            let counts = tuner.featureCache.counts
+            print("feature cache: \(counts.detections) detections, \(counts.reuses) reused")
+        }
+    }
+
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Combine the folders of shards (same space and settings) into one leaderboard.")
+
+        @Argument(help: "Folders of the shards.") var folders: [String]
+        @Option(help: "Output folder.") var out = "tuning"
+
+        func run() throws {
+            guard let first = folders.first else { throw RephotoError.badInput("give the shard folders to merge") }
+            let spaceText = try String(contentsOfFile: "\(first)/space.yaml", encoding: .utf8)
+            let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(first)/tune.json")))
+            var records: [Int: TrialRecord] = [:]
+            for folder in folders {
+                let text = try String(contentsOfFile: "\(folder)/space.yaml", encoding: .utf8)
+                let other = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(folder)/tune.json")))
+                guard text == spaceText, other == manifest else { throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)") }
+                for (trial, record) in try Tuner.readTrials(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[trial] = record }
+            }
+            let space = try TuningSpace.parse(spaceText)
+            let base = try PipelineConfig.decode(Data(manifest.base.utf8))
+            let folder = URL(fileURLWithPath: out)
+            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: false)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let lines = try records.keys.sorted().map { String(decoding: try encoder.encode(records[$0]!), as: UTF8.self) }
+            try (lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")).write(to: folder.appendingPathComponent(Tuner.trialsFile), atomically: true, encoding: .utf8)
+            print(try Tuner.writeOutputs(Array(records.values), space: space, objective: manifest.objective, base: base, to: folder), terminator: "")
+        }
+    }
+
+    /// A fresh folder (an earlier run's outputs removed), or on --resume the same space and settings.
+    static func prepare(_ folder: URL, space: String, manifest: Manifest, resume: Bool) throws {
+        let fm = FileManager.default
+        let spaceFile = folder.appendingPathComponent("space.yaml"), manifestFile = folder.appendingPathComponent("tune.json")
+        if resume {
+            guard let oldSpace = try? String(contentsOf: spaceFile, encoding: .utf8),
+                  let oldManifest = try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: manifestFile)) else {
+                throw RephotoError.badInput("--resume: \(folder.path) holds no tuning run")
+            }
+            guard oldSpace == space, oldManifest == manifest else {
+                throw RephotoError.badInput("--resume: \(folder.path) was tuned with another space or other settings")
+            }
+            return
+        }
+        try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt"] {
+            try? fm.removeItem(at: folder.appendingPathComponent(name))
+        }
+        try space.write(to: spaceFile, atomically: true, encoding: .utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try encoder.encode(manifest).write(to: manifestFile)
+    }
+}

@@ -1,0 +1,125 @@
+import RephotoTestSupport
+import Foundation
+import RephotoKit
+import RephotoEvaluation
+import Testing
+
+/// `rephoto tune` on a tiny space over two synthetic sequences.
+@Suite struct TuneCommandTests {
+    static let space = """
+        strategy: grid
+        fixed: {features.maxDimension: 320}
+        parameters:
+          matching.ratio: [0.7, 0.9]
+          pose.essential.threshold: {values: [0.5, 2]}
+        """
+
+    static func data() throws -> String {
+        let root = SequenceCommandTests.directory()
+        try EvaluateCommandTests.synth(root, "alpha", seed: 1)
+        try EvaluateCommandTests.synth(root, "beta", seed: 2)
+        return root
+    }
+
+    static func spaceFile(_ text: String = space) throws -> String {
+        let path = SequenceCommandTests.directory() + ".yaml"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The leaderboard without its timing columns (which differ from run to run).
+    static func ranking(_ folder: String) throws -> [String] {
+        let lines = try String(contentsOfFile: "\(folder)/leaderboard.csv", encoding: .utf8).split(separator: "\n").map(String.init)
+        let header = lines[0].split(separator: ",").map(String.init)
+        let drop = Set(["ms_per_frame", "too_slow"].compactMap { header.firstIndex(of: $0) })
+        return lines.map { line in line.split(separator: ",", omittingEmptySubsequences: false).enumerated().filter { !drop.contains($0.offset) }.map(\.element).joined(separator: ",") }
+    }
+
+    static func trials(_ folder: String) throws -> [TrialRecord] {
+        try Tuner.readTrials(URL(fileURLWithPath: "\(folder)/trials.jsonl")).values.sorted { $0.trial < $1.trial }
+    }
+
+    @Test func gridResumeShardsAndBestConfig() throws {
+        let data = try Self.data(), space = try Self.spaceFile()
+        let whole = SequenceCommandTests.directory()
+        let run = try CLI.run(["tune", space, "--data", data, "--out", whole, "--jobs", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("4 trials; best by maa10"))
+        // Only matching and estimation vary: every image is detected once. The two sequences' references are
+        // the same rendering (the seed moves the trajectory only), so 7 distinct images serve 32 lookups.
+        #expect(run.stdout.contains("feature cache: 7 detections, 25 reused"), "\(run.stdout)")
+
+        // The grid: exactly the four combinations, the last parameter varying fastest.
+        let records = try Self.trials(whole)
+        #expect(records.map(\.parameters) == [
+            [["matching.ratio", "0.7"], ["pose.essential.threshold", "0.5"]], [["matching.ratio", "0.7"], ["pose.essential.threshold", "2"]],
+            [["matching.ratio", "0.9"], ["pose.essential.threshold", "0.5"]], [["matching.ratio", "0.9"], ["pose.essential.threshold", "2"]],
+        ])
+        #expect(records.allSatisfy { $0.metrics.frames == 6 })
+
+        // Killed after two trials, mid-write of the third: --resume ends with the same leaderboard.
+        let killed = SequenceCommandTests.directory()
+        try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
+        for file in ["space.yaml", "tune.json"] { try FileManager.default.copyItem(atPath: "\(whole)/\(file)", toPath: "\(killed)/\(file)") }
+        let lines = try String(contentsOfFile: "\(whole)/trials.jsonl", encoding: .utf8).split(separator: "\n")
+        try (lines.prefix(2).joined(separator: "\n") + "\n" + lines[2].prefix(40)).write(toFile: "\(killed)/trials.jsonl", atomically: true, encoding: .utf8)
+        let resumed = try CLI.run(["tune", space, "--data", data, "--out", killed, "--jobs", "2", "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try Self.ranking(killed) == Self.ranking(whole))
+        #expect(try Self.trials(killed).prefix(2).map(\.metrics) == records.prefix(2).map(\.metrics))  // kept, not rerun
+
+        // Two shards, merged: the unsharded leaderboard.
+        let shards = try (0..<2).map { i -> String in
+            let folder = SequenceCommandTests.directory()
+            let shard = try CLI.run(["tune", space, "--data", data, "--out", folder, "--jobs", "1", "--shard", "\(i)/2"])
+            #expect(shard.status == 0, "\(shard.stderr)")
+            #expect(try Self.trials(folder).map(\.trial) == (i == 0 ? [0, 2] : [1, 3]))
+            return folder
+        }
+        let merged = SequenceCommandTests.directory()
+        let merge = try CLI.run(["tune", "merge"] + shards + ["--out", merged])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        #expect(try Self.ranking(merged) == Self.ranking(whole))
+
+        // best.yaml through `rephoto evaluate` reproduces the best trial's metric exactly.
+        let best = try #require(Tuner.ranked(records, .maa10).first)
+        let evaluation = SequenceCommandTests.directory()
+        let evaluate = try CLI.run(["evaluate", data, "--config", "\(whole)/best.yaml", "--out", evaluation, "--no-thumbnails"])
+        #expect(evaluate.status == 0 || evaluate.status == 3, "\(evaluate.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(evaluation)/summary.json"))) as? [String: Any]
+        let overall = try #require(summary?["overall"] as? [String: Any])
+        // Within the last digit: JSONSerialization does not always parse the shortest form back exactly.
+        func same(_ a: Any?, _ b: Double?) -> Bool {
+            guard let a = a as? Double, let b else { return a == nil && b == nil }
+            return abs(a - b) <= 1e-12
+        }
+        #expect(same(overall["maa10"], best.objective))
+        #expect(overall["failures"] as? Int == best.metrics.failures)
+
+        // Every trial, cached, equals the same configuration evaluated without the cache.
+        for record in records {
+            let folder = SequenceCommandTests.directory()
+            let sets = record.parameters.flatMap { ["--set", "\($0[0])=\($0[1])"] } + ["--set", "features.maxDimension=320"]
+            let plain = try CLI.run(["evaluate", data, "--out", folder, "--no-thumbnails"] + sets)
+            #expect(plain.status == 0 || plain.status == 3, "\(plain.stderr)")
+            let stats = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(folder)/summary.json"))) as? [String: Any]
+            let o = try #require(stats?["overall"] as? [String: Any])
+            #expect(same(o["maa10"], record.metrics.maa10) && same(o["maa5"], record.metrics.maa5), "trial \(record.trial)")
+            #expect(same(o["rotationMaa10"], record.metrics.rotationMaa10), "trial \(record.trial)")
+        }
+    }
+
+    @Test(arguments: [
+        ("parameters: {features.orb.levels: [0, 8]}", "features.orb.levels"),
+        ("parameters: {matching.ratoi: [0.8]}", "matching.ratoi"),
+        ("parameters: {pose.essential.threshold: {min: 2, max: 1, step: 0.5}}", "pose.essential.threshold"),
+        ("strategy: random\nparameters: {matching.ratio: [0.8]}", "trials"),
+    ])
+    func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
+        let space = try Self.spaceFile(text)
+        let run = try CLI.run(["tune", space, "--data", "/nonexistent", "--out", SequenceCommandTests.directory()])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains(named), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+}
