@@ -135,6 +135,17 @@ public struct FrameSequence: Equatable, Sendable {
     /// The frames to evaluate: every row except the reference's own (which only carries its attitude).
     public var currentFrames: [SequenceFrame] { frames.filter { $0.file != referenceFile(for: $0) } }
 
+    /// The same sequence with at most `count` current frames (the first ones) and every reference row.
+    public func limited(toFrames count: Int) -> FrameSequence {
+        var kept = 0
+        let frames = frames.filter { frame in
+            if frame.file == referenceFile(for: frame) { return true }
+            kept += 1
+            return kept <= count
+        }
+        return FrameSequence(manifest: manifest, frames: frames, directory: directory)
+    }
+
     /// The attitude recorded for a reference file, from its own row.
     public func attitude(of file: String) -> Quaternion? { frames.first { $0.file == file }?.attitude }
 

@@ -8,7 +8,7 @@ struct TuneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tune",
         abstract: "Search parameter configurations over sequences with ground truth (docs/tuning.md).",
-        discussion: "Outputs in --out: space.yaml and tune.json (what the run is), trials.jsonl (one line per finished trial), leaderboard.csv, best.yaml (accepted by pose, evaluate and serve with --config) and summary.txt. --resume continues a killed run without repeating a finished trial; --shard i/n runs every n-th trial, `rephoto tune merge` combines the folders.",
+        discussion: "Outputs in --out: space.yaml and tune.json (what the run is), trials.jsonl (one line per finished trial), leaderboard.csv, pareto.svg, sensitivity.svg, best.yaml (accepted by pose, evaluate and serve with --config) and summary.txt. --resume continues a killed run without repeating a finished trial; --shard i/n runs every n-th trial, `rephoto tune merge` combines the folders.",
         subcommands: [Run.self, Merge.self],
         defaultSubcommand: Run.self)
 
@@ -18,6 +18,7 @@ struct TuneCommand: ParsableCommand {
         var maxMsPerFrame: Double?
         var base: String  // the base configuration as JSON
         var sequences: [String]
+        var holdout: [String]? = nil
     }
 
     struct Run: ParsableCommand {
@@ -32,6 +33,8 @@ struct TuneCommand: ParsableCommand {
         @Option(help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?
         @Flag(help: "Continue the run in --out: finished trials are kept, not run again (same space and settings required).") var resume = false
         @Option(help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
+        @Option(help: "Hold this fraction of the sequences out of the search (chosen by name, deterministically) and report the best configuration on both sets.")
+        var holdout: Double?
 
         func run() throws {
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
@@ -45,9 +48,17 @@ struct TuneCommand: ParsableCommand {
             _ = try parsed.configurations()  // a grid too large is refused before any work
             guard !data.isEmpty else { throw RephotoError.badInput("--data needs at least one sequence folder") }
             let folders = try SequenceDiscovery.find(data)
-            let (sequences, broken) = Evaluator.load(folders)
+            let (loaded, broken) = Evaluator.load(folders)
             if let first = broken.first { throw RephotoError.badInput("\(first.path): \(first.error)") }
-            guard !sequences.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(data.joined(separator: ", "))") }
+            guard !loaded.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(data.joined(separator: ", "))") }
+            var sequences = loaded, heldOut: [FrameSequence] = []
+            if let holdout {
+                guard holdout > 0, holdout < 1 else { throw RephotoError.badInput("--holdout \(holdout) must be a fraction between 0 and 1") }
+                (sequences, heldOut) = Tuner.split(loaded, holdout: holdout)
+                guard !sequences.isEmpty, !heldOut.isEmpty else {
+                    throw RephotoError.badInput("--holdout \(holdout) leaves no sequence on one side of \(loaded.count)")
+                }
+            }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base)
             if let shard {
                 let parts = shard.split(separator: "/").compactMap { Int($0) }
@@ -60,7 +71,7 @@ struct TuneCommand: ParsableCommand {
 
             let folder = URL(fileURLWithPath: out)
             let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
-                                    sequences: sequences.map(\.manifest.name))
+                                    sequences: sequences.map(\.manifest.name), holdout: holdout == nil ? nil : heldOut.map(\.manifest.name))
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: resume)
             let progress = Progress(label: "tune")
             let records = try tuner.run(in: folder) { done, total, best in
@@ -69,6 +80,22 @@ struct TuneCommand: ParsableCommand {
             }
             let all = Array(try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values)
             print(try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder), terminator: "")
+            if !heldOut.isEmpty, let best = Tuner.ranked(all.isEmpty ? records : all, objective).first {
+                // The winner on sequences the search never saw: a large drop is overfitting.
+                let config = try parsed.config(for: try best.parameters.map { pair in
+                    (pair[0], try ParameterRegistry.parameter(pair[0])!.parse(pair[1]))
+                }, base: base)
+                var evaluator = try Evaluator(config: config, jobs: jobs)
+                evaluator.thumbnails = false
+                evaluator.featureCache = tuner.featureCache
+                let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
+                let text = String(format: "held out (%d sequences): %@ %@ against %@ on the %d tuning sequences\n", heldOut.count, objective.rawValue,
+                                  objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", sequences.count)
+                print(text, terminator: "")
+                let summaryFile = folder.appendingPathComponent("summary.txt")
+                let earlier = (try? String(contentsOf: summaryFile, encoding: .utf8)) ?? ""
+                try (earlier + text).write(to: summaryFile, atomically: true, encoding: .utf8)
+            }
             let counts = tuner.featureCache.counts
             print("feature cache: \(counts.detections) detections, \(counts.reuses) reused")
         }
@@ -118,7 +145,7 @@ struct TuneCommand: ParsableCommand {
             return
         }
         try fm.createDirectory(at: folder, withIntermediateDirectories: true)
-        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt"] {
+        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))
         }
         try space.write(to: spaceFile, atomically: true, encoding: .utf8)

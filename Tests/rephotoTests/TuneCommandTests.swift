@@ -109,6 +109,65 @@ import Testing
         }
     }
 
+    /// Successive halving: 9 configurations on 1 frame per sequence, the best 3 on all 3 frames; a run killed
+    /// in the second rung resumes to the same leaderboard.
+    @Test func successiveHalvingKeepsTheBestThirdAndResumes() throws {
+        let data = try Self.data()
+        let space = try Self.spaceFile("""
+            strategy: halving
+            trials: 9
+            eta: 3
+            minFrames: 1
+            seed: 5
+            fixed: {features.maxDimension: 320}
+            parameters:
+              matching.ratio: {min: 0.6, max: 0.95, step: 0.05}
+              pose.essential.threshold: {min: 0.5, max: 2, count: 4, log: true}
+            """)
+        let whole = SequenceCommandTests.directory()
+        let run = try CLI.run(["tune", space, "--data", data, "--out", whole, "--jobs", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try String(contentsOfFile: "\(whole)/trials.jsonl", encoding: .utf8).split(separator: "\n")
+        let records = try lines.map { try JSONDecoder().decode(TrialRecord.self, from: Data($0.utf8)) }
+        let first = records.filter { $0.rung == 0 }, second = records.filter { $0.rung == 1 }
+        #expect(first.count == 9 && first.allSatisfy { $0.metrics.frames == 2 && $0.framesPerSequence == 1 })
+        #expect(second.count == 3 && second.allSatisfy { $0.metrics.frames == 6 })
+        #expect(Set(second.map(\.trial)) == Set(Tuner.ranked(first, .maa10).prefix(3).map(\.trial)))
+        #expect(try Self.trials(whole).count == 9)  // the leaderboard: each configuration at its last rung
+
+        let killed = SequenceCommandTests.directory()
+        try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
+        for file in ["space.yaml", "tune.json"] { try FileManager.default.copyItem(atPath: "\(whole)/\(file)", toPath: "\(killed)/\(file)") }
+        try (lines.prefix(10).joined(separator: "\n") + "\n").write(toFile: "\(killed)/trials.jsonl", atomically: true, encoding: .utf8)
+        let resumed = try CLI.run(["tune", space, "--data", data, "--out", killed, "--jobs", "2", "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try Self.ranking(killed) == Self.ranking(whole))
+
+        let sharded = try CLI.run(["tune", space, "--data", data, "--out", SequenceCommandTests.directory(), "--shard", "0/2"])
+        #expect(sharded.status == 2 && sharded.stderr.contains("cannot be sharded"))
+    }
+
+    /// --holdout: a deterministic split by name, the best configuration reported on both sides.
+    @Test func holdoutSplitsBySequenceAndReportsBothSides() throws {
+        let data = try Self.data(), space = try Self.spaceFile()
+        let runs = try (0..<2).map { _ -> (String, CLI.Run) in
+            let folder = SequenceCommandTests.directory()
+            return (folder, try CLI.run(["tune", space, "--data", data, "--out", folder, "--jobs", "2", "--holdout", "0.5"]))
+        }
+        for (folder, run) in runs {
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains("held out (1 sequences): maa10 "), "\(run.stdout)")
+            #expect(try Self.trials(folder).allSatisfy { $0.metrics.frames == 3 })  // only the tuning sequence
+            for file in ["pareto.svg", "sensitivity.svg"] {
+                let svg = try String(contentsOfFile: "\(folder)/\(file)", encoding: .utf8)
+                #expect(svg.hasPrefix("<svg") && svg.contains("<circle"), "\(file)")
+            }
+        }
+        let manifests = try runs.map { try String(contentsOfFile: "\($0.0)/tune.json", encoding: .utf8) }
+        #expect(manifests[0] == manifests[1])
+        #expect(manifests[0].contains("\"holdout\""))
+    }
+
     @Test(arguments: [
         ("parameters: {features.orb.levels: [0, 8]}", "features.orb.levels"),
         ("parameters: {matching.ratoi: [0.8]}", "matching.ratoi"),

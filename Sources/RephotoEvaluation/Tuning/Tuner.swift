@@ -13,6 +13,9 @@ public struct TrialRecord: Codable, Equatable, Sendable {
     public var objective: Double?
     /// Over --max-ms-per-frame: ranked after every configuration within it.
     public var tooSlow: Bool
+    /// Successive halving: the rung (0 first) and the frames per sequence it used; absent otherwise.
+    public var rung: Int?
+    public var framesPerSequence: Int?
 }
 
 /// `rephoto tune`: every configuration of a space evaluated with the evaluator's own code over the same
@@ -41,8 +44,22 @@ public struct Tuner: Sendable {
 
     public static let trialsFile = "trials.jsonl"
 
+    /// A deterministic split by sequence name: ordered by FNV-1a of the name, the first round(fraction x count)
+    /// sequences (at least one, never all) are held out. The same set always splits the same way.
+    public static func split(_ sequences: [FrameSequence], holdout fraction: Double) -> (tuning: [FrameSequence], heldOut: [FrameSequence]) {
+        func hash(_ name: String) -> UInt64 {
+            name.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        }
+        guard sequences.count >= 2 else { return (sequences, []) }
+        let count = min(sequences.count - 1, max(1, Int((fraction * Double(sequences.count)).rounded())))
+        let names = Set(sequences.sorted { (hash($0.manifest.name), $0.manifest.name) < (hash($1.manifest.name), $1.manifest.name) }
+                                 .prefix(count).map(\.manifest.name))
+        return (sequences.filter { !names.contains($0.manifest.name) }, sequences.filter { names.contains($0.manifest.name) })
+    }
+
     /// The trials of this shard in order; those already in `folder/trials.jsonl` are kept, not run again.
     public func run(in folder: URL, progress: ((Int, Int, TrialRecord?) -> Void)? = nil) throws -> [TrialRecord] {
+        if space.strategy == .halving { return try runHalving(in: folder, progress: progress) }
         let configurations = try space.configurations()
         let mine = configurations.indices.filter { $0 % shard.count == shard.index }
         let file = folder.appendingPathComponent(Self.trialsFile)
@@ -54,25 +71,85 @@ public struct Tuner: Sendable {
         var finished = mine.filter { done[$0] != nil }.count
         progress?(finished, mine.count, best)
         for trial in mine where done[trial] == nil {
-            let values = configurations[trial]
-            let config = try space.config(for: values, base: base)
-            var evaluator = try Evaluator(config: config, jobs: jobs)
-            evaluator.thumbnails = false
-            evaluator.featureCache = featureCache
-            let rows = evaluator.run(sequences).rows
-            let metrics = TrialMetrics(rows: rows)
-            let record = TrialRecord(trial: trial, parameters: values.map { [$0.path, $0.value.description] }, metrics: metrics,
-                                     objective: objective.value(of: metrics),
-                                     tooSlow: maxMsPerFrame.map { (metrics.msPerFrame ?? .infinity) > $0 } ?? false)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            handle.write(try encoder.encode(record) + Data("\n".utf8))
+            let record = try evaluate(trial, configurations[trial], on: sequences)
+            try Self.append(record, to: handle)
             done[trial] = record
             best = better(record, best)
             finished += 1
             progress?(finished, mine.count, best)
         }
         return mine.compactMap { done[$0] }
+    }
+
+    /// One trial: the configuration through the evaluator (sharing the feature cache) over `sequences`.
+    func evaluate(_ trial: Int, _ values: [(path: String, value: ParameterValue)], on sequences: [FrameSequence],
+                  rung: Int? = nil, frames: Int? = nil) throws -> TrialRecord {
+        let config = try space.config(for: values, base: base)
+        var evaluator = try Evaluator(config: config, jobs: jobs)
+        evaluator.thumbnails = false
+        evaluator.featureCache = featureCache
+        let metrics = TrialMetrics(rows: evaluator.run(sequences).rows)
+        return TrialRecord(trial: trial, parameters: values.map { [$0.path, $0.value.description] }, metrics: metrics,
+                           objective: objective.value(of: metrics),
+                           tooSlow: maxMsPerFrame.map { (metrics.msPerFrame ?? .infinity) > $0 } ?? false, rung: rung, framesPerSequence: frames)
+    }
+
+    static func append(_ record: TrialRecord, to handle: FileHandle) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        handle.write(try encoder.encode(record) + Data("\n".utf8))
+    }
+
+    /// Successive halving: every configuration on the first `minFrames` frames of each sequence, then the best
+    /// 1/eta on eta times as many, until every frame is used. Each rung's records stay in trials.jsonl, so a
+    /// resumed run recomputes the same survivors and repeats no evaluation.
+    func runHalving(in folder: URL, progress: ((Int, Int, TrialRecord?) -> Void)?) throws -> [TrialRecord] {
+        guard shard.count == 1 else { throw RephotoError.badInput("successive halving needs every result of a rung: it cannot be sharded") }
+        let configurations = try space.configurations()
+        let file = folder.appendingPathComponent(Self.trialsFile)
+        var done: [String: TrialRecord] = [:]
+        if let data = FileManager.default.contents(atPath: file.path) {
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                guard let r = try? JSONDecoder().decode(TrialRecord.self, from: Data(line)) else { continue }
+                done["\(r.trial)/\(r.rung ?? 0)"] = r
+            }
+        }
+        let handle = try Self.appending(file)
+        defer { try? handle.close() }
+        let most = sequences.map { $0.currentFrames.count }.max() ?? 0
+        // The whole plan first, for the progress line.
+        var plan: [(alive: Int, frames: Int)] = []
+        var count = configurations.count, frames = min(space.minFrames, most)
+        while true {
+            plan.append((count, frames))
+            if frames >= most { break }
+            count = max(1, Int((Double(count) / Double(space.eta)).rounded(.up)))
+            frames = min(most, frames * space.eta)
+        }
+        let total = plan.map(\.alive).reduce(0, +)
+        var finished = 0, best: TrialRecord?
+        var alive = Array(configurations.indices)
+        var latest: [Int: TrialRecord] = [:]
+        for (rung, step) in plan.enumerated() {
+            let subset = sequences.map { $0.limited(toFrames: step.frames) }
+            var results: [TrialRecord] = []
+            for trial in alive {
+                let record: TrialRecord
+                if let earlier = done["\(trial)/\(rung)"] {
+                    record = earlier
+                } else {
+                    record = try evaluate(trial, configurations[trial], on: subset, rung: rung, frames: step.frames)
+                    try Self.append(record, to: handle)
+                }
+                results.append(record)
+                latest[trial] = record
+                finished += 1
+                if rung == plan.count - 1 { best = better(record, best) }
+                progress?(finished, total, best)
+            }
+            if rung + 1 < plan.count { alive = Self.ranked(results, objective).prefix(plan[rung + 1].alive).map(\.trial) }
+        }
+        return Self.ranked(Array(latest.values), objective)
     }
 
     func better(_ a: TrialRecord, _ b: TrialRecord?) -> TrialRecord {
@@ -84,6 +161,8 @@ public struct Tuner: Sendable {
     /// the objective, then by trial index (ties stay in trial order, so shards merged rank as one run).
     public static func ranked(_ records: [TrialRecord], _ objective: TuningObjective) -> [TrialRecord] {
         records.sorted { a, b in
+            // Successive halving: a configuration that reached a later rung was judged on more frames.
+            if (a.rung ?? 0) != (b.rung ?? 0) { return (a.rung ?? 0) > (b.rung ?? 0) }
             if a.tooSlow != b.tooSlow { return !a.tooSlow }
             switch (a.objective, b.objective) {
             case (nil, nil): return a.trial < b.trial
@@ -102,7 +181,7 @@ public struct Tuner: Sendable {
         var out: [Int: TrialRecord] = [:]
         for line in data.split(separator: UInt8(ascii: "\n")) {
             guard let record = try? JSONDecoder().decode(TrialRecord.self, from: Data(line)) else { continue }
-            out[record.trial] = record
+            if (out[record.trial]?.rung ?? -1) <= (record.rung ?? 0) { out[record.trial] = record }
         }
         return out
     }
@@ -130,15 +209,19 @@ public struct Tuner: Sendable {
         let paths = space.dimensions.map(\.path)
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "" }
         var csv = (["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg", "median_score", "frames",
-                    "failures", "ms_per_frame", "too_slow"] + paths).joined(separator: ",") + "\n"
+                    "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths).joined(separator: ",") + "\n"
         for (rank, r) in ranked.enumerated() {
             let values = paths.map { path in r.parameters.first { $0.first == path }?.last ?? "" }
             let m = r.metrics
             csv += ([String(rank + 1), String(r.trial), number(r.objective), number(m.maa5), number(m.maa10), number(m.rotationMaa10),
                      number(m.medianRotationErrorDegrees), number(m.medianScore), String(m.frames), String(m.failures),
-                     number(m.msPerFrame), String(r.tooSlow)] + values).joined(separator: ",") + "\n"
+                     number(m.msPerFrame), String(r.tooSlow), r.rung.map(String.init) ?? "", r.framesPerSequence.map(String.init) ?? ""]
+                    + values).joined(separator: ",") + "\n"
         }
         try csv.write(to: folder.appendingPathComponent("leaderboard.csv"), atomically: true, encoding: .utf8)
+        try TuningPlots.pareto(records, objective: objective).write(to: folder.appendingPathComponent("pareto.svg"), atomically: true, encoding: .utf8)
+        try TuningPlots.sensitivity(records, paths: paths, objective: objective)
+            .write(to: folder.appendingPathComponent("sensitivity.svg"), atomically: true, encoding: .utf8)
         guard let best = ranked.first else { return "no trial finished" }
         let values = try best.parameters.map { pair -> (path: String, value: ParameterValue) in
             guard let parameter = ParameterRegistry.parameter(pair[0]) else { throw RephotoError.badInput("unknown parameter \(pair[0])") }

@@ -11,6 +11,9 @@ public struct TuningSpace: Sendable, Equatable {
         case grid
         /// `trials` configurations drawn with `seed`, each parameter uniformly from its values.
         case random
+        /// Successive halving: `trials` random configurations on `minFrames` frames per sequence; the best
+        /// 1/`eta` go on with `eta` times the frames, until every frame is used.
+        case halving
     }
 
     public struct Dimension: Sendable, Equatable {
@@ -21,12 +24,16 @@ public struct TuningSpace: Sendable, Equatable {
     public var strategy: Strategy
     public var seed: UInt64
     public var trials: Int?
+    /// Successive halving: survivors per rung (1/eta) and frames per sequence in the first rung.
+    public var eta: Int = 3
+    public var minFrames: Int = 2
     public var dimensions: [Dimension]
     /// Applied to every trial, before the varied parameters.
     public var fixed: [(path: String, value: ParameterValue)]
 
     public static func == (a: TuningSpace, b: TuningSpace) -> Bool {
-        a.strategy == b.strategy && a.seed == b.seed && a.trials == b.trials && a.dimensions == b.dimensions
+        a.strategy == b.strategy && a.seed == b.seed && a.trials == b.trials && a.eta == b.eta && a.minFrames == b.minFrames
+            && a.dimensions == b.dimensions
             && a.fixed.map(\.path) == b.fixed.map(\.path) && a.fixed.map(\.value) == b.fixed.map(\.value)
     }
 
@@ -53,7 +60,7 @@ public struct TuningSpace: Sendable, Equatable {
             throw RephotoError.badInput("not valid YAML or JSON (\(error))")
         }
         guard let top = root.mapping else { throw RephotoError.badInput("the search space must be a mapping") }
-        let known: Set<String> = ["strategy", "seed", "trials", "fixed", "parameters"]
+        let known: Set<String> = ["strategy", "seed", "trials", "eta", "minFrames", "fixed", "parameters"]
         for key in top.keys.compactMap(\.string) where !known.contains(key) {
             throw RephotoError.badInput("unknown key '\(key)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -69,7 +76,15 @@ public struct TuningSpace: Sendable, Equatable {
             guard let v = node.string.flatMap(Int.init), v >= 1, v <= 1_000_000 else { throw RephotoError.badInput("trials must be 1...1000000") }
             return v
         }
-        if strategy == .random && trials == nil { throw RephotoError.badInput("strategy random needs trials") }
+        if strategy != .grid && trials == nil { throw RephotoError.badInput("strategy \(strategy.rawValue) needs trials") }
+        func whole(_ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
+            guard let node = top[key] else { return fallback }
+            guard let v = node.string.flatMap(Int.init), range.contains(v) else {
+                throw RephotoError.badInput("\(key) must be \(range.lowerBound)...\(range.upperBound)")
+            }
+            return v
+        }
+        let eta = try whole("eta", 2...100, 3), minFrames = try whole("minFrames", 1...100_000, 2)
 
         var fixed: [(String, ParameterValue)] = []
         for (key, value) in top["fixed"]?.mapping ?? [:] {
@@ -92,7 +107,7 @@ public struct TuningSpace: Sendable, Equatable {
             }
             dimensions.append(Dimension(path: parameter.path, values: values))
         }
-        return TuningSpace(strategy: strategy, seed: seed, trials: trials, dimensions: dimensions, fixed: fixed)
+        return TuningSpace(strategy: strategy, seed: seed, trials: trials, eta: eta, minFrames: minFrames, dimensions: dimensions, fixed: fixed)
     }
 
     private static func parameter(_ key: Node) throws -> Parameter {
@@ -164,7 +179,7 @@ public struct TuningSpace: Sendable, Equatable {
             }
             guard out.count <= 1_000_000 else { throw RephotoError.badInput("the grid has \(out.count) configurations (at most 1000000)") }
             return out
-        case .random:
+        case .random, .halving:
             var random = SeededRandom(seed: seed)
             return (0..<(trials ?? 1)).map { _ in dimensions.map { ($0.path, $0.values[Int(random.next() % UInt64($0.values.count))]) } }
         }
