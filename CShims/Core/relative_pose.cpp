@@ -6,6 +6,7 @@
 #include <opencv2/calib3d.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -79,24 +80,26 @@ inline bool in_front(const Pose &pose, const cv::Vec3d &a, const cv::Vec3d &b) {
     return la > 0 && lb > 0;
 }
 
-// The four poses an essential matrix stands for; returns those that put every given correspondence in front.
-int poses_from_essential(const cv::Matx33d &E, const cv::Vec3d *a, const cv::Vec3d *b, int n, Pose out[4]) {
+// The four poses an essential matrix stands for (two rotations, two signs of t).
+std::array<Pose, 4> decompositions(const cv::Matx33d &E) {
     cv::Matx31d w;
     cv::Matx33d U, Vt;
     cv::SVD::compute(E, w, U, Vt, cv::SVD::FULL_UV);
     if (cv::determinant(U) < 0) U = U * -1.0;
     if (cv::determinant(Vt) < 0) Vt = Vt * -1.0;
     const cv::Matx33d W(0, -1, 0, 1, 0, 0, 0, 0, 1);
-    cv::Vec3d t(U(0, 2), U(1, 2), U(2, 2));
-    const cv::Matx33d rotations[2] = {U * W * Vt, U * W.t() * Vt};
+    const cv::Vec3d t(U(0, 2), U(1, 2), U(2, 2));
+    const cv::Matx33d R1 = U * W * Vt, R2 = U * W.t() * Vt;
+    return {Pose{R1, t}, Pose{R1, -t}, Pose{R2, t}, Pose{R2, -t}};
+}
+
+// Those of E's poses that put every given correspondence in front.
+int poses_from_essential(const cv::Matx33d &E, const cv::Vec3d *a, const cv::Vec3d *b, int n, Pose out[4]) {
     int count = 0;
-    for (const cv::Matx33d &R : rotations) {
-        for (double sign : {1.0, -1.0}) {
-            Pose pose{R, t * sign};
-            bool all = true;
-            for (int i = 0; i < n && all; ++i) all = in_front(pose, a[i], b[i]);
-            if (all) out[count++] = pose;
-        }
+    for (const Pose &pose : decompositions(E)) {
+        bool all = true;
+        for (int i = 0; i < n && all; ++i) all = in_front(pose, a[i], b[i]);
+        if (all) out[count++] = pose;
     }
     return count;
 }
@@ -124,11 +127,21 @@ struct TangentBasis {
     }
 };
 
-inline double sampson_with_gradient(const Pose &pose, const TangentBasis &basis, const cv::Vec3d &a, const cv::Vec3d &b,
-                                    double gradient[5]) {
-    cv::Vec3d Ra = pose.R * a;
-    cv::Matx33d E = pose.essential();
-    cv::Vec3d Ea = E * a, Etb = E.t() * b;
+// The essential matrix of a pose and its derivatives over the five parameters: rotation k gives
+// [t]x [e_k]x R, translation [e]x R. They depend on the pose only, so they are built once per step.
+struct Linearisation {
+    cv::Matx33d E, dE[5];
+    Linearisation(const Pose &pose, const TangentBasis &basis) : E(pose.essential()) {
+        const cv::Matx33d tx = skew(pose.t);
+        const cv::Vec3d axes[3] = {cv::Vec3d(1, 0, 0), cv::Vec3d(0, 1, 0), cv::Vec3d(0, 0, 1)};
+        for (int k = 0; k < 3; ++k) dE[k] = tx * skew(axes[k]) * pose.R;
+        dE[3] = skew(basis.e1) * pose.R;
+        dE[4] = skew(basis.e2) * pose.R;
+    }
+};
+
+inline double sampson_with_gradient(const Linearisation &l, const cv::Vec3d &a, const cv::Vec3d &b, double gradient[5]) {
+    cv::Vec3d Ea = l.E * a, Etb = l.E.t() * b;
     double num = b.dot(Ea);
     double S = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb[0] * Etb[0] + Etb[1] * Etb[1];
     if (!(S > 0)) {
@@ -136,16 +149,8 @@ inline double sampson_with_gradient(const Pose &pose, const TangentBasis &basis,
         return 0;
     }
     double D = std::sqrt(S);
-    // dE for each parameter: rotation k: [t]x [e_k]x R; translation: [e]x R.
-    cv::Matx33d tx = skew(pose.t);
-    cv::Matx33d dE[5];
-    const cv::Vec3d axes[3] = {cv::Vec3d(1, 0, 0), cv::Vec3d(0, 1, 0), cv::Vec3d(0, 0, 1)};
-    for (int k = 0; k < 3; ++k) dE[k] = tx * skew(axes[k]) * pose.R;
-    dE[3] = skew(basis.e1) * pose.R;
-    dE[4] = skew(basis.e2) * pose.R;
-    (void)Ra;
     for (int k = 0; k < 5; ++k) {
-        cv::Vec3d dEa = dE[k] * a, dEtb = dE[k].t() * b;
+        cv::Vec3d dEa = l.dE[k] * a, dEtb = l.dE[k].t() * b;
         double dnum = b.dot(dEa);
         double dS = 2 * (Ea[0] * dEa[0] + Ea[1] * dEa[1] + Etb[0] * dEtb[0] + Etb[1] * dEtb[1]);
         gradient[k] = dnum / D - num * dS / (2 * S * D);
@@ -169,12 +174,13 @@ double refine(const Bearings &x, double tau2, Pose &pose, int iterations) {
     double lambda = 1e-4;
     for (int it = 0; it < iterations; ++it) {
         TangentBasis basis(pose.t);
+        const Linearisation linear(pose, basis);
         cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
         cv::Matx<double, 5, 1> g = cv::Matx<double, 5, 1>::zeros();
         double J[5];
         int used = 0;
         for (size_t i = 0; i < x.size(); ++i) {
-            double r = sampson_with_gradient(pose, basis, x.a[i], x.b[i], J);
+            double r = sampson_with_gradient(linear, x.a[i], x.b[i], J);
             if (r * r >= tau2) continue;
             ++used;
             for (int p = 0; p < 5; ++p) {
@@ -331,25 +337,15 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
             b.push_back(x.b[i]);
         }
     }
-    cv::Matx31d w;
-    cv::Matx33d U, Vt;
-    cv::SVD::compute(E, w, U, Vt, cv::SVD::FULL_UV);
-    if (cv::determinant(U) < 0) U = U * -1.0;
-    if (cv::determinant(Vt) < 0) Vt = Vt * -1.0;
-    const cv::Matx33d W(0, -1, 0, 1, 0, 0, 0, 0, 1);
-    cv::Vec3d t(U(0, 2), U(1, 2), U(2, 2));
     Pose best = pose;
     int best_count = -1;
-    for (const cv::Matx33d &R : {cv::Matx33d(U * W * Vt), cv::Matx33d(U * W.t() * Vt)}) {
-        for (double sign : {1.0, -1.0}) {
-            Pose candidate{R, t * sign};
-            int count = 0;
-            for (size_t i = 0; i < a.size(); ++i) count += in_front(candidate, a[i], b[i]);
-            // Ties (no parallax) keep the rotation closest to the estimate's.
-            if (count > best_count || (count == best_count && cv::trace(R.t() * pose.R) > cv::trace(best.R.t() * pose.R))) {
-                best = candidate;
-                best_count = count;
-            }
+    for (const Pose &candidate : decompositions(E)) {
+        int count = 0;
+        for (size_t i = 0; i < a.size(); ++i) count += in_front(candidate, a[i], b[i]);
+        // Ties (no parallax) keep the rotation closest to the estimate's.
+        if (count > best_count || (count == best_count && cv::trace(candidate.R.t() * pose.R) > cv::trace(best.R.t() * pose.R))) {
+            best = candidate;
+            best_count = count;
         }
     }
     return best;
@@ -506,12 +502,12 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     if (within < 5) fail(RP_ERR_ESTIMATION, cv::format("the essential matrix explains only %d of %zu matches", within, n));
 
     // Uncertainty: the inverse Gauss-Newton Hessian of the inliers' Sampson errors, scaled by their variance.
-    TangentBasis basis(pose.t);
+    const Linearisation linear(pose, TangentBasis(pose.t));
     cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
     double J[5];
     for (size_t i = 0; i < n; ++i) {
         if (!inliers[i]) continue;
-        sampson_with_gradient(pose, basis, x.a[i], x.b[i], J);
+        sampson_with_gradient(linear, x.a[i], x.b[i], J);
         for (int p = 0; p < 5; ++p)
             for (int q = 0; q < 5; ++q) H(p, q) += J[p] * J[q];
     }
@@ -535,7 +531,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     // noise scale robustly estimated from their Sampson errors. The homography is fitted robustly: the
     // essential inliers include mismatches that merely lie along their epipolar lines.
     double sigma = std::max(1.4826 * median(magnitudes), 0.1 / focal);
-    const double transfer_tau = tau * 1.77;  // 2-D transfer error at the Sampson threshold's coverage
+    const double transfer_tau = tau * RP_TRANSFER_PER_SAMPSON;
     std::vector<cv::Point2d> pa, pb;
     for (size_t i = 0; i < n; ++i) {
         if (!inliers[i]) continue;

@@ -17,8 +17,17 @@ struct TuneCommand: ParsableCommand {
         var objective: TuningObjective
         var maxMsPerFrame: Double?
         var base: String  // the base configuration as JSON
+        /// Each tuning sequence as "name (N frames)": another data set under the same names is refused.
         var sequences: [String]
         var holdout: [String]? = nil
+        /// "i/n" when sharded; a resume must run the same shard, a merge takes every shard of one run.
+        var shard: String? = nil
+
+        func unsharded() -> Manifest {
+            var copy = self
+            copy.shard = nil
+            return copy
+        }
     }
 
     struct Run: ParsableCommand {
@@ -42,10 +51,9 @@ struct TuneCommand: ParsableCommand {
                 throw RephotoError.badInput("--objective '\(objective)' is not one of \(TuningObjective.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if let maxMsPerFrame { guard maxMsPerFrame > 0, maxMsPerFrame.isFinite else { throw RephotoError.badInput("--max-ms-per-frame \(maxMsPerFrame) must be positive") } }
-            let spaceText = try String(contentsOfFile: space, encoding: .utf8)
             let parsed = try TuningSpace.load(from: space)
+            let spaceText = try TuneCommand.text(space)
             let base = try config.map { try PipelineConfig.load(from: $0) } ?? PipelineConfig()
-            _ = try parsed.configurations()  // a grid too large is refused before any work
             guard !data.isEmpty else { throw RephotoError.badInput("--data needs at least one sequence folder") }
             let folders = try SequenceDiscovery.find(data)
             let (loaded, broken) = Evaluator.load(folders)
@@ -71,14 +79,18 @@ struct TuneCommand: ParsableCommand {
 
             let folder = URL(fileURLWithPath: out)
             let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
-                                    sequences: sequences.map(\.manifest.name), holdout: holdout == nil ? nil : heldOut.map(\.manifest.name))
+                                    sequences: sequences.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
+                                    holdout: holdout == nil ? nil : heldOut.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
+                                    shard: shard == nil ? nil : "\(tuner.shard.index)/\(tuner.shard.count)")
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: resume)
             let progress = Progress(label: "tune")
             let records = try tuner.run(in: folder) { done, total, best in
                 let note = best.map { "best \(objective.rawValue) \($0.objective.map { String(format: "%.4f", $0) } ?? "-") (trial \($0.trial)) " } ?? ""
                 progress.update(done, of: total, note: note)
             }
-            let all = Array(try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values)
+            let count = try parsed.configurationCount()
+            // A line edited by hand outside the space's trials is not part of this run.
+            let all = try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values.filter { (0..<count).contains($0.trial) }
             print(try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder), terminator: "")
             if !heldOut.isEmpty, let best = Tuner.ranked(all.isEmpty ? records : all, objective).first {
                 // The winner on sequences the search never saw: a large drop is overfitting.
@@ -109,19 +121,21 @@ struct TuneCommand: ParsableCommand {
 
         func run() throws {
             guard let first = folders.first else { throw RephotoError.badInput("give the shard folders to merge") }
-            let spaceText = try String(contentsOfFile: "\(first)/space.yaml", encoding: .utf8)
-            let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(first)/tune.json")))
+            let spaceText = try TuneCommand.text("\(first)/space.yaml")
+            let manifest = try TuneCommand.manifest("\(first)/tune.json")
             var records: [Int: TrialRecord] = [:]
             for folder in folders {
-                let text = try String(contentsOfFile: "\(folder)/space.yaml", encoding: .utf8)
-                let other = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(folder)/tune.json")))
-                guard text == spaceText, other == manifest else { throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)") }
+                let text = try TuneCommand.text("\(folder)/space.yaml")
+                let other = try TuneCommand.manifest("\(folder)/tune.json")
+                guard text == spaceText, other.unsharded() == manifest.unsharded() else { throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)") }
                 for (trial, record) in try Tuner.readTrials(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[trial] = record }
             }
             let space = try TuningSpace.parse(spaceText)
+            let count = try space.configurationCount()
+            records = records.filter { (0..<count).contains($0.key) }
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
-            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: false)
+            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let lines = try records.keys.sorted().map { String(decoding: try encoder.encode(records[$0]!), as: UTF8.self) }
@@ -130,13 +144,29 @@ struct TuneCommand: ParsableCommand {
         }
     }
 
+    static func text(_ path: String) throws -> String {
+        guard let text = String(data: try readSmallFile(path, limit: 1 << 20), encoding: .utf8) else {
+            throw RephotoError.badInput("\(path): not UTF-8 text")
+        }
+        return text
+    }
+
+    static func manifest(_ path: String) throws -> Manifest {
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: readSmallFile(path, limit: 1 << 20))
+        } catch let error as RephotoError {
+            throw error
+        } catch {
+            throw RephotoError.badInput("\(path): not a tuning run's tune.json")
+        }
+    }
+
     /// A fresh folder (an earlier run's outputs removed), or on --resume the same space and settings.
     static func prepare(_ folder: URL, space: String, manifest: Manifest, resume: Bool) throws {
         let fm = FileManager.default
         let spaceFile = folder.appendingPathComponent("space.yaml"), manifestFile = folder.appendingPathComponent("tune.json")
         if resume {
-            guard let oldSpace = try? String(contentsOf: spaceFile, encoding: .utf8),
-                  let oldManifest = try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: manifestFile)) else {
+            guard let oldSpace = try? text(spaceFile.path), let oldManifest = try? TuneCommand.manifest(manifestFile.path) else {
                 throw RephotoError.badInput("--resume: \(folder.path) holds no tuning run")
             }
             guard oldSpace == space, oldManifest == manifest else {
@@ -144,7 +174,11 @@ struct TuneCommand: ParsableCommand {
             }
             return
         }
-        try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw RephotoError.badInput("\(folder.path): cannot create the output folder (\(error.localizedDescription))")
+        }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))
         }

@@ -143,6 +143,16 @@ import Testing
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try Self.ranking(killed) == Self.ranking(whole))
 
+        // Resuming with other data under the same sequence names is refused.
+        let fewer = SequenceCommandTests.directory()
+        for name in ["alpha", "beta"] {
+            let run = try CLI.run(["synth", "--out", "\(fewer)/\(name)", "--name", name, "--frames", "2", "--width", "240", "--height", "180",
+                                   "--textures", CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let other = try CLI.run(["tune", space, "--data", fewer, "--out", killed, "--resume"])
+        #expect(other.status == 2 && other.stderr.contains("another space or other settings"), "\(other.stderr)")
+
         let sharded = try CLI.run(["tune", space, "--data", data, "--out", SequenceCommandTests.directory(), "--shard", "0/2"])
         #expect(sharded.status == 2 && sharded.stderr.contains("cannot be sharded"))
     }
@@ -173,6 +183,7 @@ import Testing
         ("parameters: {matching.ratoi: [0.8]}", "matching.ratoi"),
         ("parameters: {pose.essential.threshold: {min: 2, max: 1, step: 0.5}}", "pose.essential.threshold"),
         ("strategy: random\nparameters: {matching.ratio: [0.8]}", "trials"),
+        ("parameters: {matching.ratio: []}", "matching.ratio"),
     ])
     func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
         let space = try Self.spaceFile(text)

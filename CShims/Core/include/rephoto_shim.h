@@ -241,6 +241,9 @@ int rp_match_index_match(const rp_match_index *index, const rp_features *current
 /* ---------------------------------------------------------------- geometry */
 
 /* The shim's own estimator of the essential matrix (not an OpenCV flag): LO-MSAC with the five-point solver. */
+/* A transfer error (2-D, both images' noise) equivalent to a Sampson threshold (1-D): equal 95 % chi-square
+   coverage, sqrt(2) x 2.448 / 1.960. */
+#define RP_TRANSFER_PER_SAMPSON 1.77
 #define RP_METHOD_LO_MSAC 1
 
 typedef struct rp_robust_params {
@@ -294,7 +297,7 @@ typedef struct rp_relative_pose {
     double gric_essential;      /* Torr's GRIC, on the inliers, of the essential matrix and of a */
     double gric_homography;     /* homography (fitted robustly to them): the lower is the better model */
     double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
-    int rotation_support;       /* inliers that rotation transfers within 1.77x the threshold */
+    int rotation_support;       /* inliers that rotation transfers within RP_TRANSFER_PER_SAMPSON x the threshold */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
 } rp_relative_pose;
 

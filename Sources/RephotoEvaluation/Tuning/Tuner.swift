@@ -222,7 +222,7 @@ public struct Tuner: Sendable {
         try TuningPlots.pareto(records, objective: objective).write(to: folder.appendingPathComponent("pareto.svg"), atomically: true, encoding: .utf8)
         try TuningPlots.sensitivity(records, paths: paths, objective: objective)
             .write(to: folder.appendingPathComponent("sensitivity.svg"), atomically: true, encoding: .utf8)
-        guard let best = ranked.first else { return "no trial finished" }
+        guard let best = ranked.first else { return "no trial finished\n" }
         let values = try best.parameters.map { pair -> (path: String, value: ParameterValue) in
             guard let parameter = ParameterRegistry.parameter(pair[0]) else { throw RephotoError.badInput("unknown parameter \(pair[0])") }
             return (pair[0], try parameter.parse(pair[1]))

@@ -38,8 +38,8 @@ public struct TuningSpace: Sendable, Equatable {
     }
 
     public static func load(from path: String) throws -> TuningSpace {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw RephotoError.badInput("cannot read the search space \(path)")
+        guard let text = String(data: try readSmallFile(path, limit: 1 << 20), encoding: .utf8) else {
+            throw RephotoError.badInput("\(path): the search space is not UTF-8 text")
         }
         do {
             return try parse(text)
@@ -57,7 +57,8 @@ public struct TuningSpace: Sendable, Equatable {
         } catch let error as RephotoError {
             throw error
         } catch {
-            throw RephotoError.badInput("not valid YAML or JSON (\(error))")
+            let first = "\(error)".split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+            throw RephotoError.badInput("not valid YAML or JSON (\(first.prefix(200)))")
         }
         guard let top = root.mapping else { throw RephotoError.badInput("the search space must be a mapping") }
         let known: Set<String> = ["strategy", "seed", "trials", "eta", "minFrames", "fixed", "parameters"]
@@ -107,7 +108,23 @@ public struct TuningSpace: Sendable, Equatable {
             }
             dimensions.append(Dimension(path: parameter.path, values: values))
         }
-        return TuningSpace(strategy: strategy, seed: seed, trials: trials, eta: eta, minFrames: minFrames, dimensions: dimensions, fixed: fixed)
+        let space = TuningSpace(strategy: strategy, seed: seed, trials: trials, eta: eta, minFrames: minFrames, dimensions: dimensions, fixed: fixed)
+        _ = try space.configurationCount()
+        return space
+    }
+
+    /// How many configurations the space stands for, refused over 1,000,000 before any is built.
+    public func configurationCount() throws -> Int {
+        if strategy != .grid { return trials ?? 1 }
+        var count = 1
+        for dimension in dimensions {
+            let (product, overflow) = count.multipliedReportingOverflow(by: dimension.values.count)
+            guard !overflow, product <= 1_000_000 else {
+                throw RephotoError.badInput("the grid has more than 1000000 configurations (\(dimensions.map { "\($0.values.count)" }.joined(separator: " x ")))")
+            }
+            count = product
+        }
+        return count
     }
 
     private static func parameter(_ key: Node) throws -> Parameter {
@@ -130,6 +147,7 @@ public struct TuningSpace: Sendable, Equatable {
     /// `[v, ...]` or `{values: [...]}`; `{min, max, step}`; `{min, max, count, log: true}`.
     private static func values(of parameter: Parameter, _ spec: Node) throws -> [ParameterValue] {
         if let list = spec.sequence {
+            guard !list.isEmpty else { throw RephotoError.badInput("\(parameter.path): the list of values is empty") }
             return try list.map { try scalar(parameter, $0) }
         }
         guard let map = spec.mapping else { return [try scalar(parameter, spec)] }
@@ -173,11 +191,11 @@ public struct TuningSpace: Sendable, Equatable {
     public func configurations() throws -> [[(path: String, value: ParameterValue)]] {
         switch strategy {
         case .grid:
+            _ = try configurationCount()
             var out: [[(String, ParameterValue)]] = [[]]
             for dimension in dimensions {
                 out = out.flatMap { prefix in dimension.values.map { prefix + [(dimension.path, $0)] } }
             }
-            guard out.count <= 1_000_000 else { throw RephotoError.badInput("the grid has \(out.count) configurations (at most 1000000)") }
             return out
         case .random, .halving:
             var random = SeededRandom(seed: seed)

@@ -49,7 +49,6 @@ extension RelativePose {
                                                          maxDisagreement: config.maxDisagreement)
         let n = try cInt(pairs.count, "correspondence count")
         var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
-        let a = pairs.referenceXY, b = pairs.currentXY
         let sortedA = order.flatMap { [pairs.reference[$0].x, pairs.reference[$0].y] }
         let sortedB = order.flatMap { [pairs.current[$0].x, pairs.current[$0].y] }
 
@@ -63,11 +62,12 @@ extension RelativePose {
             // No usable essential matrix: when a pure rotation explains the homography inliers (no baseline),
             // it still fixes the rotation. Any other failure stands.
             let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
+            let a = pairs.referenceXY, b = pairs.currentXY
             var r = [Double](repeating: 0, count: 9)
             var residuals = [Double](repeating: 0, count: pairs.count)
             try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, &residuals, residuals.count, status) }
             let focal = (currentCamera.fx + currentCamera.fy) / 2
-            let limit = 1.77 * config.essential.threshold / focal
+            let limit = RP_TRANSFER_PER_SAMPSON * config.essential.threshold / focal
             let support = zip(residuals, homography.inliers).filter { $0.1 && $0.0 < limit }.count
             guard Double(support) >= 0.8 * Double(homography.inlierCount) else { throw error }
             return RelativePose(

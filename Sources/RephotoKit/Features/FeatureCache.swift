@@ -16,9 +16,14 @@ public final class FeatureCache: @unchecked Sendable {
 
     private let lock = NSLock()
     private var stores: [(config: FeatureConfig, entries: [Data: Entry])] = []
-    private var detected = 0, reused = 0
+    private var detected = 0, reused = 0, held = 0
+    /// Bytes the cache may hold (keys, pixels, keypoints and descriptors); past it, new entries are computed
+    /// and returned but not kept, so a sweep over more images than fit still runs, only slower.
+    public let maxBytes: Int
 
-    public init() {}
+    public init(maxBytes: Int = 2 << 30) {
+        self.maxBytes = maxBytes
+    }
 
     /// Detections run (cache misses) and entries served again (hits).
     public var counts: (detections: Int, reuses: Int) { lock.withLock { (detected, reused) } }
@@ -34,8 +39,12 @@ public final class FeatureCache: @unchecked Sendable {
             return hit
         }
         let made = try make()
+        let size = bytes.count + made.image.width * made.image.height * made.image.channels
+            + made.features.count * (made.features.descriptorBytes + 40)
         lock.withLock {
             detected += 1
+            guard held + size <= maxBytes else { return }
+            held += size
             if let i = stores.firstIndex(where: { $0.config == config }) {
                 stores[i].entries[bytes] = made
             } else {

@@ -107,6 +107,14 @@ public enum ParameterRegistry {
             c.features.orb.firstLevel < c.features.orb.levels ? nil
                 : "features.orb.firstLevel = \(c.features.orb.firstLevel) is out of range (allowed: 0...\(c.features.orb.levels - 1), below features.orb.levels)"
         }),
+        (["pose.minParallax", "pose.maxParallax"], { c in
+            c.pose.minParallax < c.pose.maxParallax ? nil
+                : "pose.minParallax = \(formatNumber(c.pose.minParallax)) must be below pose.maxParallax = \(formatNumber(c.pose.maxParallax))"
+        }),
+        (["pose.minIterations", "pose.essential.maxIterations"], { c in
+            c.pose.minIterations <= c.pose.essential.maxIterations ? nil
+                : "pose.minIterations = \(c.pose.minIterations) must be at most pose.essential.maxIterations = \(c.pose.essential.maxIterations)"
+        }),
     ]
 
     /// The parameter at a dotted path.
