@@ -49,7 +49,7 @@ let package = Package(
         ]),
         // `rephoto evaluate`: errors against the truth, summaries, reports, overlays.
         .target(name: "RephotoEvaluation", dependencies: ["RephotoKit", "RephotoData", "RephotoShimTools", .product(name: "CSV", package: "CSV.swift"),
-                                                    .product(name: "Yams", package: "Yams")]),
+                                                    .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")]),
         // The retake-scoring worker (Hummingbird 2): `rephoto serve`. docs/server.md, openapi.yaml.
         .target(name: "RephotoServer", dependencies: [
             "RephotoKit",
@@ -71,7 +71,7 @@ let package = Package(
         // Shared by the test targets: sample data, synthetic scenes, scratch folders removed at exit.
         .target(name: "RephotoTestSupport", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation"], path: "Tests/RephotoTestSupport"),
         // Tests may use every library (synthetic scenes, sequences, evaluation) to check their own target.
-        .testTarget(name: "RephotoKitTests", dependencies: ["RephotoKit", "RephotoShim", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
+        .testTarget(name: "RephotoKitTests", dependencies: ["RephotoKit", "RephotoShim", "RephotoShimTools", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoDataTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoSynthesisTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoEvaluationTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),

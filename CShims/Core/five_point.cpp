@@ -108,6 +108,151 @@ bool null_space(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx<double, 4
     return true;
 }
 
+// The real eigenvalues of the action matrix: reduction to Hessenberg form by stabilised elementary similarity
+// transforms, then Francis double-shift QR without eigenvectors (the eigenvectors follow from the structure of the
+// basis, below). cv::eigenNonSymmetric, which also computes every eigenvector, took 13 of the solver's 19 µs.
+constexpr int kN = 10;
+
+void to_hessenberg(double a[kN][kN]) {
+    for (int m = 1; m < kN - 1; ++m) {
+        int pivot = m;
+        for (int i = m + 1; i < kN; ++i)
+            if (std::abs(a[i][m - 1]) > std::abs(a[pivot][m - 1])) pivot = i;
+        if (pivot != m) {
+            for (int j = 0; j < kN; ++j) std::swap(a[pivot][j], a[m][j]);
+            for (int i = 0; i < kN; ++i) std::swap(a[i][pivot], a[i][m]);
+        }
+        const double p = a[m][m - 1];
+        if (p == 0) continue;
+        for (int i = m + 1; i < kN; ++i) {
+            const double f = a[i][m - 1] / p;
+            if (f == 0) continue;
+            for (int j = m - 1; j < kN; ++j) a[i][j] -= f * a[m][j];
+            for (int r = 0; r < kN; ++r) a[r][m] += f * a[r][i];
+        }
+    }
+}
+
+// The real eigenvalues of an upper Hessenberg matrix (destroyed), by the Francis double-shift QR algorithm
+// without eigenvectors. Returns how many, or -1 when the iteration does not converge.
+int hessenberg_real_eigenvalues(double h[kN][kN], double roots[kN]) {
+    constexpr double eps = 1e-15;
+    double norm = 0;
+    for (int i = 0; i < kN; ++i)
+        for (int j = std::max(i - 1, 0); j < kN; ++j) norm += std::abs(h[i][j]);
+    int count = 0, last = kN - 1, iterations = 0;
+    double shift = 0;
+    while (last >= 0) {
+        // The active block is [l, last]: h[l][l-1] is negligible.
+        int l = last;
+        for (; l > 0; --l) {
+            double s = std::abs(h[l - 1][l - 1]) + std::abs(h[l][l]);
+            if (s == 0) s = norm;
+            if (std::abs(h[l][l - 1]) <= eps * s) {
+                h[l][l - 1] = 0;
+                break;
+            }
+        }
+        double x = h[last][last];
+        if (l == last) {
+            roots[count++] = x + shift;
+            --last;
+            iterations = 0;
+            continue;
+        }
+        double y = h[last - 1][last - 1], w = h[last][last - 1] * h[last - 1][last];
+        if (l == last - 1) {  // a 2x2 block: two real eigenvalues, or a complex pair (no solution)
+            const double p = 0.5 * (y - x), q = p * p + w;
+            if (q >= 0) {
+                const double z = p + std::copysign(std::sqrt(q), p);
+                roots[count++] = x + shift + z;
+                roots[count++] = z != 0 ? x + shift - w / z : x + shift + z;
+            }
+            last -= 2;
+            iterations = 0;
+            continue;
+        }
+        if (++iterations > 60) return -1;
+        if (iterations == 10 || iterations == 20) {  // an exceptional shift breaks cycles
+            shift += x;
+            for (int i = 0; i <= last; ++i) h[i][i] -= x;
+            const double s = std::abs(h[last][last - 1]) + std::abs(h[last - 1][last - 2]);
+            x = y = 0.75 * s;
+            w = -0.4375 * s * s;
+        }
+        // Where to start the sweep: the lowest m whose first column of (H - s1)(H - s2) decouples from above.
+        int m = last - 2;
+        double p = 0, q = 0, r = 0;
+        for (;; --m) {
+            const double z = h[m][m], rr = x - z, ss = y - z;
+            p = (rr * ss - w) / h[m + 1][m] + h[m][m + 1];
+            q = h[m + 1][m + 1] - z - rr - ss;
+            r = h[m + 2][m + 1];
+            const double scale = std::abs(p) + std::abs(q) + std::abs(r);
+            p /= scale;
+            q /= scale;
+            r /= scale;
+            if (m == l) break;
+            const double u = std::abs(h[m][m - 1]) * (std::abs(q) + std::abs(r));
+            const double v = std::abs(p) * (std::abs(h[m - 1][m - 1]) + std::abs(z) + std::abs(h[m + 1][m + 1]));
+            if (u <= eps * v) break;
+        }
+        for (int i = m + 2; i <= last; ++i) {
+            h[i][i - 2] = 0;
+            if (i != m + 2) h[i][i - 3] = 0;
+        }
+        // The double-shift step: 3x3 Householder reflections chase the bulge down the block.
+        for (int k = m; k <= last - 1; ++k) {
+            const bool three = k != last - 1;
+            double scale = 1;
+            if (k != m) {
+                p = h[k][k - 1];
+                q = h[k + 1][k - 1];
+                r = three ? h[k + 2][k - 1] : 0;
+                scale = std::abs(p) + std::abs(q) + std::abs(r);
+                if (scale == 0) continue;
+                p /= scale;
+                q /= scale;
+                r /= scale;
+            }
+            const double s = std::copysign(std::sqrt(p * p + q * q + r * r), p);
+            if (k == m) {
+                if (l != m) h[k][k - 1] = -h[k][k - 1];
+            } else {
+                h[k][k - 1] = -s * scale;
+            }
+            p += s;
+            const double vx = p / s, vy = q / s, vz = r / s;
+            q /= p;
+            r /= p;
+            for (int j = k; j <= last; ++j) {
+                double t = h[k][j] + q * h[k + 1][j];
+                if (three) {
+                    t += r * h[k + 2][j];
+                    h[k + 2][j] -= t * vz;
+                }
+                h[k + 1][j] -= t * vy;
+                h[k][j] -= t * vx;
+            }
+            for (int i = l; i <= std::min(last, k + 3); ++i) {
+                double t = vx * h[i][k] + vy * h[i][k + 1];
+                if (three) {
+                    t += vz * h[i][k + 2];
+                    h[i][k + 2] -= t * r;
+                }
+                h[i][k + 1] -= t * q;
+                h[i][k] -= t;
+            }
+        }
+    }
+    return count;
+}
+
+int real_eigenvalues(double a[kN][kN], double roots[kN]) {
+    to_hessenberg(a);
+    return std::max(0, hessenberg_real_eigenvalues(a, roots));
+}
+
 }  // namespace
 
 namespace rp {
@@ -168,21 +313,68 @@ int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutio
     A(8, 2) = 1;  // x·z = xz
     A(9, 6) = 1;  // x·1 = x
 
-    cv::Mat values, vectors;
-    try {
-        cv::eigenNonSymmetric(cv::Mat(A), values, vectors);  // real parts only: complex pairs fail the check below
-    } catch (const cv::Exception &) {
-        return 0;  // its QR iteration gives up on some matrices: a sample like any other that yields nothing
-    }
+    // x is an eigenvalue of A; its eigenvector is b itself. With b9 = 1, the structural rows give
+    // b6 = x, b0 = x², b1 = x·b7, b2 = x·b8, leaving (b3, b4, b5, b7, b8) = (y², yz, z², y, z) to rows 0-5 of
+    // (A - xI) b = 0, solved by least squares (Householder QR).
+    double a[kN][kN];
+    for (int r = 0; r < kN; ++r)
+        for (int c = 0; c < kN; ++c) a[r][c] = A(r, c);
+    double roots[kN];
+    const int real = real_eigenvalues(a, roots);
     int count = 0;
-    for (int k = 0; k < values.rows; ++k) {
-        double lambda = values.at<double>(k);
-        cv::Matx<double, 10, 1> v;
-        for (int i = 0; i < 10; ++i) v(i) = vectors.at<double>(k, i);
-        cv::Matx<double, 10, 1> residual = A * v - v * lambda;
-        if (!(cv::norm(residual) <= 1e-6 * cv::norm(v) * std::max(1.0, std::abs(lambda)))) continue;
-        if (!(std::abs(v(9)) > 1e-12 * cv::norm(v))) continue;
-        double x = v(6) / v(9), y = v(7) / v(9), z = v(8) / v(9);
+    for (int k = 0; k < real; ++k) {
+        const double x = roots[k];
+        // Row r: sum_c A(r,c) b_c - x b_r = 0, written as C u = d in u = (b3, b4, b5, b7, b8).
+        double C[6][5], d[6];
+        for (int r = 0; r < 6; ++r) {
+            const double diagonal[10] = {r == 0 ? x : 0, r == 1 ? x : 0, r == 2 ? x : 0, r == 3 ? x : 0, r == 4 ? x : 0, r == 5 ? x : 0, 0, 0, 0, 0};
+            auto m = [&](int c) { return A(r, c) - diagonal[c]; };
+            C[r][0] = m(3);
+            C[r][1] = m(4);
+            C[r][2] = m(5);
+            C[r][3] = m(7) + x * m(1);
+            C[r][4] = m(8) + x * m(2);
+            d[r] = -(m(0) * x * x + m(6) * x + m(9));
+        }
+        // Householder QR of C (6x5), applied to d, then back substitution.
+        bool singular = false;
+        for (int j = 0; j < 5 && !singular; ++j) {
+            double norm = 0;
+            for (int r = j; r < 6; ++r) norm += C[r][j] * C[r][j];
+            norm = std::sqrt(norm);
+            if (!(norm > 1e-300)) {
+                singular = true;
+                break;
+            }
+            const double alpha = C[j][j] > 0 ? -norm : norm;
+            double v[6] = {};
+            for (int r = j; r < 6; ++r) v[r] = C[r][j];
+            v[j] -= alpha;
+            double vv = 0;
+            for (int r = j; r < 6; ++r) vv += v[r] * v[r];
+            if (!(vv > 0)) continue;
+            for (int c = j; c < 5; ++c) {
+                double s = 0;
+                for (int r = j; r < 6; ++r) s += v[r] * C[r][c];
+                s = 2 * s / vv;
+                for (int r = j; r < 6; ++r) C[r][c] -= s * v[r];
+            }
+            double s = 0;
+            for (int r = j; r < 6; ++r) s += v[r] * d[r];
+            s = 2 * s / vv;
+            for (int r = j; r < 6; ++r) d[r] -= s * v[r];
+        }
+        if (singular) continue;
+        double u[5];
+        for (int j = 4; j >= 0; --j) {
+            double s = d[j];
+            for (int c = j + 1; c < 5; ++c) s -= C[j][c] * u[c];
+            u[j] = s / C[j][j];
+        }
+        const double y = u[3], z = u[4];
+        cv::Matx<double, 10, 1> b(x * x, x * y, x * z, u[0], u[1], u[2], x, y, z, 1);
+        cv::Matx<double, 10, 1> residual = A * b - b * x;
+        if (!(cv::norm(residual) <= 1e-6 * cv::norm(b) * std::max(1.0, std::abs(x)))) continue;
         cv::Matx33d e;
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)

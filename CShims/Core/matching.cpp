@@ -116,46 +116,75 @@ rp_match *copy_out(const std::vector<rp_match> &found, int *count) {
     return out;
 }
 
+// The candidates every ratio and mutual filter chooses from: the two nearest reference descriptors of each
+// current one and, for the mutual check, the nearest current descriptor of each reference one (-1: none).
+struct Neighbours {
+    std::vector<std::vector<cv::DMatch>> knn;
+    std::vector<int> reverse_best;
+    bool has_reverse = false;
+};
+
 // `prebuilt` (may be null) is a FLANN index over the reference's descriptors, used for the forward search.
-std::vector<rp_match> match_with(const rp_features &reference, const rp_features &current, const rp_match_params &params,
-                                 cv::flann::Index *prebuilt) {
-    std::vector<rp_match> result;
-    if (reference.descriptors.empty() || current.descriptors.empty()) return result;
+Neighbours neighbours_with(const rp_features &reference, const rp_features &current, const rp_match_params &params,
+                           cv::flann::Index *prebuilt) {
+    Neighbours found;
+    found.has_reverse = params.mutual != 0;
+    if (reference.descriptors.empty() || current.descriptors.empty()) return found;
     check_compatible(reference, current);
     if (params.matcher != RP_MATCHER_FLANN && params.matcher != RP_MATCHER_BRUTE_FORCE && params.matcher != RP_MATCHER_OPENCV_BRUTE_FORCE) {
         rp::fail(RP_ERR_INVALID_ARGUMENT, "unknown matcher kind " + std::to_string(params.matcher));
     }
     // Query = current, train = reference: the reference side can be reused across frames.
-    std::vector<std::vector<cv::DMatch>> knn, reverse;
+    std::vector<std::vector<cv::DMatch>> reverse;
     if (params.matcher == RP_MATCHER_FLANN) {
         std::unique_ptr<cv::flann::Index> built;
         if (prebuilt == nullptr) built = build_index(reference.descriptors, reference.binary, params);
-        knn = flann_knn(prebuilt ? *prebuilt : *built, current.descriptors, reference.descriptors.rows, reference.binary, 2,
-                        params.flann_checks);
+        found.knn = flann_knn(prebuilt ? *prebuilt : *built, current.descriptors, reference.descriptors.rows, reference.binary, 2,
+                              params.flann_checks);
         if (params.mutual) {
             reverse = flann_knn(*build_index(current.descriptors, current.binary, params), reference.descriptors,
                                 current.descriptors.rows, current.binary, 1, params.flann_checks);
         }
     } else if (params.matcher == RP_MATCHER_BRUTE_FORCE && reference.norm == cv::NORM_HAMMING && current.norm == cv::NORM_HAMMING &&
                reference.descriptors.type() == CV_8U) {
-        knn = rp::hamming_knn(current.descriptors, reference.descriptors, 2, params.hamming_kernel);
+        found.knn = rp::hamming_knn(current.descriptors, reference.descriptors, 2, params.hamming_kernel);
         if (params.mutual) reverse = rp::hamming_knn(reference.descriptors, current.descriptors, 1, params.hamming_kernel);
     } else {
         cv::Ptr<cv::BFMatcher> matcher = cv::BFMatcher::create(reference.norm, false);
-        matcher->knnMatch(current.descriptors, reference.descriptors, knn, 2);
+        matcher->knnMatch(current.descriptors, reference.descriptors, found.knn, 2);
         if (params.mutual) matcher->knnMatch(reference.descriptors, current.descriptors, reverse, 1);
     }
-    std::vector<int> reverse_best(reverse.size(), -1);
+    found.reverse_best.assign(reverse.size(), -1);
     for (size_t i = 0; i < reverse.size(); ++i) {
-        if (!reverse[i].empty()) reverse_best[i] = reverse[i][0].trainIdx;
+        if (!reverse[i].empty()) found.reverse_best[i] = reverse[i][0].trainIdx;
     }
-    for (const rp_match &m : ratio_filter(knn, params.ratio)) {
-        if (params.mutual && (size_t(m.reference_index) >= reverse_best.size() || reverse_best[size_t(m.reference_index)] != m.current_index)) {
+    return found;
+}
+
+std::vector<rp_match> filter(const Neighbours &found, float ratio, bool mutual) {
+    std::vector<rp_match> result;
+    for (const rp_match &m : ratio_filter(found.knn, ratio)) {
+        if (mutual && (size_t(m.reference_index) >= found.reverse_best.size() ||
+                       found.reverse_best[size_t(m.reference_index)] != m.current_index)) {
             continue;
         }
         result.push_back(m);
     }
     return result;
+}
+
+std::vector<rp_match> match_with(const rp_features &reference, const rp_features &current, const rp_match_params &params,
+                                 cv::flann::Index *prebuilt) {
+    return filter(neighbours_with(reference, current, params, prebuilt), params.ratio, params.mutual != 0);
+}
+
+cv::flann::Index *prebuilt_for(const rp_match_index *index, const rp_match_params &params) {
+    if (index == nullptr) return nullptr;
+    const rp_match_params &b = index->built_with;
+    const bool same_index = params.matcher == RP_MATCHER_FLANN && b.lsh_table_number == params.lsh_table_number &&
+                            b.lsh_key_size == params.lsh_key_size && b.lsh_multi_probe_level == params.lsh_multi_probe_level &&
+                            b.kdtree_trees == params.kdtree_trees;
+    return same_index ? index->index.get() : nullptr;
 }
 
 }  // namespace
@@ -198,11 +227,41 @@ extern "C" int rp_match_index_match(const rp_match_index *index, const rp_featur
     *matches = nullptr;
     *count = 0;
     return rp::guarded(status, [&] {
-        const rp_match_params &b = index->built_with;
-        const bool same_index = params->matcher == RP_MATCHER_FLANN && b.lsh_table_number == params->lsh_table_number &&
-                                b.lsh_key_size == params->lsh_key_size && b.lsh_multi_probe_level == params->lsh_multi_probe_level &&
-                                b.kdtree_trees == params->kdtree_trees;
-        cv::flann::Index *prebuilt = same_index ? index->index.get() : nullptr;
-        *matches = copy_out(match_with(index->reference, *current, *params, prebuilt), count);
+        *matches = copy_out(match_with(index->reference, *current, *params, prebuilt_for(index, *params)), count);
     });
 }
+
+struct rp_neighbours {
+    Neighbours found;
+};
+
+extern "C" int rp_neighbours_compute(const rp_features *reference, const rp_features *current, const rp_match_params *params,
+                                     const rp_match_index *index, rp_neighbours **out, size_t *bytes, rp_status *status) {
+    *out = nullptr;
+    *bytes = 0;
+    return rp::guarded(status, [&] {
+        if (index != nullptr && index->reference.descriptors.data != reference->descriptors.data) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "the match index was built from other reference features");
+        }
+        auto made = std::make_unique<rp_neighbours>();
+        made->found = neighbours_with(*reference, *current, *params, prebuilt_for(index, *params));
+        size_t size = sizeof(rp_neighbours) + made->found.reverse_best.size() * sizeof(int);
+        for (const auto &list : made->found.knn) size += sizeof(list) + list.capacity() * sizeof(cv::DMatch);
+        *bytes = size;
+        *out = made.release();
+    });
+}
+
+extern "C" int rp_neighbours_filter(const rp_neighbours *neighbours, float ratio, int mutual, rp_match **matches, int *count,
+                                    rp_status *status) {
+    *matches = nullptr;
+    *count = 0;
+    return rp::guarded(status, [&] {
+        if (mutual && !neighbours->found.has_reverse) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "these neighbours were computed without the reverse search the mutual check needs");
+        }
+        *matches = copy_out(filter(neighbours->found, ratio, mutual != 0), count);
+    });
+}
+
+extern "C" void rp_neighbours_free(rp_neighbours *neighbours) { delete neighbours; }

@@ -132,4 +132,8 @@ int guarded(rp_status *status, Body &&body) {
     }
 }
 
+// The calibrated five-point solver (five_point.cpp): up to ten essential matrices (unit Frobenius norm) for five
+// correspondences of normalised points (z = 1); returns how many.
+int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);
+
 }  // namespace rp

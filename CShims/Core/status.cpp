@@ -34,6 +34,8 @@ std::string one_line(const cv::Exception &error) {
 
 }  // namespace rp
 
+extern "C" const char *rp_opencv_version(void) { return CV_VERSION; }
+
 extern "C" int rp_opencv_set_threads(int threads, rp_status *status) {
     return rp::guarded(status, [&] { cv::setNumThreads(threads); });
 }

@@ -33,6 +33,8 @@ public struct Evaluator: Sendable {
     /// Images and features kept across runs (`rephoto tune`): each image is decoded and detected once per
     /// feature setting.
     public var featureCache: FeatureCache?
+    /// Searches kept across runs (`rephoto tune`); hits need the same features objects, which `featureCache` gives.
+    public var stageCache: StageCache?
 
     public init(config: PipelineConfig, jobs: Int) throws {
         estimator = try PoseEstimator(config: config)
@@ -127,13 +129,11 @@ public struct Evaluator: Sendable {
     private func cached(_ path: String) throws -> FeatureCache.Entry? {
         guard let featureCache else { return nil }
         let bytes = try Image.readFile(path, maxBytes: estimator.config.maxBytes)
-        return try featureCache.entry(bytes: bytes, config: estimator.config.features) {
-            do {
-                let image = try estimator.decode(bytes)
-                return FeatureCache.Entry(image: image, features: try Features(image: image, config: estimator.config.features))
-            } catch let error as RephotoError {
-                throw error.prefixed(path)
-            }
+        do {
+            return try featureCache.entry(bytes: bytes, config: estimator.config.features, decode: { try estimator.decode(bytes) },
+                                          detect: { try Features(image: $0, config: estimator.config.features) })
+        } catch let error as RephotoError {
+            throw error.prefixed(path)
         }
     }
 
@@ -156,7 +156,7 @@ public struct Evaluator: Sendable {
                                          current: try Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation))
             }
             let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
-                                                attitudes: attitudes)
+                                                attitudes: attitudes, stages: featureCache == nil ? nil : stageCache)
             row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)

@@ -44,6 +44,7 @@ struct TuneCommand: ParsableCommand {
         @Option(help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
         @Option(help: "Hold this fraction of the sequences out of the search (chosen by name, deterministically) and report the best configuration on both sets.")
         var holdout: Double?
+        @Option(help: "Also keep features in this folder, so later runs (and other shards) do not detect them again.") var cache: String?
 
         func run() throws {
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
@@ -67,7 +68,9 @@ struct TuneCommand: ParsableCommand {
                     throw RephotoError.badInput("--holdout \(holdout) leaves no sequence on one side of \(loaded.count)")
                 }
             }
-            var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base)
+            let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
+            var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
+                              cache: disk)
             if let shard {
                 let parts = shard.split(separator: "/").compactMap { Int($0) }
                 guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
@@ -100,6 +103,7 @@ struct TuneCommand: ParsableCommand {
                 var evaluator = try Evaluator(config: config, jobs: jobs)
                 evaluator.thumbnails = false
                 evaluator.featureCache = tuner.featureCache
+                evaluator.stageCache = tuner.stageCache
                 let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
                 let text = String(format: "held out (%d sequences): %@ %@ against %@ on the %d tuning sequences\n", heldOut.count, objective.rawValue,
                                   objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", sequences.count)
@@ -109,7 +113,9 @@ struct TuneCommand: ParsableCommand {
                 try (earlier + text).write(to: summaryFile, atomically: true, encoding: .utf8)
             }
             let counts = tuner.featureCache.counts
-            print("feature cache: \(counts.detections) detections, \(counts.reuses) reused")
+            let stages = tuner.stageCache.counts
+            let fromDisk = cache == nil ? "" : ", \(counts.loaded) read from \(cache!)"
+            print("feature cache: \(counts.detections) detections, \(counts.reuses) reused\(fromDisk); searches: \(stages.runs) run, \(stages.reuses) reused")
         }
     }
 

@@ -4,9 +4,11 @@ import Testing
 @testable import RephotoKit
 
 @Suite struct FeatureCacheTests {
-    func entry(_ data: Data, _ config: FeatureConfig) throws -> FeatureCache.Entry {
-        let image = try Image(data: data, grayscale: true)
-        return FeatureCache.Entry(image: image, features: try Features(image: image, config: config))
+    func entry(_ cache: FeatureCache, _ data: Data, _ config: FeatureConfig, detect: Bool = true) throws -> FeatureCache.Entry {
+        try cache.entry(bytes: data, config: config, decode: { try Image(data: data, grayscale: true) }, detect: {
+            if !detect { Issue.record("detected twice") }
+            return try Features(image: $0, config: config)
+        })
     }
 
     @Test func sameBytesAndSettingsAreDetectedOnceAndOtherSettingsAgain() throws {
@@ -14,18 +16,18 @@ import Testing
         let cache = FeatureCache()
         var orb = FeatureConfig()
         orb.detector = .orb
-        let first = try cache.entry(bytes: data, config: FeatureConfig()) { try entry(data, FeatureConfig()) }
-        let again = try cache.entry(bytes: data, config: FeatureConfig()) { Issue.record("detected twice"); return try entry(data, FeatureConfig()) }
+        let first = try entry(cache, data, FeatureConfig())
+        let again = try entry(cache, data, FeatureConfig(), detect: false)
         #expect(first.features === again.features)
-        _ = try cache.entry(bytes: data, config: orb) { try entry(data, orb) }
-        #expect(cache.counts == (detections: 2, reuses: 1))
+        _ = try entry(cache, data, orb)
+        #expect(cache.counts == (detections: 2, reuses: 1, loaded: 0))
     }
 
     /// Past its byte budget the cache computes and returns entries but keeps none: memory stays bounded.
     @Test func budgetBoundsWhatIsKept() throws {
         let data = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent(".cache/opencv-samples/graf1.png"))
         let cache = FeatureCache(maxBytes: 1000)
-        for _ in 0..<2 { _ = try cache.entry(bytes: data, config: FeatureConfig()) { try entry(data, FeatureConfig()) } }
-        #expect(cache.counts == (detections: 2, reuses: 0))
+        for _ in 0..<2 { _ = try entry(cache, data, FeatureConfig()) }
+        #expect(cache.counts == (detections: 2, reuses: 0, loaded: 0))
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 @testable import RephotoKit
 import RephotoEvaluation
+import RephotoShim
+import RephotoShimTools
 
 /// The LO-MSAC estimator and its gate on correspondences generated from a known pose: the truth is exact,
 /// the noise and the outliers are ours.
@@ -90,5 +92,45 @@ import RephotoEvaluation
         #expect(still.rotationOnly && still.translation == nil)
         #expect(GroundTruthErrors.rotationError(estimate: still.rotation, truth: r) < 0.1)
         #expect(Matrix3.angleDegrees(between: try #require(still.pureRotation), and: r) < 0.1)
+    }
+}
+
+/// The five-point solver alone, on exact correspondences of known poses: the true essential matrix must be
+/// among its solutions every time.
+@Suite struct FivePointSolverTests {
+    func solve(_ a: [SIMD3<Double>], _ b: [SIMD3<Double>]) throws -> [[Double]] {
+        let ax = a.flatMap { [$0.x / $0.z, $0.y / $0.z] }, bx = b.flatMap { [$0.x / $0.z, $0.y / $0.z] }
+        var solutions = [Double](repeating: 0, count: 90)
+        var count: Int32 = 0
+        var status = rp_status()
+        #expect(rp_tools_five_point(ax, bx, &solutions, &count, &status) == 0)
+        return (0..<Int(count)).map { Array(solutions[(9 * $0)..<(9 * $0 + 9)]) }
+    }
+
+    @Test func findsTheTrueEssentialMatrixForEveryRandomPose() throws {
+        var random = SplitMix(seed: 42)
+        var found = 0, total = 0
+        for _ in 0..<500 {
+            let r = Fixtures.rotationXYZ(degrees: random.uniform(-30, 30), random.uniform(-30, 30), random.uniform(-30, 30))
+            let t = SIMD3(random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1))
+            let tn = t / length(t)
+            let points = (0..<5).map { _ in SIMD3(random.uniform(-2, 2), random.uniform(-2, 2), random.uniform(3, 8)) }
+            let moved = points.map { r * $0 + tn }
+            guard moved.allSatisfy({ $0.z > 0.1 }) else { continue }
+            // E = [t]x R, unit Frobenius norm; a solution may carry either sign.
+            let skew = Matrix3([0, -tn.z, tn.y, tn.z, 0, -tn.x, -tn.y, tn.x, 0])
+            let m = skew * r
+            let e = [m.row0, m.row1, m.row2].flatMap { [$0.x, $0.y, $0.z] }
+            let norm = sqrt(e.reduce(0) { $0 + $1 * $1 })
+            let truth = e.map { $0 / norm }
+            let solutions = try solve(points, moved)
+            #expect(solutions.count <= 10)
+            total += 1
+            if solutions.contains(where: { s in
+                min(zip(s, truth).map { ($0 - $1) * ($0 - $1) }.reduce(0, +), zip(s, truth).map { ($0 + $1) * ($0 + $1) }.reduce(0, +)) < 1e-12
+            }) { found += 1 }
+        }
+        #expect(total > 400)
+        #expect(found == total, "the true E among the solutions for \(found) of \(total) poses")
     }
 }

@@ -47,7 +47,8 @@ import Testing
         #expect(run.stdout.contains("4 trials; best by maa10"))
         // Only matching and estimation vary: every image is detected once. The two sequences' references are
         // the same rendering (the seed moves the trajectory only), so 7 distinct images serve 32 lookups.
-        #expect(run.stdout.contains("feature cache: 7 detections, 25 reused"), "\(run.stdout)")
+        // Per frame: one neighbour search, one homography per ratio, one essential search per trial.
+        #expect(run.stdout.contains("feature cache: 7 detections, 25 reused; searches: 42 run, 30 reused"), "\(run.stdout)")
 
         // The grid: exactly the four combinations, the last parameter varying fastest.
         let records = try Self.trials(whole)
@@ -68,11 +69,15 @@ import Testing
         #expect(try Self.ranking(killed) == Self.ranking(whole))
         #expect(try Self.trials(killed).prefix(2).map(\.metrics) == records.prefix(2).map(\.metrics))  // kept, not rerun
 
-        // Two shards, merged: the unsharded leaderboard.
+        // Two shards sharing a feature folder, merged: the unsharded leaderboard. The second shard detects
+        // nothing: it reads what the first wrote.
+        let features = SequenceCommandTests.directory()
         let shards = try (0..<2).map { i -> String in
             let folder = SequenceCommandTests.directory()
-            let shard = try CLI.run(["tune", space, "--data", data, "--out", folder, "--jobs", "1", "--shard", "\(i)/2"])
+            let shard = try CLI.run(["tune", space, "--data", data, "--out", folder, "--jobs", "1", "--shard", "\(i)/2", "--cache", features])
             #expect(shard.status == 0, "\(shard.stderr)")
+            #expect(shard.stdout.contains(i == 0 ? "feature cache: 7 detections, 9 reused, 0 read from" : "feature cache: 0 detections, 9 reused, 7 read from"),
+                    "\(shard.stdout)")
             #expect(try Self.trials(folder).map(\.trial) == (i == 0 ? [0, 2] : [1, 3]))
             return folder
         }

@@ -55,6 +55,8 @@ typedef struct rp_features rp_features;
    negative = OpenCV's default): changing it while OpenCV runs on another thread crashes its TBB backend, so
    call it before any other work starts; the shim takes no lock. */
 int rp_opencv_set_threads(int threads, rp_status *status);
+/* OpenCV's version, e.g. "4.6.0" (static storage). */
+const char *rp_opencv_version(void);
 /* OpenCV's own log level (cv::utils::logging::LogLevel: 0 silent ... 6 verbose). The shim reports every
    failure through rp_status, so a program that owns stderr sets 0. Process-wide: 0 also detaches C++
    std::cerr, which some OpenCV decoders write to directly; any other level restores it. */
@@ -237,6 +239,20 @@ void rp_match_index_free(rp_match_index *index);
    settings, and the reverse search of the mutual check, run as rp_match_features runs them. */
 int rp_match_index_match(const rp_match_index *index, const rp_features *current, const rp_match_params *params,
                          rp_match **matches, int *count, rp_status *status);
+
+/* The candidates matching filters: the two nearest reference descriptors of every current descriptor and, when
+   params->mutual is set, the nearest current descriptor of every reference descriptor. Computed once, they give
+   rp_match_features's matches for any ratio (and mutual check, when computed with it) without searching again;
+   rp_match_features(reference, current, params) equals rp_neighbours_filter(neighbours, params->ratio,
+   params->mutual). `index` (may be null) is a match index over `reference`, used as rp_match_index_match uses
+   it. *bytes is the memory the handle holds. Read-only once made: several threads may filter one at once. */
+typedef struct rp_neighbours rp_neighbours;
+
+int rp_neighbours_compute(const rp_features *reference, const rp_features *current, const rp_match_params *params,
+                          const rp_match_index *index, rp_neighbours **out, size_t *bytes, rp_status *status);
+int rp_neighbours_filter(const rp_neighbours *neighbours, float ratio, int mutual, rp_match **matches, int *count,
+                         rp_status *status);
+void rp_neighbours_free(rp_neighbours *neighbours);
 
 /* ---------------------------------------------------------------- geometry */
 

@@ -64,6 +64,13 @@ int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_widt
                             rp_status *status);
 
 
+/* ---------------------------------------------------------------- solver checks (tests) */
+
+/* The five-point solver on its own: five normalised points per image (x, y pairs, z = 1); up to ten essential
+   matrices (row-major 3x3, unit Frobenius norm) in `solutions`, how many in *count. */
+int rp_tools_five_point(const double reference_xy[10], const double current_xy[10], double solutions[90], int *count,
+                        rp_status *status);
+
 /* ---------------------------------------------------------------- native reference pipeline */
 
 /* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:

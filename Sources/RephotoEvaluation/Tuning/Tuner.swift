@@ -29,11 +29,15 @@ public struct Tuner: Sendable {
     /// Only trials with index % count == index (0-based): a deterministic slice for job arrays.
     public var shard: (index: Int, count: Int) = (0, 1)
     public var base: PipelineConfig
-    /// Shared by every trial: images are decoded and detected once per feature setting.
-    public let featureCache = FeatureCache()
+    /// Shared by every trial: images are decoded and detected once per feature setting (and, with a disk
+    /// layer, once across runs).
+    public let featureCache: FeatureCache
+    /// Shared by every trial: each neighbour, homography and essential search runs once per setting it reads.
+    public let stageCache = StageCache()
 
     public init(space: TuningSpace, sequences: [FrameSequence], objective: TuningObjective, jobs: Int,
-                maxMsPerFrame: Double? = nil, base: PipelineConfig = PipelineConfig()) {
+                maxMsPerFrame: Double? = nil, base: PipelineConfig = PipelineConfig(), cache: FeatureCacheDirectory? = nil) {
+        featureCache = FeatureCache(disk: cache)
         self.space = space
         self.sequences = sequences
         self.objective = objective
@@ -88,6 +92,7 @@ public struct Tuner: Sendable {
         var evaluator = try Evaluator(config: config, jobs: jobs)
         evaluator.thumbnails = false
         evaluator.featureCache = featureCache
+        evaluator.stageCache = stageCache
         let metrics = TrialMetrics(rows: evaluator.run(sequences).rows)
         return TrialRecord(trial: trial, parameters: values.map { [$0.path, $0.value.description] }, metrics: metrics,
                            objective: objective.value(of: metrics),

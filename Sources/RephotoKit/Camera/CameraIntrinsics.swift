@@ -2,7 +2,7 @@ import RephotoShim
 import Foundation
 
 /// Pinhole intrinsics with OpenCV's distortion model, for a given image size when known.
-public struct CameraIntrinsics: Codable, Equatable, Sendable {
+public struct CameraIntrinsics: Codable, Hashable, Sendable {
     public var fx: Double
     public var fy: Double
     public var cx: Double

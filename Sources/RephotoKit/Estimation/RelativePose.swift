@@ -40,29 +40,55 @@ extension RelativePose {
     /// reason when the evidence is too weak to report any pose.
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                                 homography: HomographyEstimate, config: PoseConfig) throws -> RelativePose {
-        // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
-        let prosac = config.prosac && pairs.matches.count == pairs.count
-        let order = prosac ? pairs.matches.indices.sorted { (pairs.matches[$0].distance, $0) < (pairs.matches[$1].distance, $1) }
-                           : Array(pairs.reference.indices)
-        var params = try config.essential.shimParameters(refine: config.refine, minIterations: config.minIterations,
-                                                         seed: UInt64(config.seed), prosac: prosac, maxParallax: config.maxParallax,
-                                                         maxDisagreement: config.maxDisagreement)
-        let n = try cInt(pairs.count, "correspondence count")
-        var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
-        let sortedA = order.flatMap { [pairs.reference[$0].x, pairs.reference[$0].y] }
-        let sortedB = order.flatMap { [pairs.current[$0].x, pairs.current[$0].y] }
+        let search = search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                            settings: SearchSettings(config, pairs: pairs))
+        return try decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                          homography: homography, config: config)
+    }
 
-        var out = rp_relative_pose()
-        var mask = [UInt8](repeating: 0, count: pairs.count)
+    /// What the essential-matrix search returned: the pose with one inlier flag per correspondence, or why it failed.
+    public typealias SearchOutcome = Result<(pose: rp_relative_pose, inliers: [Bool]), RephotoError>
+
+    /// The essential-matrix search alone (the costly, deterministic part of `estimate`).
+    public static func search(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
+                              settings: SearchSettings) -> SearchOutcome {
+        // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
+        let order = settings.prosac ? pairs.matches.indices.sorted { (pairs.matches[$0].distance, $0) < (pairs.matches[$1].distance, $1) }
+                                    : Array(pairs.reference.indices)
         do {
+            let n = try cInt(pairs.count, "correspondence count")
+            var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
+            var params = try settings.shimParameters()
+            let sortedA = order.flatMap { [pairs.reference[$0].x, pairs.reference[$0].y] }
+            let sortedB = order.flatMap { [pairs.current[$0].x, pairs.current[$0].y] }
+            var out = rp_relative_pose()
+            var mask = [UInt8](repeating: 0, count: pairs.count)
             try shimCall { status in
                 rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
             }
-        } catch let error as RephotoError where error.kind == .estimationFailed && homography.inlierCount >= config.minInliers {
+            var inliers = [Bool](repeating: false, count: pairs.count)
+            for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }
+            return .success((out, inliers))
+        } catch {
+            return .failure(RephotoError.wrapping(error))
+        }
+    }
+
+    /// The gate and the model selection on a search's outcome (see `estimate`).
+    public static func decide(_ search: SearchOutcome, pairs: Correspondences, referenceCamera: CameraIntrinsics,
+                              currentCamera: CameraIntrinsics, homography: HomographyEstimate, config: PoseConfig) throws -> RelativePose {
+        let out: rp_relative_pose, inliers: [Bool]
+        switch search {
+        case .success(let found):
+            (out, inliers) = found
+        case .failure(let error):
             // No usable essential matrix: when a pure rotation explains the homography inliers (no baseline),
             // it still fixes the rotation. Any other failure stands.
+            guard error.kind == .estimationFailed, homography.inlierCount >= config.minInliers else { throw error }
             let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
             let a = pairs.referenceXY, b = pairs.currentXY
+            let n = try cInt(pairs.count, "correspondence count")
+            var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
             var r = [Double](repeating: 0, count: 9)
             var residuals = [Double](repeating: 0, count: pairs.count)
             try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, &residuals, residuals.count, status) }
@@ -75,8 +101,6 @@ extension RelativePose {
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
                 warnings: ["essential matrix unusable (\(error.message)): a pure rotation explains \(support) of the \(homography.inlierCount) homography inliers; rotation-only, translation direction undetermined"])
         }
-        var inliers = [Bool](repeating: false, count: pairs.count)
-        for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }
         let evidence = PoseEvidence(out)
         try gate(evidence, config: config)
 
@@ -109,6 +133,34 @@ extension RelativePose {
             }
         }
         return pose
+    }
+
+    /// The settings the essential-matrix search reads (and nothing the gate reads): its parameters are made
+    /// from this, and a `StageCache` keys on it, so a gate-only change reuses the search.
+    public struct SearchSettings: Hashable, Sendable {
+        let essential: RobustConfig
+        let refine: Bool
+        let minIterations: Int
+        let seed: Int
+        let prosac: Bool
+        let maxParallax: Double
+        let maxDisagreement: Double
+
+        /// PROSAC only where every correspondence has a descriptor distance to order by.
+        public init(_ config: PoseConfig, pairs: Correspondences) {
+            essential = config.essential
+            refine = config.refine
+            minIterations = config.minIterations
+            seed = config.seed
+            prosac = config.prosac && pairs.matches.count == pairs.count
+            maxParallax = config.maxParallax
+            maxDisagreement = config.maxDisagreement
+        }
+
+        func shimParameters() throws -> rp_robust_params {
+            try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
+                                         maxParallax: maxParallax, maxDisagreement: maxDisagreement)
+        }
     }
 
     /// Refuses a pose whose own evidence is weak: few inliers in front, an inlier count unrelated matches

@@ -36,7 +36,7 @@ public enum RobustMethod: String, Codable, CaseIterable, Sendable {
 /// Parameters of one robust estimation. The threshold is in pixels for both homography (transfer
 /// error in the current frame) and essential matrix (Sampson distance, converted by the focal length).
 /// OpenCV 4.6 runs its estimators from a fixed internal random state; LO-MSAC's seed is `pose.seed`.
-public struct RobustConfig: Equatable, Sendable {
+public struct RobustConfig: Hashable, Sendable {
     public var method: RobustMethod
     public var threshold: Double
     public var confidence: Double

@@ -12,6 +12,9 @@ public final class Features: @unchecked Sendable {
     public let analysisScale: Double
     public let isBinary: Bool
     public let descriptorBytes: Int
+    /// How long detecting these took (0 when read back from a saved form): a run that reuses them (a tuning
+    /// sweep's cache) still reports what the configuration costs.
+    public let detectMilliseconds: Double
 
     /// Detects and describes features. `mask` (8-bit single-channel, image size) keeps features where non-zero.
     public convenience init(image: Image, config: FeatureConfig, mask: Image? = nil) throws {
@@ -21,12 +24,13 @@ public final class Features: @unchecked Sendable {
             throw RephotoError.badInput("mask is \(mask.width)x\(mask.height) with \(mask.channels) channels, expected \(image.width)x\(image.height) with 1 channel")
         }
         var out: OpaquePointer?
+        let start = ContinuousClock.now
         try shimCall { rp_features_detect(image.handle, &params, mask?.handle, &out, $0) }
-        try self.init(handle: out!, config: config)
+        try self.init(handle: out!, config: config, detectMilliseconds: milliseconds(since: start))
     }
 
     /// Takes ownership of `detected` (freed here if reading it fails).
-    private init(handle detected: OpaquePointer, config: FeatureConfig) throws {
+    private init(handle detected: OpaquePointer, config: FeatureConfig, detectMilliseconds: Double = 0) throws {
         let count = Int(rp_features_count(detected))
         var raw = [rp_keypoint](repeating: rp_keypoint(), count: count)
         do {
@@ -47,6 +51,7 @@ public final class Features: @unchecked Sendable {
         analysisScale = rp_features_analysis_scale(detected)
         isBinary = rp_features_is_binary(detected) != 0
         descriptorBytes = Int(rp_features_descriptor_bytes(detected))
+        self.detectMilliseconds = detectMilliseconds
     }
 
     deinit { rp_features_free(handle) }
@@ -76,7 +81,8 @@ public final class Features: @unchecked Sendable {
     }
 
     /// Features saved by `serialized()`; anything damaged or inconsistent is refused as bad input.
-    public convenience init(serialized data: Data, config: FeatureConfig) throws {
+    /// `detectMilliseconds`: what detecting them took when they were made, when known.
+    public convenience init(serialized data: Data, config: FeatureConfig, detectMilliseconds: Double = 0) throws {
         let bytes = [UInt8](data)
         var at = Self.magic.count
         guard bytes.count >= at + 32, Data(bytes.prefix(at)) == Self.magic else { throw RephotoError.badInput("not saved features") }
@@ -106,7 +112,7 @@ public final class Features: @unchecked Sendable {
                 try shimCall { rp_features_create(k.baseAddress, count, d.baseAddress, d.count, descriptorBytes, binary, norm, width, height, scale, &out, $0) }
             }
         }
-        try self.init(handle: out!, config: config)
+        try self.init(handle: out!, config: config, detectMilliseconds: detectMilliseconds)
     }
 
     public var count: Int { keypoints.count }

@@ -1,5 +1,5 @@
 /// Width and height in pixels.
-public struct ImageSize: Equatable, Sendable, Codable {
+public struct ImageSize: Hashable, Sendable, Codable {
     public var width: Int
     public var height: Int
 

@@ -1,3 +1,5 @@
+import RephotoShim
+
 /// One correspondence between a reference keypoint and a current keypoint.
 public struct Match: Equatable, Sendable {
     public var referenceIndex: Int
@@ -17,6 +19,13 @@ public struct Correspondences: Sendable {
         self.matches = matches
         self.reference = reference
         self.current = current
+    }
+
+    /// The shim's matches with their keypoints' positions.
+    init(_ buffer: UnsafeBufferPointer<rp_match>, reference: Features, current: Features) {
+        let matches = buffer.map { Match(referenceIndex: Int($0.reference_index), currentIndex: Int($0.current_index), distance: Double($0.distance)) }
+        self.init(matches: matches, reference: matches.map { reference.keypoints[$0.referenceIndex].point },
+                  current: matches.map { current.keypoints[$0.currentIndex].point })
     }
 
     /// Flat x,y arrays as the shim wants them.

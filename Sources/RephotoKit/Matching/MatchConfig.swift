@@ -5,7 +5,7 @@ import RephotoShim
 /// Brute force is exact; on Hamming descriptors it runs the shim's SIMD kernel, whose matches equal
 /// cv::BFMatcher's (`opencv_brute_force` runs cv::BFMatcher itself, to check that or to benchmark it).
 /// Defaults and ranges are declared in `ParameterRegistry`.
-public struct MatchConfig: Equatable, Sendable {
+public struct MatchConfig: Hashable, Sendable {
     public enum Matcher: String, Codable, CaseIterable, Sendable {
         case bruteForce = "brute_force", flann, opencvBruteForce = "opencv_brute_force"
     }
@@ -24,6 +24,13 @@ public struct MatchConfig: Equatable, Sendable {
     public var flannChecks: Int = ParameterRegistry.defaultValue(\.matching.flannChecks)
 
     public init() {}
+
+    /// These settings with the ratio test's threshold at its default: what the neighbour search depends on.
+    var ignoringRatio: MatchConfig {
+        var c = self
+        c.ratio = ParameterRegistry.defaultValue(\.matching.ratio)
+        return c
+    }
 
     /// Checks the ranges of `ParameterRegistry`.
     public func validate() throws {

@@ -17,11 +17,6 @@ public enum Matcher {
             try shimCall { rp_match_features(reference.handle, current.handle, &params, &raw, &count, $0) }
         }
         defer { rp_buffer_free(raw) }
-        let buffer = UnsafeBufferPointer(start: raw, count: Int(count))
-        let matches = buffer.map { Match(referenceIndex: Int($0.reference_index), currentIndex: Int($0.current_index), distance: Double($0.distance)) }
-        return Correspondences(
-            matches: matches,
-            reference: matches.map { reference.keypoints[$0.referenceIndex].point },
-            current: matches.map { current.keypoints[$0.currentIndex].point })
+        return Correspondences(UnsafeBufferPointer(start: raw, count: Int(count)), reference: reference, current: current)
     }
 }

@@ -51,9 +51,10 @@ public struct PoseEstimator: Sendable {
     /// is too little signal for a homography; a failed pose only adds a warning. With `attitudes` the sensor
     /// path runs beside the vision path and the two are compared.
     /// `currentFeatures`: the current image's features when already detected under this estimator's settings
-    /// (a `FeatureCache`); `mask` is then ignored.
+    /// (a `FeatureCache`); `mask` is then ignored. `stages`: searches remembered across estimators with other
+    /// settings (a tuning sweep); the result is the same with or without it.
     public func estimate(reference: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
-                         mask: Image? = nil, attitudes: AttitudePair? = nil) throws -> PoseResult {
+                         mask: Image? = nil, attitudes: AttitudePair? = nil, stages: StageCache? = nil) throws -> PoseResult {
         guard reference.features.config == config.features else {
             throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
         }
@@ -70,10 +71,28 @@ public struct PoseEstimator: Sendable {
         }
         let features = try currentFeatures ?? Features(image: image, config: config.features, mask: mask)
         timings.detectCurrent = milliseconds(since: start)
+        // Work done earlier (cached features, remembered searches) is reported at what it cost then, and
+        // counted in the total, so a frame's time is its configuration's cost however it was served.
+        var replayed = 0.0
+        if let currentFeatures {
+            replayed += currentFeatures.detectMilliseconds - timings.detectCurrent
+            timings.detectCurrent = currentFeatures.detectMilliseconds
+        }
 
         start = ContinuousClock.now
-        let pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
-        timings.match = milliseconds(since: start)
+        let pairs: Correspondences
+        let pairsKey = StageCache.PairsKey(reference: reference.features, current: features, matching: config.matching)
+        if let stages {
+            let neighbours = try stages.neighbours(reference: reference.features, current: features, config: config.matching,
+                                                   index: reference.matchIndex)
+            let filterStart = ContinuousClock.now
+            pairs = try neighbours.value.filter(ratio: config.matching.ratio, mutual: config.matching.mutual)
+            timings.match = neighbours.milliseconds + milliseconds(since: filterStart)
+            replayed += timings.match - milliseconds(since: start)
+        } else {
+            pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+            timings.match = milliseconds(since: start)
+        }
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,
                                        matches: pairs.count, inliersHomography: 0, inliersEssential: nil)
         let needed = config.minimumInliers
@@ -83,8 +102,14 @@ public struct PoseEstimator: Sendable {
         }
 
         start = ContinuousClock.now
-        let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
-        timings.homography = milliseconds(since: start)
+        let homography: HomographyEstimate
+        if let stages {
+            (homography, timings.homography) = try stages.homography(pairs, key: pairsKey, config: config.homography)
+            replayed += timings.homography - milliseconds(since: start)
+        } else {
+            homography = try HomographyEstimate.estimate(pairs, config: config.homography)
+            timings.homography = milliseconds(since: start)
+        }
         counts.inliersHomography = homography.inlierCount
         let homographyFailure = homography.inlierCount >= needed ? nil
             : "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed))"
@@ -94,15 +119,32 @@ public struct PoseEstimator: Sendable {
         var poseFailure: String?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
+            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs)
+            var searchMilliseconds: Double?
+            let search: RelativePose.SearchOutcome
+            if let stages {
+                let timed = stages.essential(pairs, key: pairsKey, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                             settings: settings)
+                (search, searchMilliseconds) = (timed.value, timed.milliseconds)
+            } else {
+                search = RelativePose.search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera, settings: settings)
+            }
+            let searchEnd = ContinuousClock.now
             do {
-                pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                                 homography: homography, config: config.pose)
+                pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                               homography: homography, config: config.pose)
                 counts.inliersEssential = pose?.essentialInliers
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
                 poseFailure = error.message
             }
             timings.essential = milliseconds(since: start)
+            if let searchMilliseconds {
+                let spent = (searchEnd - start)
+                let spentMs = Double(spent.components.seconds) * 1000 + Double(spent.components.attoseconds) / 1e15
+                replayed += searchMilliseconds - spentMs
+                timings.essential = (timings.essential ?? 0) + searchMilliseconds - spentMs
+            }
         } else {
             poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
         }
@@ -142,7 +184,7 @@ public struct PoseEstimator: Sendable {
                                                 visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
                                                 currentWidth: image.fullSize.width, config: config.sensor)
         }
-        timings.total = milliseconds(since: total)
+        timings.total = milliseconds(since: total) + replayed
         return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: navigationHomography,
                           pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
                           counts: counts, sensor: sensor, comparison: comparison, timings: timings,

@@ -40,6 +40,9 @@ public enum OpenCVRuntime {
         case silent = 0, fatal, error, warning, info, debug, verbose
     }
 
+    /// OpenCV's version, e.g. "4.6.0".
+    public static var version: String { String(cString: rp_opencv_version()) }
+
     private static let started = Atomic<Bool>(false)
     private static let gate = Mutex<Void>(())
 

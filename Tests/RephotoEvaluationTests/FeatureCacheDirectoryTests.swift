@@ -1,0 +1,47 @@
+import RephotoTestSupport
+import Foundation
+import Testing
+import RephotoKit
+import RephotoEvaluation
+
+/// Features kept on disk come back identical, under their own settings only, and a damaged file is a miss.
+@Suite struct FeatureCacheDirectoryTests {
+    @Test func roundTripSettingsAndDamage() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: try Fixtures.sample("graf1.png")))
+        let folder = try Scratch.directory()
+        let disk = try FeatureCacheDirectory(folder)
+        let image = try Image(data: bytes, grayscale: true)
+        let features = try Features(image: image, config: FeatureConfig())
+        #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
+        disk.store(features, bytes: bytes, config: FeatureConfig())
+
+        let read = try #require(disk.features(bytes: bytes, config: FeatureConfig()))
+        #expect(read.keypoints.map(\.point) == features.keypoints.map(\.point))
+        #expect(try read.serialized() == features.serialized())
+        #expect(read.detectMilliseconds == features.detectMilliseconds && read.detectMilliseconds > 0)
+        var orb = FeatureConfig()
+        orb.detector = .orb
+        #expect(disk.features(bytes: bytes, config: orb) == nil)
+        #expect(disk.features(bytes: bytes + Data([0]), config: FeatureConfig()) == nil)
+
+        // Cut short: a miss, and the next store writes it whole again.
+        let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".features") }
+        let file = folder.appendingPathComponent(try #require(files.first))
+        #expect(files.count == 1)
+        let whole = try Data(contentsOf: file)
+        try whole.prefix(whole.count / 2).write(to: file)
+        #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
+        disk.store(features, bytes: bytes, config: FeatureConfig())
+        #expect(try Data(contentsOf: file) == whole)
+
+        // A cache in memory over it detects nothing the folder holds.
+        let cache = FeatureCache(disk: disk)
+        let entry = try cache.entry(bytes: bytes, config: FeatureConfig(), decode: { try Image(data: bytes, grayscale: true) },
+                                    detect: { _ in Issue.record("detected again"); return features })
+        #expect(try entry.features.serialized() == features.serialized())
+        #expect(cache.counts == (detections: 0, reuses: 0, loaded: 1))
+
+        let notAFolder = try Fixtures.temporaryFile("cache", Data("x".utf8))
+        #expect(throws: RephotoError.self) { try FeatureCacheDirectory(URL(fileURLWithPath: notAFolder)) }
+    }
+}
