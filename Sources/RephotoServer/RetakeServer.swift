@@ -9,11 +9,12 @@ import Synchronization
 /// The worker: routes, middleware and lifecycle. `rephoto serve` runs `RetakeServer.run`; tests build the
 /// application with `makeApplication`.
 public enum RetakeServer {
-    /// Builds the application and the watcher that notes when shutdown begins (`run` runs both).
-    public static func makeApplication(settings: ServerSettings, logger: Logger,
-                                       shutdown: ShutdownWatcher = ShutdownWatcher()) throws -> some ApplicationProtocol {
+    /// Builds the application and the watcher that notes when shutdown begins (`run` runs both). `compute`:
+    /// the pool the pipelines run on, for a caller that must wait for it before exiting (one is made when nil).
+    public static func makeApplication(settings: ServerSettings, logger: Logger, shutdown: ShutdownWatcher = ShutdownWatcher(),
+                                       compute: ComputePool? = nil) throws -> some ApplicationProtocol {
         let metrics = ServerMetrics()
-        let service = try RetakeService(settings: settings, metrics: metrics)
+        let service = try RetakeService(settings: settings, metrics: metrics, pool: compute)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
@@ -76,13 +77,18 @@ public enum RetakeServer {
     public static func run(settings: ServerSettings, logger: Logger) async throws {
         try OpenCVRuntime.configure(threads: 1)  // one OpenCV thread per pipeline; concurrency sets the pipelines
         let watcher = ShutdownWatcher()
-        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher)
+        let compute = RetakeService.makePool(settings)
+        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher, compute: compute)
         // Graceful shutdown runs in reverse order: the watcher first (new /v1 work gets 503), then the server,
         // which finishes the requests in flight.
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: app), .init(service: watcher, successTerminationBehavior: .ignore)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        // Work whose request timed out may still run; exiting under it would crash inside OpenCV.
+        if !compute.finish(waitingAtMost: settings.requestTimeout + 30) {
+            logger.warning("compute work still running at exit")
+        }
     }
 
     static let openAPI: String = {

@@ -11,13 +11,18 @@ final class RetakeService: Sendable {
     let cache: ReferenceCache
     let metrics: ServerMetrics
 
-    init(settings: ServerSettings, metrics: ServerMetrics) throws {
+    /// `pool`: the compute pool to run on (one of `settings`' size is made when nil).
+    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil) throws {
         try settings.validate()
         self.settings = settings
-        pool = ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
+        self.pool = pool ?? RetakeService.makePool(settings)
         store = try ReferenceStore(directory: settings.referenceStore)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
+    }
+
+    static func makePool(_ settings: ServerSettings) -> ComputePool {
+        ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
     }
 
     /// Runs `work` on the pool; past the request timeout the caller gets 503 while the work runs out.

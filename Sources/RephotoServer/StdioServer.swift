@@ -44,6 +44,8 @@ public enum StdioServer {
             if line.count > limit { overflow = true; line = Data() }
         }
         if overflow || !line.isEmpty { await answer(line) }
+        // A request that timed out may still run on the pool; exiting under it would crash inside OpenCV.
+        service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
     }
 
     static func handle(_ line: String, service: RetakeService, maxBytes: Int) async -> Data {

@@ -68,7 +68,11 @@ struct TuneCommand: ParsableCommand {
                     throw RephotoError.badInput("--holdout \(holdout) leaves no sequence on one side of \(loaded.count)")
                 }
             }
+            if cache?.isEmpty == true { throw RephotoError.badInput("--cache needs a folder") }
             let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
+            if let disk, !disk.isWritable {
+                FileHandle.standardError.write(Data("rephoto: warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept\n".utf8))
+            }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
                               cache: disk)
             if let shard {

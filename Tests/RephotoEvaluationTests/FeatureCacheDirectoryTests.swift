@@ -34,6 +34,26 @@ import RephotoEvaluation
         disk.store(features, bytes: bytes, config: FeatureConfig())
         #expect(try Data(contentsOf: file) == whole)
 
+        // One byte changed inside the features (the length kept): a miss, never a wrong answer.
+        var flipped = whole
+        flipped[flipped.count - 100] ^= 0x40
+        try flipped.write(to: file)
+        #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
+        // Larger than any features file: a miss, not read into memory.
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(FeatureCacheDirectory.maxFileBytes) + 1)
+        try handle.close()
+        #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
+        disk.store(features, bytes: bytes, config: FeatureConfig())
+
+        // A killed run's temporary file is removed once it is an hour old; a live one is left alone.
+        let stale = file.deletingLastPathComponent().appendingPathComponent(".stale.tmp")
+        let live = file.deletingLastPathComponent().appendingPathComponent(".live.tmp")
+        for url in [stale, live] { try Data("x".utf8).write(to: url) }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: stale.path)
+        _ = try FeatureCacheDirectory(folder)
+        #expect(!FileManager.default.fileExists(atPath: stale.path) && FileManager.default.fileExists(atPath: live.path))
+
         // A cache in memory over it detects nothing the folder holds.
         let cache = FeatureCache(disk: disk)
         let entry = try cache.entry(bytes: bytes, config: FeatureConfig(), decode: { try Image(data: bytes, grayscale: true) },

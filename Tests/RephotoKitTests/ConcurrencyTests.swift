@@ -153,6 +153,20 @@ import RephotoEvaluation
         let direct = try estimator.estimate(reference: reference, current: current, camera: nil)
         #expect(viaPool.homography == direct.homography && viaPool.counts == direct.counts)
     }
+
+    /// `finish` waits for work nobody awaits any more (a timed-out request's) and ends the threads; with too
+    /// short a wait it says the work is still running.
+    @Test func finishWaitsForAbandonedWork() async throws {
+        let pool = ComputePool(threads: 1)
+        let started = DispatchSemaphore(value: 0)
+        let abandoned = Task { try await pool.run { started.signal(); Thread.sleep(forTimeInterval: 0.5); return 1 } }
+        started.wait()
+        #expect(pool.finish(waitingAtMost: 0.05) == false)
+        #expect(pool.finish(waitingAtMost: 10))
+        #expect(pool.running == 0)
+        #expect(try await abandoned.value == 1)
+        await #expect(throws: RephotoError.self) { try await pool.run { 2 } }
+    }
 }
 
 private final class Payload: Sendable {

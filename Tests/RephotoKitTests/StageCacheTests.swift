@@ -79,3 +79,20 @@ import RephotoSynthesis
         #expect(again.timings.detectCurrent == currentFeatures.detectMilliseconds && currentFeatures.detectMilliseconds > 0)
     }
 }
+
+extension StageCacheTests {
+    /// Past its budget (which counts the features its keys hold) the cache computes and returns searches but
+    /// keeps none: memory stays bounded however many images a sweep covers.
+    @Test func budgetBoundsWhatIsKept() throws {
+        let a = try Features(image: try Fixtures.image("graf1.png"), config: FeatureConfig())
+        let b = try Features(image: try Fixtures.image("graf3.png"), config: FeatureConfig())
+        // Room for the candidate lists but not for the features they would hold.
+        let probe = try Neighbours(reference: a, current: b, config: MatchConfig())
+        let cache = StageCache(maxBytes: probe.bytes + 1000)
+        for _ in 0..<2 { _ = try cache.neighbours(reference: a, current: b, config: MatchConfig(), index: nil) }
+        #expect(cache.counts == (runs: 2, reuses: 0))
+        let roomy = StageCache()
+        for _ in 0..<2 { _ = try roomy.neighbours(reference: a, current: b, config: MatchConfig(), index: nil) }
+        #expect(roomy.counts == (runs: 1, reuses: 1))
+    }
+}

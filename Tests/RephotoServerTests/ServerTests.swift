@@ -302,13 +302,19 @@ struct Upload {
     /// Past --request-timeout the answer is 503 `timeout` with Retry-After; the worker stays usable.
     @Test func aSlowRequestTimesOut() async throws {
         let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
-        try await Self.app(try Self.settings { $0.requestTimeout = 0.01 }).test(.router) { http in
+        let settings = try Self.settings { $0.requestTimeout = 0.01 }
+        let compute = ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
+        let app = try RetakeServer.makeApplication(settings: settings, logger: Logger(label: "test"), compute: compute)
+        try await app.test(.router) { http in
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
                 #expect(response.status == .serviceUnavailable && Self.errorCode(response) == "timeout")
                 #expect(response.headers[.retryAfter] == "1")
             }
             try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
         }
+        // The abandoned work runs out; the process must not exit under it (it would crash inside OpenCV).
+        #expect(compute.finish(waitingAtMost: 60))
+        #expect(compute.running == 0 && compute.queued == 0)
     }
 
     @Test func shutdownRefusesNewWorkAndReadinessSaysSo() async throws {

@@ -20,11 +20,13 @@ public final class ComputePool: @unchecked Sendable {
     private var busy = 0
     private var stopping = false
     private var threadIDs = Set<pthread_t>()
+    private var alive: Int
 
     /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ...
     public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute") {
         self.threads = max(1, threads)
         self.queueLimit = max(0, queueLimit ?? Int.max)
+        alive = self.threads
         for i in 1...self.threads {
             let threadName = "\(name)-\(i)"
             // Each running thread keeps the pool alive until shutdown() lets it end; the pool keeps no reference
@@ -62,6 +64,21 @@ public final class ComputePool: @unchecked Sendable {
         }
     }
 
+    /// `shutdown()`, then waits until every thread has ended (queued and abandoned work included), at most
+    /// `seconds`; false when some work was still running then. A process must not exit while a pool thread is
+    /// inside OpenCV: exit destroys OpenCV's static state under it.
+    @discardableResult
+    public func finish(waitingAtMost seconds: Double) -> Bool {
+        shutdown()
+        let deadline = Date().addingTimeInterval(seconds)
+        return condition.withLock {
+            while alive > 0 {
+                if !condition.wait(until: deadline) { return alive == 0 }
+            }
+            return true
+        }
+    }
+
     private func enqueue(_ job: @escaping @Sendable () -> Void) -> RephotoError? {
         condition.withLock {
             if stopping { return RephotoError(.unavailable, "the compute pool is shut down") }
@@ -76,7 +93,13 @@ public final class ComputePool: @unchecked Sendable {
 
     private func work() {
         condition.withLock { _ = threadIDs.insert(pthread_self()) }
-        defer { condition.withLock { _ = threadIDs.remove(pthread_self()) } }
+        defer {
+            condition.withLock {
+                _ = threadIDs.remove(pthread_self())
+                alive -= 1
+                condition.broadcast()
+            }
+        }
         while true {
             let job: (@Sendable () -> Void)? = condition.withLock {
                 while head == jobs.count && !stopping { condition.wait() }

@@ -46,9 +46,12 @@ public final class StageCache: @unchecked Sendable {
     private var neighbours: [PairsKey: Timed<Neighbours>] = [:]
     private var homographies: [HomographyKey: Timed<Result<HomographyEstimate, RephotoError>>] = [:]
     private var essentials: [EssentialKey: Timed<RelativePose.SearchOutcome>] = [:]
+    /// Features a stored key holds, counted once each: nothing is evicted, so they stay as long as the cache.
+    private var retained: Set<ObjectIdentifier> = []
     private var held = 0
     private var computed = 0, reused = 0
-    /// Bytes the remembered results may hold; past it, results are computed and returned but not kept.
+    /// Bytes the remembered results and the features their keys hold may take; past it, results are computed
+    /// and returned but not kept.
     public let maxBytes: Int
 
     public init(maxBytes: Int = 1 << 30) {
@@ -64,7 +67,7 @@ public final class StageCache: @unchecked Sendable {
         if let hit = lookup({ neighbours[key] }) { return hit }
         let start = ContinuousClock.now
         let made = (try Neighbours(reference: reference, current: current, config: config, index: index), milliseconds(since: start))
-        store(made.0.bytes) { neighbours[key] = made }
+        store(made.0.bytes, holding: key) { neighbours[key] = made }
         return made
     }
 
@@ -80,7 +83,7 @@ public final class StageCache: @unchecked Sendable {
             result = .failure(RephotoError.wrapping(error))
         }
         let made = (result, milliseconds(since: start))
-        store(pairs.count + 128) { homographies[slot] = made }
+        store(pairs.count + 128, holding: key) { homographies[slot] = made }
         return (try result.get(), made.1)
     }
 
@@ -92,7 +95,7 @@ public final class StageCache: @unchecked Sendable {
         let start = ContinuousClock.now
         let made = (RelativePose.search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera, settings: settings),
                     milliseconds(since: start))
-        store(pairs.count + 512) { essentials[slot] = made }
+        store(pairs.count + 512, holding: key) { essentials[slot] = made }
         return made
     }
 
@@ -104,11 +107,18 @@ public final class StageCache: @unchecked Sendable {
         }
     }
 
-    private func store(_ size: Int, _ keep: () -> Void) {
+    /// Keeps a result of `size` bytes whose key holds `key`'s features, when the budget allows both.
+    private func store(_ size: Int, holding key: PairsKey, _ keep: () -> Void) {
         lock.withLock {
             computed += 1
-            guard held + size <= maxBytes else { return }
-            held += size
+            var newcomers: [Features] = []
+            for f in [key.reference, key.current] where !retained.contains(ObjectIdentifier(f)) && !newcomers.contains(where: { $0 === f }) {
+                newcomers.append(f)
+            }
+            let features = newcomers.reduce(0) { $0 + $1.count * ($1.descriptorBytes + 40) }
+            guard held + size + features <= maxBytes else { return }
+            held += size + features
+            for f in newcomers { retained.insert(ObjectIdentifier(f)) }
             keep()
         }
     }
