@@ -44,7 +44,12 @@ import RephotoEvaluation
         try handle.truncate(atOffset: UInt64(FeatureCacheDirectory.maxFileBytes) + 1)
         try handle.close()
         #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
+        // A FIFO in the file's place: a miss at once, not a read that waits for a writer forever.
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        #expect(disk.features(bytes: bytes, config: FeatureConfig()) == nil)
         disk.store(features, bytes: bytes, config: FeatureConfig())
+        #expect(try Data(contentsOf: file) == whole)
 
         // A killed run's temporary file is removed once it is an hour old; a live one is left alone.
         let stale = file.deletingLastPathComponent().appendingPathComponent(".stale.tmp")

@@ -45,10 +45,14 @@ public struct FeatureCacheDirectory: FeatureCacheDisk {
 
     // Layout: magic, SHA-256 of the rest (32 bytes), detection milliseconds (a Double's bits), serialized features.
     public func features(bytes: Data, config: FeatureConfig) -> Features? {
-        let url = file(bytes: bytes, config: config)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
-              size.intValue <= Self.maxFileBytes,
-              let data = try? Data(contentsOf: url), data.count == size.intValue else { return nil }
+        // Only a regular file, opened without blocking (a FIFO in its place must not hang the run), read at most
+        // one byte past the limit: a larger file is a miss without ever being held whole.
+        let descriptor = open(file(bytes: bytes, config: config).path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+              let data = try? handle.read(upToCount: Self.maxFileBytes + 1), data.count <= Self.maxFileBytes else { return nil }
         let header = Self.magic.count + 32
         guard data.count > header + 8, data.prefix(Self.magic.count) == Self.magic else { return nil }
         let body = data.suffix(from: data.startIndex + header)

@@ -140,10 +140,10 @@ public struct PoseEstimator: Sendable {
             }
             timings.essential = milliseconds(since: start)
             if let searchMilliseconds {
-                let spent = (searchEnd - start)
-                let spentMs = Double(spent.components.seconds) * 1000 + Double(spent.components.attoseconds) / 1e15
-                replayed += searchMilliseconds - spentMs
-                timings.essential = (timings.essential ?? 0) + searchMilliseconds - spentMs
+                // The lookup's own time is replaced by the search's.
+                let difference = searchMilliseconds - milliseconds(searchEnd - start)
+                replayed += difference
+                timings.essential = (timings.essential ?? 0) + difference
             }
         } else {
             poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"

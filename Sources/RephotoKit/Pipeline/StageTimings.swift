@@ -27,7 +27,8 @@ public struct StageTimings: Codable, Equatable, Sendable {
     }
 }
 
-package func milliseconds(since start: ContinuousClock.Instant) -> Double {
-    let d = ContinuousClock.now - start
-    return Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+package func milliseconds(since start: ContinuousClock.Instant) -> Double { milliseconds(ContinuousClock.now - start) }
+
+package func milliseconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
 }
