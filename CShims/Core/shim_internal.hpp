@@ -136,4 +136,10 @@ int guarded(rp_status *status, Body &&body) {
 // correspondences of normalised points (z = 1); returns how many.
 int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);
 
+// A homography b ~ H a fitted by seeded RANSAC (the most points within `threshold` of transfer error, at
+// most `max_samples` samples, fewer once `confidence` is reached) and least squares on its consensus
+// (plane_homography.cpp). False when no four points give one.
+bool plane_homography(const std::vector<cv::Point2d> &a, const std::vector<cv::Point2d> &b, double threshold, int max_samples,
+                      double confidence, uint64_t seed, cv::Matx33d &H);
+
 }  // namespace rp

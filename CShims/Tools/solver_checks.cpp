@@ -18,3 +18,20 @@ extern "C" int rp_tools_five_point(const double reference_xy[10], const double c
         for (int k = 0; k < *count; ++k) std::copy(found[k].val, found[k].val + 9, solutions + 9 * k);
     });
 }
+
+extern "C" int rp_tools_plane_homography(const double *reference_xy, const double *current_xy, int n, double threshold, uint64_t seed,
+                                         double homography[9], int *found, rp_status *status) {
+    *found = 0;
+    return rp::guarded(status, [&] {
+        if (n < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "negative point count");
+        std::vector<cv::Point2d> a, b;
+        for (int i = 0; i < n; ++i) {
+            a.emplace_back(reference_xy[2 * i], reference_xy[2 * i + 1]);
+            b.emplace_back(current_xy[2 * i], current_xy[2 * i + 1]);
+        }
+        cv::Matx33d H;
+        if (!rp::plane_homography(a, b, threshold, 500, 0.999, seed, H)) return;
+        *found = 1;
+        std::copy(H.val, H.val + 9, homography);
+    });
+}

@@ -71,6 +71,12 @@ int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_widt
 int rp_tools_five_point(const double reference_xy[10], const double current_xy[10], double solutions[90], int *count,
                         rp_status *status);
 
+/* The homography GRIC weighs against the essential matrix, on its own: seeded MSAC over n point pairs (x, y),
+   `threshold` in the same units, then least squares on the consensus. H (row-major) maps reference to
+   current; *found is 0 when no four points give one. */
+int rp_tools_plane_homography(const double *reference_xy, const double *current_xy, int n, double threshold, uint64_t seed,
+                              double homography[9], int *found, rp_status *status);
+
 /* ---------------------------------------------------------------- native reference pipeline */
 
 /* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:

@@ -53,14 +53,13 @@ extension RelativePose {
     public static func search(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                               settings: SearchSettings) -> SearchOutcome {
         // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
-        let order = settings.prosac ? pairs.matches.indices.sorted { (pairs.matches[$0].distance, $0) < (pairs.matches[$1].distance, $1) }
-                                    : Array(pairs.reference.indices)
+        let order = settings.prosac ? pairs.bestFirst : Array(pairs.reference.indices)
         do {
             let n = try cInt(pairs.count, "correspondence count")
             var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
             var params = try settings.shimParameters()
-            let sortedA = order.flatMap { [pairs.reference[$0].x, pairs.reference[$0].y] }
-            let sortedB = order.flatMap { [pairs.current[$0].x, pairs.current[$0].y] }
+            let sortedA = Correspondences.flat(pairs.reference, order: order)
+            let sortedB = Correspondences.flat(pairs.current, order: order)
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count)
             try shimCall { status in

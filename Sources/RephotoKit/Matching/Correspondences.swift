@@ -29,6 +29,33 @@ public struct Correspondences: Sendable {
     }
 
     /// Flat x,y arrays as the shim wants them.
-    var referenceXY: [Double] { reference.flatMap { [$0.x, $0.y] } }
-    var currentXY: [Double] { current.flatMap { [$0.x, $0.y] } }
+    var referenceXY: [Double] { Self.flat(reference, order: nil) }
+    var currentXY: [Double] { Self.flat(current, order: nil) }
+
+    /// The points' x,y in the given order (all of them when nil). Written in place: a tuning sweep builds
+    /// these for every estimate.
+    static func flat(_ points: [Point2], order: [Int]?) -> [Double] {
+        let count = order?.count ?? points.count
+        return [Double](unsafeUninitializedCapacity: 2 * count) { buffer, initialized in
+            for k in 0..<count {
+                let p = points[order?[k] ?? k]
+                buffer[2 * k] = p.x
+                buffer[2 * k + 1] = p.y
+            }
+            initialized = 2 * count
+        }
+    }
+
+    /// Indices best match first: by descriptor distance, ties by index (PROSAC's order). Sorted as packed
+    /// integers (the distance's order-preserving float bits, then the index), several times faster than a
+    /// comparison closure.
+    var bestFirst: [Int] {
+        let keys = matches.enumerated().map { index, match -> UInt64 in
+            let bits = Float(match.distance).bitPattern
+            // Flipping makes unsigned order follow float order, negatives included.
+            let ordered = bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000
+            return UInt64(ordered) << 32 | UInt64(UInt32(truncatingIfNeeded: index))
+        }
+        return keys.sorted().map { Int($0 & 0xFFFF_FFFF) }
+    }
 }
