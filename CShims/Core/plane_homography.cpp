@@ -121,7 +121,8 @@ bool plane_homography(const std::vector<cv::Point2d> &a, const std::vector<cv::P
         best_count = count;
         best = candidate;
         const double w4 = std::pow(double(count) / double(n), 4);
-        needed = w4 >= 1 ? 0 : long(std::ceil(std::log(1 - confidence) / std::log(1 - w4)));
+        if (w4 >= 1) needed = 0;
+        else if (w4 > 0) needed = long(std::min(std::ceil(std::log(1 - confidence) / std::log(1 - w4)), double(max_samples)));
     }
     if (best_count < 4) return false;
     // Least squares on the consensus, twice: the refit may gather points the minimal sample missed. A refit
