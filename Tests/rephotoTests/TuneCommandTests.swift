@@ -189,6 +189,10 @@ import Testing
         ("parameters: {pose.essential.threshold: {min: 2, max: 1, step: 0.5}}", "pose.essential.threshold"),
         ("strategy: random\nparameters: {matching.ratio: [0.8]}", "trials"),
         ("parameters: {matching.ratio: []}", "matching.ratio"),
+        // Keys of another form are refused, not ignored: the grid would silently differ from the file.
+        ("parameters: {matching.ratio: {min: 0.7, max: 0.9, step: 0.1, count: 3}}", "'count' does not belong in a linear range"),
+        ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 4, log: true, step: 0.5}}", "'step' does not belong in a log range"),
+        ("parameters: {matching.ratio: {min: 0.7, max: 0.9, stpe: 0.1}}", "'stpe'"),
     ])
     func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
         let space = try Self.spaceFile(text)

@@ -151,6 +151,14 @@ public struct TuningSpace: Sendable, Equatable {
             return try list.map { try scalar(parameter, $0) }
         }
         guard let map = spec.mapping else { return [try scalar(parameter, spec)] }
+        // A key that belongs to another form (a step in a log range, a count beside a step) or a misspelt one
+        // would otherwise be ignored, and the grid would silently differ from the file.
+        let log = map["values"] == nil && map["log"]?.bool == true
+        let allowed: Set<String> = map["values"] != nil ? ["values"] : log ? ["min", "max", "count", "log"] : ["min", "max", "step", "log"]
+        if let stray = map.keys.map({ $0.string ?? "\($0)" }).first(where: { !allowed.contains($0) }) {
+            let form = map["values"] != nil ? "a list of values" : log ? "a log range (min, max, count, log: true)" : "a linear range (min, max, step)"
+            throw RephotoError.badInput("\(parameter.path): '\(stray)' does not belong in \(form)")
+        }
         if let list = map["values"]?.sequence {
             guard !list.isEmpty else { throw RephotoError.badInput("\(parameter.path): values is empty") }
             return try list.map { try scalar(parameter, $0) }
@@ -164,7 +172,7 @@ public struct TuningSpace: Sendable, Equatable {
             throw RephotoError.badInput("\(parameter.path): give values, or min <= max with step (or count and log: true)")
         }
         var numbers: [Double]
-        if map["log"]?.bool == true {
+        if log {
             guard low > 0, let count = try number("count"), count >= 2, count <= 1000, count == count.rounded() else {
                 throw RephotoError.badInput("\(parameter.path): a log range needs min > 0 and count 2...1000")
             }
