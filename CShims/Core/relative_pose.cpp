@@ -11,7 +11,6 @@
 #include <cstring>
 #include <random>
 
-
 namespace {
 
 constexpr double kDegrees = 180.0 / M_PI;

@@ -50,6 +50,10 @@ struct EvaluateCommand: ParsableCommand {
             evaluator.thumbnails = !noThumbnails
             let (loaded, broken) = Evaluator.load(sequences)
             let planned = loaded.map { $0.currentFrames.count }.reduce(0, +)
+            if !resume, let earlier = try? EvaluationRunState.load(output) {
+                // Replaced, as documented, but said: a long run is not lost unnoticed.
+                FileHandle.standardError.write(Data("rephoto: replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)\n".utf8))
+            }
             let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume)
             if resume { FileHandle.standardError.write(Data("rephoto: resuming \(out): \(run.resumedRows.count) of \(planned) frames already done\n".utf8)) }
             // Past the grace period the frames still running are abandoned: what is finished is written.

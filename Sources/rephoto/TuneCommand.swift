@@ -99,6 +99,11 @@ struct TuneCommand: ParsableCommand {
             // A line edited by hand outside the space's trials is not part of this run.
             let all = try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values.filter { (0..<count).contains($0.trial) }
             print(try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder), terminator: "")
+            let finished = all.isEmpty ? records : all
+            if !finished.isEmpty, finished.allSatisfy({ $0.metrics.frames > 0 && $0.metrics.failures == $0.metrics.frames }) {
+                // Outputs are written, but no configuration estimated anything: that is not a winner.
+                throw RephotoError.estimationFailed("every frame failed in all \(finished.count) trials (rephoto evaluate --config \(out)/best.yaml shows why)")
+            }
             if !heldOut.isEmpty, let best = Tuner.ranked(all.isEmpty ? records : all, objective).first {
                 // The winner on sequences the search never saw: a large drop is overfitting.
                 let config = try parsed.config(for: try best.parameters.map { pair in
@@ -109,8 +114,9 @@ struct TuneCommand: ParsableCommand {
                 evaluator.featureCache = tuner.featureCache
                 evaluator.stageCache = tuner.stageCache
                 let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
-                let text = String(format: "held out (%d sequences): %@ %@ against %@ on the %d tuning sequences\n", heldOut.count, objective.rawValue,
-                                  objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", sequences.count)
+                func count(_ n: Int) -> String { n == 1 ? "1 sequence" : "\(n) sequences" }
+                let text = String(format: "held out (%@): %@ %@ against %@ on the %@ tuned\n", count(heldOut.count), objective.rawValue,
+                                  objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", count(sequences.count))
                 print(text, terminator: "")
                 let summaryFile = folder.appendingPathComponent("summary.txt")
                 let earlier = (try? String(contentsOf: summaryFile, encoding: .utf8)) ?? ""
@@ -138,11 +144,19 @@ struct TuneCommand: ParsableCommand {
                 let text = try TuneCommand.text("\(folder)/space.yaml")
                 let other = try TuneCommand.manifest("\(folder)/tune.json")
                 guard text == spaceText, other.unsharded() == manifest.unsharded() else { throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)") }
+                // Shards of different splits overlap and leave gaps: i/3 and j/2 are not one run.
+                if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
+                    throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
+                }
                 for (trial, record) in try Tuner.readTrials(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[trial] = record }
             }
             let space = try TuningSpace.parse(spaceText)
             let count = try space.configurationCount()
             records = records.filter { (0..<count).contains($0.key) }
+            if records.count < count {
+                // A partial merge is useful while shards still run, but its winner is provisional: say so.
+                FileHandle.standardError.write(Data("rephoto: warning: \(count - records.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
+            }
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false)
@@ -184,10 +198,10 @@ struct TuneCommand: ParsableCommand {
             }
             return
         }
-        do {
-            try fm.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw RephotoError.badInput("\(folder.path): cannot create the output folder (\(error.localizedDescription))")
+        _ = try EvaluationOutput.prepare(folder.path)  // empty, under a file, or not writable: one clear line
+        if let earlier = try? Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
+            // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed.
+            FileHandle.standardError.write(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(earlier.count) trials; --resume would have continued it)\n".utf8))
         }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))

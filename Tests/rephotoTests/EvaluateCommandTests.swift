@@ -22,6 +22,11 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.isEmpty)  // no progress bar on a non-terminal
         #expect(run.stdout.contains("alpha") && run.stdout.contains("beta") && run.stdout.contains("mAA@5"))
+        // Run again into the same folder without --resume: replaced, and said.
+        let again = try CLI.run(["evaluate", "\(root)/alpha", "--out", whole, "--jobs", "2", "--no-thumbnails"])
+        #expect(again.status == 0 && again.stderr.contains("replacing the earlier evaluation in \(whole) (6 frames"), "\(again.stderr)")
+        let rerun = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
         for file in ["frames.csv", "summary.json", "report.html"] {
             #expect(FileManager.default.fileExists(atPath: "\(whole)/\(file)"), "\(file)")
         }

@@ -85,6 +85,16 @@ import Testing
         let merge = try CLI.run(["tune", "merge"] + shards + ["--out", merged])
         #expect(merge.status == 0, "\(merge.stderr)")
         #expect(try Self.ranking(merged) == Self.ranking(whole))
+        // One shard alone merges with a warning (its winner is provisional); a shard of another split is refused.
+        let partial = try CLI.run(["tune", "merge", shards[0], "--out", SequenceCommandTests.directory()])
+        #expect(partial.status == 0 && partial.stderr.contains("2 of 4 trials are missing"), "\(partial.stderr)")
+        let otherSplit = SequenceCommandTests.directory()
+        try FileManager.default.copyItem(atPath: shards[1], toPath: otherSplit)
+        let manifest = try String(contentsOfFile: "\(otherSplit)/tune.json", encoding: .utf8)
+        try manifest.replacingOccurrences(of: "\"1\\/2\"", with: "\"1\\/3\"").replacingOccurrences(of: "\"1/2\"", with: "\"1/3\"")
+            .write(toFile: "\(otherSplit)/tune.json", atomically: true, encoding: .utf8)
+        let mixed = try CLI.run(["tune", "merge", shards[0], otherSplit, "--out", SequenceCommandTests.directory()])
+        #expect(mixed.status == 2 && mixed.stderr.contains("merge the shards of one split"), "\(mixed.stderr)")
 
         // best.yaml through `rephoto evaluate` reproduces the best trial's metric exactly.
         let best = try #require(Tuner.ranked(records, .maa10).first)
@@ -171,7 +181,7 @@ import Testing
         }
         for (folder, run) in runs {
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(run.stdout.contains("held out (1 sequences): maa10 "), "\(run.stdout)")
+            #expect(run.stdout.contains("held out (1 sequence): maa10 "), "\(run.stdout)")
             #expect(try Self.trials(folder).allSatisfy { $0.metrics.frames == 3 })  // only the tuning sequence
             for file in ["pareto.svg", "sensitivity.svg"] {
                 let svg = try String(contentsOfFile: "\(folder)/\(file)", encoding: .utf8)
@@ -183,7 +193,21 @@ import Testing
         #expect(manifests[0].contains("\"holdout\""))
     }
 
+    /// A search in which no configuration estimates anything has no winner: outputs are written, exit 3. A
+    /// second run into the same folder says it replaces the first.
+    @Test func aSearchWhereEveryFrameFailsExitsThree() throws {
+        let data = try Self.data(), space = try Self.spaceFile("parameters: {maxBytes: [1, 2]}")
+        let out = SequenceCommandTests.directory()
+        let run = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
+        #expect(run.status == 3 && run.stderr.contains("every frame failed in all 2 trials"), "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(out)/leaderboard.csv"))
+        let again = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
+        #expect(again.stderr.contains("replacing the earlier tuning run in \(out) (2 trials"), "\(again.stderr)")
+    }
+
     @Test(arguments: [
+        ("fixed: [features.maxDimension, 320]\nparameters: {matching.ratio: [0.8]}", "fixed must map parameters to values"),
+        ("parameters: [matching.ratio, 0.8]", "parameters must map parameters"),
         ("parameters: {features.orb.levels: [0, 8]}", "features.orb.levels"),
         ("parameters: {matching.ratoi: [0.8]}", "matching.ratoi"),
         ("parameters: {pose.essential.threshold: {min: 2, max: 1, step: 0.5}}", "pose.essential.threshold"),

@@ -88,12 +88,18 @@ public struct TuningSpace: Sendable, Equatable {
         let eta = try whole("eta", 2...100, 3), minFrames = try whole("minFrames", 1...100_000, 2)
 
         var fixed: [(String, ParameterValue)] = []
+        if let node = top["fixed"], node.mapping == nil, !Self.isNull(node) {
+            throw RephotoError.badInput("fixed must map parameters to values (fixed: {features.maxDimension: 640}), got \(Self.describe(node))")
+        }
         for (key, value) in top["fixed"]?.mapping ?? [:] {
             let parameter = try parameter(key)
             guard let scalar = value.scalar?.string else { throw RephotoError.badInput("fixed \(parameter.path) must be a single value") }
             let parsed = try parameter.parse(scalar)
             try check(parameter, parsed)
             fixed.append((parameter.path, parsed))
+        }
+        if let node = top["parameters"], node.mapping == nil {
+            throw RephotoError.badInput("parameters must map parameters to their values (parameters: {matching.ratio: [0.7, 0.8]}), got \(Self.describe(node))")
         }
         guard let parameters = top["parameters"]?.mapping, !parameters.isEmpty else {
             throw RephotoError.badInput("parameters must name at least one parameter to vary")
@@ -144,6 +150,18 @@ public struct TuningSpace: Sendable, Equatable {
         }
     }
 
+    /// An empty YAML value (`fixed:` with nothing after it).
+    private static func isNull(_ node: Node) -> Bool {
+        node.scalar.map { ["", "~", "null", "Null", "NULL"].contains($0.string) } ?? false
+    }
+
+    /// A wrong node's shape for a one-line error.
+    private static func describe(_ node: Node) -> String {
+        if node.sequence != nil { return "a list" }
+        if let text = node.scalar?.string { return "the single value '\(text.prefix(40))'" }
+        return "a mapping"
+    }
+
     /// `[v, ...]` or `{values: [...]}`; `{min, max, step}`; `{min, max, count, log: true}`.
     private static func values(of parameter: Parameter, _ spec: Node) throws -> [ParameterValue] {
         if let list = spec.sequence {
@@ -157,7 +175,8 @@ public struct TuningSpace: Sendable, Equatable {
         let allowed: Set<String> = map["values"] != nil ? ["values"] : log ? ["min", "max", "count", "log"] : ["min", "max", "step", "log"]
         if let stray = map.keys.map({ $0.string ?? "\($0)" }).first(where: { !allowed.contains($0) }) {
             let form = map["values"] != nil ? "a list of values" : log ? "a log range (min, max, count, log: true)" : "a linear range (min, max, step)"
-            throw RephotoError.badInput("\(parameter.path): '\(stray)' does not belong in \(form)")
+            let hint = stray == "count" && !log ? "; a log range needs log: true" : ""
+            throw RephotoError.badInput("\(parameter.path): '\(stray)' does not belong in \(form)\(hint)")
         }
         if let list = map["values"]?.sequence {
             guard !list.isEmpty else { throw RephotoError.badInput("\(parameter.path): values is empty") }

@@ -256,7 +256,7 @@ extension Parameter {
             return numbers.count == 9 ? .matrix(Matrix3(numbers)) : nil
         }()
         }
-        guard let value else { throw RephotoError.badInput("\(path) = '\(text)' is not \(typeName == "integer" ? "an" : "a") \(typeName)") }
+        guard let value else { throw RephotoError.badInput("\(path) = '\(text)' is not \(typeName.hasPrefix("integer") ? "an" : "a") \(typeName)") }
         return value
     }
 }
