@@ -82,6 +82,40 @@ import RephotoEvaluation
         #expect(result.warnings.contains { $0.hasPrefix("planar scene") })
     }
 
+    /// With the homography under `minimumInliers` but the pose accepted, the displacement metrics average over
+    /// the essential inliers, not over a homography that may rest on mismatches. Truth: the correspondences
+    /// within 1 px (Sampson) of the true essential matrix.
+    @Test func aWeakHomographyLeavesTheMetricsToTheEssentialInliers() throws {
+        let scene = try Fixtures.threePlaneScene()
+        let (r, t) = Fixtures.pose(rotation: Fixtures.rotationXYZ(degrees: 2, -7, 1), centre: SIMD3(0.6, 0.05, 0.1))
+        let reference = try SceneRenderer.render(scene, camera: Fixtures.camera, size: Fixtures.frameSize)
+        let current = try SceneRenderer.render(scene, camera: Fixtures.camera, rotation: r, translation: t, size: Fixtures.frameSize)
+        let plain = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera)
+        #expect(plain.metrics.displacementOf == .homographyInliers)
+        var config = PipelineConfig()
+        config.minimumInliers = plain.counts.inliersHomography + 1
+        try #require(config.minimumInliers <= plain.counts.matches)
+        let result = try PoseEstimator(config: config).estimate(reference: reference, current: current, camera: Fixtures.camera)
+        #expect(result.pose != nil && result.metrics.displacementOf == .essentialInliers)
+        #expect(result.warnings.contains { $0.hasPrefix("metrics over the") && $0.hasSuffix("essential inliers: the homography has too few") })
+
+        let k = Fixtures.camera.matrix, kInverse = try #require(k.inverse)
+        let skew = Matrix3([0, -t.z, t.y, t.z, 0, -t.x, -t.y, t.x, 0])
+        let e = skew * r
+        let pairs = result.correspondences
+        var total = 0.0, count = 0
+        for i in 0..<pairs.count {
+            let a = kInverse * SIMD3(pairs.reference[i].x, pairs.reference[i].y, 1), b = kInverse * SIMD3(pairs.current[i].x, pairs.current[i].y, 1)
+            let ea = e * a, etb = e.transposed * b
+            let sampson = abs(dot(b, ea)) / (ea.x * ea.x + ea.y * ea.y + etb.x * etb.x + etb.y * etb.y).squareRoot() * Fixtures.camera.fx
+            guard sampson < 1 else { continue }
+            total += pairs.reference[i].distance(to: pairs.current[i])  // same size: no scaling
+            count += 1
+        }
+        try #require(count > 50)
+        #expect(abs(result.metrics.afdPixels - total / Double(count)) < 0.5, "AFD \(result.metrics.afdPixels) against \(total / Double(count)) px over \(count) true inliers")
+    }
+
     @Test func identicalImagesScore100AndAreAligned() throws {
         let image = try Fixtures.image("graf1.png")
         let result = try PoseEstimator().estimate(reference: image, current: image, camera: nil)

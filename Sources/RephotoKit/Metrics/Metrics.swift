@@ -1,7 +1,13 @@
 import Foundation
 
-/// Alignment metrics of a frame pair, computed on the homography inliers.
+/// Alignment metrics of a frame pair, computed on the homography inliers (or, when the homography is too weak
+/// to trust and an accepted pose is, on the essential inliers).
 public struct Metrics: Codable, Equatable, Sendable {
+    /// Which verified correspondences the displacements (AFD, score, percent, transfer RMS) average over.
+    public enum Basis: String, Codable, Sendable {
+        case homographyInliers, essentialInliers
+    }
+
     public var inliersHomography: Int
     /// Homography inliers / matches.
     public var inlierRatio: Double
@@ -15,19 +21,23 @@ public struct Metrics: Codable, Equatable, Sendable {
     public var homographyRmsPixels: Double
     /// RMS Sampson error over essential inliers, pixels; nil without a pose.
     public var sampsonRmsPixels: Double?
+    public var displacementOf: Basis
 
     /// Width of the rendition the Shi score is defined on.
     public static let scoreWidth = 480.0
 
     /// Reference points are first scaled to the current frame's size, so frames of different
     /// resolutions compare (identical framing gives zero displacement).
+    /// `essentialInliers`, when given, replaces the homography's inliers for the displacements: a homography
+    /// with too few inliers may rest on mismatches, the accepted pose's inliers passed its gate.
     public static func compute(pairs: Correspondences, homography: HomographyEstimate, referenceSize: ImageSize,
-                               currentSize: ImageSize, sampsonRmsPixels: Double?) -> Metrics {
+                               currentSize: ImageSize, sampsonRmsPixels: Double?, essentialInliers: [Bool]? = nil) -> Metrics {
+        let selected = essentialInliers ?? homography.inliers
         let sx = Double(currentSize.width) / Double(referenceSize.width)
         let sy = Double(currentSize.height) / Double(referenceSize.height)
         var afd = 0.0, percent = 0.0, squared = 0.0
         var n = 0
-        for i in 0..<pairs.count where homography.inliers[i] {
+        for i in 0..<pairs.count where selected[i] {
             let a = pairs.reference[i], b = pairs.current[i]
             let scaled = Point2(x: (a.x + 0.5) * sx - 0.5, y: (a.y + 0.5) * sy - 0.5)
             afd += scaled.distance(to: b)
@@ -41,9 +51,11 @@ public struct Metrics: Codable, Equatable, Sendable {
         let count = Double(max(n, 1))
         afd /= count
         let score = min(100, max(0, 100 - afd * scoreWidth / Double(currentSize.width)))
+        let inliers = homography.inliers.filter { $0 }.count
         return Metrics(
-            inliersHomography: n, inlierRatio: pairs.count > 0 ? Double(n) / Double(pairs.count) : 0,
+            inliersHomography: inliers, inlierRatio: pairs.count > 0 ? Double(inliers) / Double(pairs.count) : 0,
             afdPixels: afd, score: score, displacementPercent: percent / count,
-            homographyRmsPixels: (squared / count).squareRoot(), sampsonRmsPixels: sampsonRmsPixels)
+            homographyRmsPixels: (squared / count).squareRoot(), sampsonRmsPixels: sampsonRmsPixels,
+            displacementOf: essentialInliers == nil ? .homographyInliers : .essentialInliers)
     }
 }

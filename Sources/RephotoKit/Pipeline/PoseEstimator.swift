@@ -170,8 +170,13 @@ public struct PoseEstimator: Sendable {
         if !navigation.quadrilateral.isConvex {
             warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
         }
+        // A homography under minimumInliers may rest on mismatches: an accepted pose's inliers carry the metrics then.
+        let verified = homographyFailure == nil ? nil : pose?.inliers
+        if let verified {
+            warnings.append("metrics over the \(verified.filter { $0 }.count) essential inliers: the homography has too few")
+        }
         let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
-                                      currentSize: image.fullSize, sampsonRmsPixels: pose?.sampsonRmsPixels)
+                                      currentSize: image.fullSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
         var sensor: SensorPath?
         var comparison: PathComparison?
         if let attitudes {
