@@ -217,6 +217,7 @@ import Testing
         ("parameters: {matching.ratio: {min: 0.7, max: 0.9, step: 0.1, count: 3}}", "'count' does not belong in a linear range"),
         ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 4, log: true, step: 0.5}}", "'step' does not belong in a log range"),
         ("parameters: {matching.ratio: {min: 0.7, max: 0.9, stpe: 0.1}}", "'stpe'"),
+        ("parameters: {features.orb.levels: {min: 4, max: 8, step: 0.5}}", "features.orb.levels is an integer"),
     ])
     func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
         let space = try Self.spaceFile(text)

@@ -200,6 +200,10 @@ public struct TuningSpace: Sendable, Equatable {
             guard let step = try number("step"), step > 0, (high - low) / step <= 10_000 else {
                 throw RephotoError.badInput("\(parameter.path): a linear range needs step > 0 (at most 10000 values)")
             }
+            if case .integer = parameter.domain, [low, high, step].contains(where: { $0 != $0.rounded() }) {
+                // Rounded, a fractional step would repeat values and leave the grid smaller than the file says.
+                throw RephotoError.badInput("\(parameter.path) is an integer: its range needs whole min, max and step")
+            }
             numbers = stride(from: low, through: high + step * 1e-9, by: step).map { ($0 * 1e12).rounded() / 1e12 }
         }
         if case .integer = parameter.domain {
