@@ -10,6 +10,10 @@ Image Matching Challenge computes it: the mean over thresholds 1..N° of the sha
 "Wrong" counts confident wrong answers: a pose returned with a pair error over 10° (rotation only when the
 translation is undetermined). On sets without translation truth (a pure rotation) only rotation counts, and
 the share flagged rotation-only is reported for rephoto.
+
+With several seeds in the export (rephoto-bench export-matches --seeds N), rephoto and PoseLib run once per
+seed on the same matches and the table gives means over seeds and the range of mAA@10: on the hard pairs a
+search's answer depends on its random samples, and one seed can be lucky.
 """
 import argparse
 import json
@@ -57,11 +61,11 @@ def poselib_camera(camera):
             "params": [K[0][0], K[1][1], K[0][2], K[1][2]]}
 
 
-def run_poselib(pair, a, b, threshold):
+def run_poselib(pair, a, b, threshold, seed=0):
     start = time.perf_counter()
     pose, info = poselib.estimate_relative_pose(a, b, poselib_camera(pair["referenceCamera"]),
                                                 poselib_camera(pair["currentCamera"]),
-                                                {"max_epipolar_error": threshold}, {})
+                                                {"max_epipolar_error": threshold, "seed": seed}, {})
     ms = (time.perf_counter() - start) * 1000
     if info.get("num_inliers", 0) < 5:
         return None, None, ms
@@ -100,48 +104,61 @@ def main():
                 b = np.array(pair["current"], float).reshape(-1, 2)
                 T = np.array(pair["truthRotation"], float)
                 tt = pair.get("truthTranslation")
-                answers = {}
-                for name, answer in sorted(pair["methods"].items()):
-                    R = np.array(answer["rotation"], float) if answer["status"] == "ok" else None
-                    answers[name] = (R, answer.get("translation"), answer["milliseconds"], answer.get("rotationOnly", False))
-                R, t, ms = run_poselib(pair, a, b, args.threshold)
-                answers["poselib-2.0.5"] = (R, t, ms, False)
-                R, t, ms = run_opencv(pair, a, b, args.threshold)
-                answers["opencv-usac-magsac"] = (R, t, ms, False)
-                for name, (R, t, ms, rotation_only) in answers.items():
-                    er = rotation_error(R, T) if R is not None else 180.0
-                    et = translation_error(t, tt) if (R is not None and t is not None and tt is not None) else (None if tt is None else 180.0)
-                    rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "matches": len(a),
-                                 "answered": R is not None, "rotation_error": er, "translation_error": et,
-                                 "rotation_only": rotation_only, "translation_given": t is not None, "ms": ms})
+                # One run per seed: rephoto's answers come from the export (pose.seed = 0, 1, ...), PoseLib is
+                # run here with the same seed; OpenCV's USAC has a fixed internal state, so it repeats itself.
+                for seed, methods in enumerate(pair["runs"]):
+                    answers = {}
+                    for name, answer in sorted(methods.items()):
+                        R = np.array(answer["rotation"], float) if answer["status"] == "ok" else None
+                        answers[name] = (R, answer.get("translation"), answer["milliseconds"], answer.get("rotationOnly", False))
+                    R, t, ms = run_poselib(pair, a, b, args.threshold, seed)
+                    answers["poselib-2.0.5"] = (R, t, ms, False)
+                    R, t, ms = run_opencv(pair, a, b, args.threshold)
+                    answers["opencv-usac-magsac"] = (R, t, ms, False)
+                    for name, (R, t, ms, rotation_only) in answers.items():
+                        er = rotation_error(R, T) if R is not None else 180.0
+                        et = translation_error(t, tt) if (R is not None and t is not None and tt is not None) else (None if tt is None else 180.0)
+                        rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
+                                     "answered": R is not None, "rotation_error": er, "translation_error": et,
+                                     "rotation_only": rotation_only, "translation_given": t is not None, "ms": ms})
 
     if args.csv:
         with open(args.csv, "w") as f:
-            f.write("set,pair,method,matches,answered,rotation_error_deg,translation_error_deg,rotation_only,ms\n")
+            f.write("set,pair,method,seed,matches,answered,rotation_error_deg,translation_error_deg,rotation_only,ms\n")
             for r in rows:
                 et = "" if r["translation_error"] is None else f"{r['translation_error']:.4f}"
-                f.write(f"{r['set']},{r['pair']},{r['method']},{r['matches']},{int(r['answered'])},{r['rotation_error']:.4f},{et},"
+                f.write(f"{r['set']},{r['pair']},{r['method']},{r['seed']},{r['matches']},{int(r['answered'])},{r['rotation_error']:.4f},{et},"
                         f"{int(r['rotation_only'])},{r['ms']:.3f}\n")
 
-    header = f"{'set':<22} {'method':<22} {'pairs':>5} {'fail':>4} {'medR°':>7} {'medt°':>7} {'mAA@5':>6} {'mAA@10':>6} {'wrong':>5} {'rotOnly':>7} {'med ms':>7} {'p99 ms':>7}"
+    seeds = sorted({r["seed"] for r in rows})
+    print(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}: every number is the mean over seeds (fail, wrong: per run), "
+          "mAA@10 range: the lowest and highest seed; times over every run")
+    header = (f"{'set':<14} {'method':<22} {'pairs':>5} {'fail':>5} {'medR°':>6} {'medt°':>6} {'mAA@5':>6} {'mAA@10':>6} "
+              f"{'range':>11} {'wrong':>5} {'rotOnly':>7} {'med ms':>7} {'p99 ms':>7}")
     print(header)
     print("-" * len(header))
     sets = list(dict.fromkeys(r["set"] for r in rows))
     for s in sets:
         methods = list(dict.fromkeys(r["method"] for r in rows if r["set"] == s))
         for m in methods:
-            rs = [r for r in rows if r["set"] == s and r["method"] == m]
-            has_t = any(r["translation_error"] is not None for r in rs)
-            pair_errors = [max(r["rotation_error"], r["translation_error"]) if has_t else r["rotation_error"] for r in rs]
-            answered = [r for r in rs if r["answered"]]
-            med_r = np.median([r["rotation_error"] for r in answered]) if answered else float("nan")
-            given = [r["translation_error"] for r in answered if r["translation_given"] and r["translation_error"] is not None]
-            med_t = np.median(given) if given else float("nan")
-            wrong = sum(1 for r in answered if max(r["rotation_error"], r["translation_error"] if (r["translation_given"] and r["translation_error"] is not None) else 0) > 10)
-            ms = [r["ms"] for r in rs]
-            rot_only = f"{sum(r['rotation_only'] for r in rs)}/{len(rs)}" if m.startswith("rephoto") else "-"
-            print(f"{s:<22} {m:<22} {len(rs):>5} {len(rs) - len(answered):>4} {med_r:>7.2f} {med_t:>7.2f} {maa(pair_errors, 5):>6.3f} "
-                  f"{maa(pair_errors, 10):>6.3f} {wrong:>5} {rot_only:>7} {np.median(ms):>7.1f} {np.percentile(ms, 99):>7.1f}")
+            runs = [[r for r in rows if r["set"] == s and r["method"] == m and r["seed"] == seed] for seed in seeds]
+            has_t = any(r["translation_error"] is not None for rs in runs for r in rs)
+            per_seed = []
+            for rs in runs:
+                pair_errors = [max(r["rotation_error"], r["translation_error"]) if has_t else r["rotation_error"] for r in rs]
+                answered = [r for r in rs if r["answered"]]
+                med_r = np.median([r["rotation_error"] for r in answered]) if answered else float("nan")
+                given = [r["translation_error"] for r in answered if r["translation_given"] and r["translation_error"] is not None]
+                med_t = np.median(given) if given else float("nan")
+                wrong = sum(1 for r in answered if max(r["rotation_error"], r["translation_error"] if (r["translation_given"] and r["translation_error"] is not None) else 0) > 10)
+                per_seed.append((len(rs) - len(answered), med_r, med_t, maa(pair_errors, 5), maa(pair_errors, 10), wrong,
+                                 sum(r["rotation_only"] for r in rs)))
+            mean = [float(np.mean([p[i] for p in per_seed])) for i in range(7)]
+            maa10 = [p[4] for p in per_seed]
+            ms = [r["ms"] for rs in runs for r in rs]
+            rot_only = f"{mean[6]:.1f}/{len(runs[0])}" if m.startswith("rephoto") else "-"
+            print(f"{s:<14} {m:<22} {len(runs[0]):>5} {mean[0]:>5.1f} {mean[1]:>6.2f} {mean[2]:>6.2f} {mean[3]:>6.3f} {mean[4]:>6.3f} "
+                  f"{min(maa10):>5.3f}-{max(maa10):<5.3f} {mean[5]:>5.1f} {rot_only:>7} {np.median(ms):>7.1f} {np.percentile(ms, 99):>7.1f}")
 
 
 if __name__ == "__main__":

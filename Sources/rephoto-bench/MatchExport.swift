@@ -34,7 +34,8 @@ enum MatchExport {
         var truthRotation: Matrix3
         var truthTranslation: [Double]?
         var homographyInliers: Int
-        var methods: [String: Answer]
+        /// One entry per seed (`pose.seed` = 0, 1, ...): each method's answer on these same matches.
+        var runs: [[String: Answer]]
     }
 
     /// The variants of rephoto measured on every pair: the default, and the estimator before issue 11
@@ -52,7 +53,7 @@ enum MatchExport {
     }
 
     static func run(_ arguments: [String]) throws {
-        var sequences: [String] = [], out: String?, maxDimension: Int?? = nil, set: String?, configPath: String?
+        var sequences: [String] = [], out: String?, maxDimension: Int?? = nil, set: String?, configPath: String?, seeds = 1
         var rest = arguments[...]
         while let flag = rest.popFirst() {
             switch flag {
@@ -60,12 +61,16 @@ enum MatchExport {
             case "--out": out = try value(&rest, flag)
             case "--set": set = try value(&rest, flag)
             case "--config": configPath = try value(&rest, flag)
+            case "--seeds":
+                let text = try value(&rest, flag)
+                guard let n = Int(text), (1...100).contains(n) else { throw RephotoError.badInput("--seeds needs 1...100, got \(text)") }
+                seeds = n
             case "--max-dimension":
                 let text = try value(&rest, flag)
                 if text == "full" { maxDimension = .some(nil) } else if let n = Int(text), n > 0 { maxDimension = .some(n) } else {
                     throw RephotoError.badInput("--max-dimension needs a positive number or 'full', got \(text)")
                 }
-            default: throw RephotoError.badInput("unknown argument \(flag) (usage: rephoto-bench export-matches --sequence DIR... --set NAME [--max-dimension N|full] [--config FILE] --out FILE)")
+            default: throw RephotoError.badInput("unknown argument \(flag) (usage: rephoto-bench export-matches --sequence DIR... --set NAME [--max-dimension N|full] [--config FILE] [--seeds N] --out FILE)")
             }
         }
         guard let out, let set, !sequences.isEmpty else { throw RephotoError.badInput("export-matches needs --sequence, --set and --out") }
@@ -100,25 +105,13 @@ enum MatchExport {
                                             current: order.map { matched.current[$0] })
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
-                var methods: [String: Answer] = [:]
-                for (name, variant) in variants(config) {
-                    let start = ContinuousClock.now
-                    var answer: Answer
-                    do {
-                        if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
-                            throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
-                        }
-                        let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                                             homography: homography, config: variant.pose)
-                        let elapsed = ContinuousClock.now - start
-                        answer = Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation,
-                                        translation: pose.translation.map { [$0.x, $0.y, $0.z] }, rotationOnly: pose.rotationOnly,
-                                        milliseconds: milliseconds(elapsed), evidence: pose.evidence, pureRotation: pose.pureRotation)
-                    } catch let error as RephotoError where error.kind == .estimationFailed {
-                        answer = Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
-                                        milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil)
-                    }
-                    methods[name] = answer
+                // Each seed runs every method on the same matches: the spread over seeds is the search's own luck.
+                let runs = try (0..<seeds).map { index -> [String: Answer] in
+                    var seeded = config
+                    seeded.pose.seed = config.pose.seed + index
+                    return Dictionary(uniqueKeysWithValues: try variants(seeded).map { name, variant in
+                        (name, try answer(name, variant, pairs, referenceCamera, currentCamera, homography))
+                    })
                 }
                 func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
                     Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
@@ -128,10 +121,29 @@ enum MatchExport {
                     referenceCamera: shim(referenceCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
                     reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
                     truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
-                    homographyInliers: homography.inlierCount, methods: methods)
+                    homographyInliers: homography.inlierCount, runs: runs)
                 handle.write(try encoder.encode(record))
                 handle.write(Data("\n".utf8))
             }
+        }
+    }
+
+    /// One method's answer on one pair, with its time; a refusal is an answer too.
+    static func answer(_ name: String, _ variant: PipelineConfig, _ pairs: Correspondences, _ referenceCamera: CameraIntrinsics,
+                       _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate) throws -> Answer {
+        let start = ContinuousClock.now
+        do {
+            if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
+                throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
+            }
+            let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                                 homography: homography, config: variant.pose)
+            return Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation, translation: pose.translation.map { [$0.x, $0.y, $0.z] },
+                          rotationOnly: pose.rotationOnly, milliseconds: milliseconds(ContinuousClock.now - start), evidence: pose.evidence,
+                          pureRotation: pose.pureRotation)
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            return Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
+                          milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil)
         }
     }
 
