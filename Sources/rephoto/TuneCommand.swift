@@ -81,6 +81,10 @@ struct TuneCommand: ParsableCommand {
                     throw RephotoError.badInput("--shard '\(shard)' must be i/n with 0 <= i < n")
                 }
                 tuner.shard = (parts[0], parts[1])
+                let count = try parsed.configurationCount()
+                if parts[0] >= count {
+                    FileHandle.standardError.write(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
+                }
             }
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
 

@@ -205,6 +205,13 @@ import Testing
         #expect(again.stderr.contains("replacing the earlier tuning run in \(out) (2 trials"), "\(again.stderr)")
     }
 
+    /// A shard past the space's last trial runs nothing, and says so.
+    @Test func anEmptyShardSaysSo() throws {
+        let data = try Self.data(), space = try Self.spaceFile()
+        let run = try CLI.run(["tune", space, "--data", data, "--out", SequenceCommandTests.directory(), "--shard", "7/8"])
+        #expect(run.status == 0 && run.stderr.contains("shard 7/8 has no trials (the space has 4)"), "\(run.stderr)")
+    }
+
     @Test(arguments: [
         ("fixed: [features.maxDimension, 320]\nparameters: {matching.ratio: [0.8]}", "fixed must map parameters to values"),
         ("parameters: [matching.ratio, 0.8]", "parameters must map parameters"),
