@@ -104,8 +104,8 @@ def main():
                 b = np.array(pair["current"], float).reshape(-1, 2)
                 T = np.array(pair["truthRotation"], float)
                 tt = pair.get("truthTranslation")
-                # One run per seed: rephoto's answers come from the export (pose.seed = 0, 1, ...), PoseLib is
-                # run here with the same seed; OpenCV's USAC has a fixed internal state, so it repeats itself.
+                # One run per seed: rephoto's answers come from the export (pose.seed = the configured seed + 0, 1,
+                # ...), PoseLib is run here with seed 0, 1, ...; OpenCV's USAC has a fixed internal state, so it repeats itself.
                 for seed, methods in enumerate(pair["runs"]):
                     answers = {}
                     for name, answer in sorted(methods.items()):

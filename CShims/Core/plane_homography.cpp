@@ -113,7 +113,10 @@ bool plane_homography(const std::vector<cv::Point2d> &a, const std::vector<cv::P
         for (int i = 0; i < 4; ++i) ax[i] = a[index[i]].x, ay[i] = a[index[i]].y, bx[i] = b[index[i]].x, by[i] = b[index[i]].y;
         cv::Matx33d A, B;
         if (!from_basis(ax, ay, A) || !from_basis(bx, by, B)) continue;
-        const cv::Matx33d candidate = B * A.inv();
+        cv::Matx33d candidate = B * A.inv();
+        const double scale = cv::norm(candidate);  // the transfer test's thresholds assume a unit-norm H
+        if (!(scale > 0) || !std::isfinite(scale)) continue;
+        candidate *= 1 / scale;
         int count;
         const double cost = cost_of(candidate, count);
         if (!(cost < best_cost)) continue;
@@ -122,7 +125,8 @@ bool plane_homography(const std::vector<cv::Point2d> &a, const std::vector<cv::P
         best = candidate;
         const double w4 = std::pow(double(count) / double(n), 4);
         if (w4 >= 1) needed = 0;
-        else if (w4 > 0) needed = long(std::min(std::ceil(std::log(1 - confidence) / std::log(1 - w4)), double(max_samples)));
+        else if (const double bound = std::ceil(std::log(1 - confidence) / std::log1p(-w4)); bound >= 0 && bound < double(max_samples))
+            needed = long(bound);
     }
     if (best_count < 4) return false;
     // Least squares on the consensus, twice: the refit may gather points the minimal sample missed. A refit

@@ -34,7 +34,7 @@ enum MatchExport {
         var truthRotation: Matrix3
         var truthTranslation: [Double]?
         var homographyInliers: Int
-        /// One entry per seed (`pose.seed` = 0, 1, ...): each method's answer on these same matches.
+        /// One entry per seed (`pose.seed` = the configured seed + 0, 1, ...): each method's answer on these same matches.
         var runs: [[String: Answer]]
     }
 
@@ -108,7 +108,7 @@ enum MatchExport {
                 // Each seed runs every method on the same matches: the spread over seeds is the search's own luck.
                 let runs = try (0..<seeds).map { index -> [String: Answer] in
                     var seeded = config
-                    seeded.pose.seed = config.pose.seed + index
+                    seeded.pose.seed = config.pose.seed &+ index
                     return Dictionary(uniqueKeysWithValues: try variants(seeded).map { name, variant in
                         (name, try answer(name, variant, pairs, referenceCamera, currentCamera, homography))
                     })

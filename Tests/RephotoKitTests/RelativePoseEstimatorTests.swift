@@ -85,7 +85,7 @@ import RephotoShimTools
     @Test(arguments: [UInt64(21), 22])
     func portableAndAVX2KernelsGiveTheSameEstimate(seed: UInt64) throws {
         let pairs = correspondences(rotation: Fixtures.rotationXYZ(degrees: 3, -18, 1), translation: SIMD3(1, 0.2, -0.4),
-                                    inliers: 301, outliers: 499, seed: seed)  // odd counts: padded lanes too
+                                    inliers: 301, outliers: 498, seed: seed)  // 799: a short last block, padded lanes
         let a = pairs.referenceXY, b = pairs.currentXY
         var shimCamera = try camera.shimCamera()
         func run(portable: Bool) throws -> (rp_relative_pose, [UInt8], [Double]) {

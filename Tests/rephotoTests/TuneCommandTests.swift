@@ -225,6 +225,8 @@ import Testing
         ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 4, log: true, step: 0.5}}", "'step' does not belong in a log range"),
         ("parameters: {matching.ratio: {min: 0.7, max: 0.9, stpe: 0.1}}", "'stpe'"),
         ("parameters: {features.orb.levels: {min: 4, max: 8, step: 0.5}}", "features.orb.levels is an integer"),
+        ("parameters: {features.orb.levels: {min: 2, max: 4, count: 5, log: true}}", "rounds to only 3 distinct values of 5"),
+        ("parameters:\n", "parameters must name at least one parameter"),
     ])
     func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
         let space = try Self.spaceFile(text)

@@ -278,8 +278,8 @@ typedef struct rp_robust_params {
                                          the adaptive bound), a second one (another seed, half the cap) that
                                          finds a lower cost further than this rotation (5x in translation)
                                          fails the estimate; 0: a single search */
-    int portable_kernels; /* LO-MSAC only: 1 runs the portable kernels where AVX2 would be used; they give the
-                             same results (tests check it), 0 picks by CPU */
+    int portable_kernels; /* essential matrix: 1 runs the portable kernels where AVX2 would be used (scoring,
+                             refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

@@ -98,7 +98,7 @@ public struct TuningSpace: Sendable, Equatable {
             try check(parameter, parsed)
             fixed.append((parameter.path, parsed))
         }
-        if let node = top["parameters"], node.mapping == nil {
+        if let node = top["parameters"], node.mapping == nil, !Self.isNull(node) {
             throw RephotoError.badInput("parameters must map parameters to their values (parameters: {matching.ratio: [0.7, 0.8]}), got \(Self.describe(node))")
         }
         guard let parameters = top["parameters"]?.mapping, !parameters.isEmpty else {
@@ -208,7 +208,12 @@ public struct TuningSpace: Sendable, Equatable {
         }
         if case .integer = parameter.domain {
             var seen = Set<Int>()
-            return numbers.map { Int($0.rounded()) }.filter { seen.insert($0).inserted }.map(ParameterValue.int)
+            let whole = numbers.map { Int($0.rounded()) }.filter { seen.insert($0).inserted }
+            if whole.count < numbers.count {
+                // Rounded, the range would repeat values and the grid would be smaller than the file says.
+                throw RephotoError.badInput("\(parameter.path) is an integer: its log range rounds to only \(whole.count) distinct values of \(numbers.count) (\(whole.map(String.init).joined(separator: ", ")))")
+            }
+            return whole.map(ParameterValue.int)
         }
         return numbers.map(ParameterValue.double)
     }

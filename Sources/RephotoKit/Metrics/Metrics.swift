@@ -3,7 +3,7 @@ import Foundation
 /// Alignment metrics of a frame pair, computed on the homography inliers (or, when the homography is too weak
 /// to trust and an accepted pose is, on the essential inliers).
 public struct Metrics: Codable, Equatable, Sendable {
-    /// Which verified correspondences the displacements (AFD, score, percent, transfer RMS) average over.
+    /// Which verified correspondences the displacements (AFD, score, percent) average over.
     public enum Basis: String, Codable, Sendable {
         case homographyInliers, essentialInliers
     }
@@ -44,9 +44,14 @@ public struct Metrics: Codable, Equatable, Sendable {
             let pa = Point2(x: a.x / Double(referenceSize.width) * 100, y: a.y / Double(referenceSize.height) * 100)
             let pb = Point2(x: b.x / Double(currentSize.width) * 100, y: b.y / Double(currentSize.height) * 100)
             percent += pa.distance(to: pb)
-            let e = homography.matrix.project(a).distance(to: b)
-            squared += e * e
             n += 1
+        }
+        // The transfer error is the homography's own quality: over its inliers, whatever the displacements used.
+        var transferred = 0
+        for i in 0..<pairs.count where homography.inliers[i] {
+            let e = homography.matrix.project(pairs.reference[i]).distance(to: pairs.current[i])
+            squared += e * e
+            transferred += 1
         }
         let count = Double(max(n, 1))
         afd /= count
@@ -55,7 +60,7 @@ public struct Metrics: Codable, Equatable, Sendable {
         return Metrics(
             inliersHomography: inliers, inlierRatio: pairs.count > 0 ? Double(inliers) / Double(pairs.count) : 0,
             afdPixels: afd, score: score, displacementPercent: percent / count,
-            homographyRmsPixels: (squared / count).squareRoot(), sampsonRmsPixels: sampsonRmsPixels,
+            homographyRmsPixels: (squared / Double(max(transferred, 1))).squareRoot(), sampsonRmsPixels: sampsonRmsPixels,
             displacementOf: essentialInliers == nil ? .homographyInliers : .essentialInliers)
     }
 }

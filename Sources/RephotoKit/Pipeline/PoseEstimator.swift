@@ -171,7 +171,8 @@ public struct PoseEstimator: Sendable {
             warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
         }
         // A homography under minimumInliers may rest on mismatches: an accepted pose's inliers carry the metrics then.
-        let verified = homographyFailure == nil ? nil : pose?.inliers
+        // (Not after the rotation-only fallback: its inliers are the homography's.)
+        let verified = homographyFailure != nil && pose?.rotationSource == .essential ? pose?.inliers : nil
         if let verified {
             warnings.append("metrics over the \(verified.filter { $0 }.count) essential inliers: the homography has too few")
         }
