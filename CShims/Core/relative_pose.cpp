@@ -650,6 +650,17 @@ double median(std::vector<double> values) {
 
 namespace rp {
 
+double sampson_cost_for_tests(const cv::Matx33d &E, const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau2,
+                              bool portable, int &within) {
+    Bearings x;
+    for (size_t i = 0; i < a.size(); ++i) x.add(a[i], b[i]);
+    x.avx2 = has_avx2() && !portable;
+    std::vector<size_t> found;
+    within_threshold(E, x, tau2, found);
+    within = int(found.size());
+    return msac_cost(E, x, tau2);
+}
+
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,

@@ -136,6 +136,11 @@ int guarded(rp_status *status, Body &&body) {
 // correspondences of normalised points (z = 1); returns how many.
 int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);
 
+// The estimator's vectorised Sampson passes on their own (relative_pose.cpp), for tests: the MSAC cost of the
+// points (normalised, z = 1) and in `within` how many lie within tau2.
+double sampson_cost_for_tests(const cv::Matx33d &E, const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau2,
+                              bool portable, int &within);
+
 // A homography b ~ H a fitted by seeded RANSAC (the most points within `threshold` of transfer error, at
 // most `max_samples` samples, fewer once `confidence` is reached) and least squares on its consensus
 // (plane_homography.cpp). False when no four points give one.

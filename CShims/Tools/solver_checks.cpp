@@ -35,3 +35,18 @@ extern "C" int rp_tools_plane_homography(const double *reference_xy, const doubl
         std::copy(H.val, H.val + 9, homography);
     });
 }
+
+extern "C" int rp_tools_sampson_cost(const double essential[9], const double *reference_xy, const double *current_xy, int n, double tau2,
+                                     int portable, double *cost, int *within, rp_status *status) {
+    *cost = 0;
+    *within = 0;
+    return rp::guarded(status, [&] {
+        if (n < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "negative point count");
+        std::vector<cv::Vec3d> a, b;
+        for (int i = 0; i < n; ++i) {
+            a.emplace_back(reference_xy[2 * i], reference_xy[2 * i + 1], 1);
+            b.emplace_back(current_xy[2 * i], current_xy[2 * i + 1], 1);
+        }
+        *cost = rp::sampson_cost_for_tests(cv::Matx33d(essential), a, b, tau2, portable != 0, *within);
+    });
+}

@@ -116,6 +116,42 @@ import RephotoShimTools
         }
     }
 
+    /// The vectorised passes against a plain scalar Sampson error, for every count from 0 to 40 (full, short and
+    /// padded blocks): the same cost (up to summation order) and the same points within the threshold.
+    @Test func vectorisedSampsonPassesEqualTheScalarFormula() throws {
+        var random = SplitMix(seed: 77)
+        let tau2: Double = 0.002 * 0.002
+        for n in 0...40 {
+            let r = Fixtures.rotationXYZ(degrees: random.uniform(-10, 10), random.uniform(-10, 10), random.uniform(-10, 10))
+            let t = SIMD3(random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1))
+            let e = Matrix3([0, -t.z, t.y, t.z, 0, -t.x, -t.y, t.x, 0]) * r
+            // Half the pairs near the epipolar geometry, half anywhere.
+            var a: [Double] = [], b: [Double] = []
+            var expectedCost = 0.0, expectedWithin = 0
+            for i in 0..<n {
+                let x = SIMD3(random.uniform(-0.5, 0.5), random.uniform(-0.4, 0.4), 1.0), depth = random.uniform(2, 10)
+                var y = r * (x * depth) + t
+                y /= y.z
+                if i % 2 == 1 { y = SIMD3(random.uniform(-0.5, 0.5), random.uniform(-0.4, 0.4), 1) }
+                y.x += random.uniform(-0.003, 0.003)
+                a += [x.x, x.y]
+                b += [y.x, y.y]
+                let ea = e * x, etb = e.transposed * y
+                let den = ea.x * ea.x + ea.y * ea.y + etb.x * etb.x + etb.y * etb.y
+                let residual = den > 0 ? dot(y, ea) / den.squareRoot() : 0
+                expectedCost += min(residual * residual, tau2)
+                expectedWithin += residual * residual < tau2 ? 1 : 0
+            }
+            for portable in [Int32(1), 0] {
+                var cost = 0.0, within: Int32 = 0
+                var status = rp_status()
+                #expect(rp_tools_sampson_cost(e.elements, a, b, Int32(n), tau2, portable, &cost, &within, &status) == 0)
+                #expect(abs(cost - expectedCost) <= 1e-12 * max(expectedCost, tau2), "n \(n) portable \(portable): \(cost) against \(expectedCost)")
+                #expect(Int(within) == expectedWithin, "n \(n) portable \(portable): \(within) against \(expectedWithin)")
+            }
+        }
+    }
+
     /// The parallax rule: a 1.5 m sideways step 5-10 m from the scene has parallax, a 2 mm step has none.
     @Test func parallaxDecidesWhetherTheTranslationIsObservable() throws {
         let r = Fixtures.rotationXYZ(degrees: 1, -6, 0.5)

@@ -71,6 +71,12 @@ int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_widt
 int rp_tools_five_point(const double reference_xy[10], const double current_xy[10], double solutions[90], int *count,
                         rp_status *status);
 
+/* The relative-pose estimator's vectorised Sampson passes on n normalised point pairs (x, y): the truncated
+   (MSAC) cost with threshold tau2 (squared, normalised units) and how many points lie within it; `portable`
+   1 forces the portable kernels. */
+int rp_tools_sampson_cost(const double essential[9], const double *reference_xy, const double *current_xy, int n, double tau2,
+                          int portable, double *cost, int *within, rp_status *status);
+
 /* The homography GRIC weighs against the essential matrix, on its own: seeded MSAC over n point pairs (x, y),
    `threshold` in the same units, then least squares on the consensus. H (row-major) maps reference to
    current; *found is 0 when no four points give one. */
