@@ -101,14 +101,7 @@ bool plane_homography(const std::vector<cv::Point2d> &a, const std::vector<cv::P
     long needed = max_samples;
     for (long k = 0; k < std::max(std::min<long>(needed, max_samples), std::min<long>(kMinSamples, max_samples)); ++k) {
         size_t index[4];
-        for (int i = 0; i < 4; ++i) {
-            bool fresh;
-            do {
-                index[i] = pick(random);
-                fresh = true;
-                for (int j = 0; j < i; ++j) fresh = fresh && index[j] != index[i];
-            } while (!fresh);
-        }
+        for (int i = 0; i < 4; ++i) index[i] = draw_unlike(random, pick, index, i);
         double ax[4], ay[4], bx[4], by[4];
         for (int i = 0; i < 4; ++i) ax[i] = a[index[i]].x, ay[i] = a[index[i]].y, bx[i] = b[index[i]].x, by[i] = b[index[i]].y;
         cv::Matx33d A, B;

@@ -486,16 +486,7 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
         }
         std::uniform_int_distribution<size_t> pick(0, (newest ? prefix - 1 : prefix) - 1);
         for (int i = 0; i < 5; ++i) {
-            if (newest && i == 4) {
-                index[i] = prefix - 1;
-            } else {
-                bool fresh;
-                do {
-                    index[i] = pick(random);
-                    fresh = true;
-                    for (int j = 0; j < i; ++j) fresh = fresh && index[j] != index[i];
-                } while (!fresh);
-            }
+            index[i] = newest && i == 4 ? prefix - 1 : rp::draw_unlike(random, pick, index, i);
             sa[i] = x.a[index[i]];
             sb[i] = x.b[index[i]];
         }

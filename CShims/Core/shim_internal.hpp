@@ -132,6 +132,18 @@ int guarded(rp_status *status, Body &&body) {
     }
 }
 
+// An index from `pick` unlike the first `count` in `taken`, by rejection (a minimal sample is far smaller than
+// the set it is drawn from); the robust estimators' samplers share it.
+template <class Random, class Distribution>
+size_t draw_unlike(Random &random, Distribution &pick, const size_t *taken, int count) {
+    for (;;) {
+        const size_t index = pick(random);
+        bool fresh = true;
+        for (int j = 0; j < count; ++j) fresh = fresh && taken[j] != index;
+        if (fresh) return index;
+    }
+}
+
 // The calibrated five-point solver (five_point.cpp): up to ten essential matrices (unit Frobenius norm) for five
 // correspondences of normalised points (z = 1); returns how many.
 int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);

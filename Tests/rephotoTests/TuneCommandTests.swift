@@ -203,6 +203,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: "\(out)/leaderboard.csv"))
         let again = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
         #expect(again.stderr.contains("replacing the earlier tuning run in \(out) (2 trials"), "\(again.stderr)")
+        // A FIFO where trials.jsonl should be neither hangs a resume nor a fresh run.
+        try FileManager.default.removeItem(atPath: "\(out)/trials.jsonl")
+        #expect(mkfifo("\(out)/trials.jsonl", 0o600) == 0)
+        let resumed = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1", "--resume"])
+        #expect(resumed.status == 2 && resumed.stderr.contains("trials.jsonl: not a regular file"), "\(resumed.stderr)")
+        let fresh = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
+        #expect(fresh.status == 3, "\(fresh.stderr)")
     }
 
     /// A shard past the space's last trial runs nothing, and says so.

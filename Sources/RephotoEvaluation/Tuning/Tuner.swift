@@ -182,6 +182,11 @@ public struct Tuner: Sendable {
 
     /// Finished trials of a trials.jsonl; a torn last line (a kill mid-write) is dropped.
     public static func readTrials(_ file: URL) throws -> [Int: TrialRecord] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path) else { return [:] }
+        // A FIFO or device in its place would block the read (or never end): only a regular file is a record.
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw RephotoError.badInput("\(file.path): not a regular file")
+        }
         guard let data = FileManager.default.contents(atPath: file.path) else { return [:] }
         var out: [Int: TrialRecord] = [:]
         for line in data.split(separator: UInt8(ascii: "\n")) {
