@@ -630,6 +630,55 @@ cv::Matx33d procrustes(const Bearings &x, const std::vector<uint8_t> &selected) 
     return U * D * Vt;
 }
 
+// On a plane the essential matrix has two solutions that fit every point on it: the homography's two
+// decompositions. Only points off the plane tell them apart. Returns the inliers of `pose` that the other
+// solution (the decomposition furthest from `pose`, refined) rejects, minus the correspondences it accepts
+// and `pose` rejects: mismatches and noise at the threshold's edge fall on both sides alike. False when there
+// is no other solution: every decomposition is (or refines back to) `pose`, within `same_degrees` in rotation
+// and 5 times that in translation (sign-free).
+// A point refutes a model when it lies this many thresholds from it: noise at the threshold's edge does not.
+constexpr double kRefuting = 3;
+
+bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation) {
+    std::vector<cv::Mat> rotations, translations, normals;
+    cv::decomposeHomographyMat(cv::Mat(H), cv::Mat::eye(3, 3, CV_64F), rotations, translations, normals);
+    auto distance = [&](const Pose &other, double &rotation, double &translation) {
+        double c = (cv::trace(other.R.t() * pose.R) - 1) / 2;
+        rotation = std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
+        translation = std::acos(std::min(1.0, std::abs(other.t.dot(pose.t)))) * kDegrees;
+        return std::max(rotation, translation / 5);
+    };
+    Pose twin;
+    double furthest = -1, rotation = 0, translation = 0;
+    for (size_t k = 0; k < rotations.size(); ++k) {
+        cv::Vec3d t(translations[k]);
+        if (!(cv::norm(t) > 1e-12)) continue;
+        Pose candidate;
+        candidate.R = cv::Matx33d(rotations[k]);
+        candidate.t = cv::normalize(t);
+        double d = distance(candidate, rotation, translation);
+        if (d > furthest) {
+            furthest = d;
+            twin = candidate;
+        }
+    }
+    if (furthest < 0) return false;
+    refine(x, tau2, twin, 10);
+    distance(twin, rotation, translation);
+    if (rotation < same_degrees && translation < 5 * same_degrees) return false;
+    const cv::Matx33d Eo = pose.essential(), Et = twin.essential();
+    int refuted = 0, taken = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double ro = sampson(Eo, x.a[i], x.b[i]), rt = sampson(Et, x.a[i], x.b[i]);
+        ro *= ro;
+        rt *= rt;
+        refuted += ro < tau2 && rt > kRefuting * kRefuting * tau2;
+        taken += rt < tau2 && ro > kRefuting * kRefuting * tau2;
+    }
+    refutation = refuted - taken;
+    return true;
+}
+
 double median(std::vector<double> values) {
     if (values.empty()) return 0;
     auto middle = values.begin() + long(values.size() / 2);
@@ -757,6 +806,9 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         // Half of a transfer error is the correction in either image.
         gric_h += std::min(planar_fit ? transfer(Hp, i) / (2 * sigma * sigma) : HUGE_VAL, lambda3 * (r4 - 2));
     }
+    // An answer within three sigma of the pose is no rival, nor one within 0.5°.
+    int refutation = 0;
+    const bool twin = planar_fit && twin_refutation(Hp, x, tau2, pose, std::max(0.5, 3 * rotation_sigma), refutation);
     gric_e += std::log(r4) * 3 * nf + 5 * std::log(r4 * nf);
     gric_h += std::log(r4) * 2 * nf + 8 * std::log(r4 * nf);
 
@@ -791,6 +843,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     double w = current_camera.width > 0 ? current_camera.width : 2 * current_camera.K[2];
     double h = current_camera.height > 0 ? current_camera.height : 2 * current_camera.K[5];
     double p = 2 * params.threshold * std::hypot(w, h) / std::max(w * h, 1.0);
+    out.has_twin = twin;
+    out.twin_refutation = twin ? refutation : 0;
     out.log10_chance = log10_chance(int(n), within, p, params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations);
 }
 

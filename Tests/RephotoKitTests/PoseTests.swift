@@ -79,6 +79,8 @@ import RephotoEvaluation
         let result = try PoseEstimator().estimate(reference: reference, current: current, camera: Fixtures.camera)
         let pose = try #require(result.pose)
         #expect(!pose.rotationOnly && pose.translation == nil)
+        // No point off the plane: nothing to refute its other solution with (a few edge features aside).
+        #expect(try #require(pose.evidence?.twinRefutation) < 5)
         #expect(result.warnings.contains { $0.hasPrefix("planar scene") })
     }
 

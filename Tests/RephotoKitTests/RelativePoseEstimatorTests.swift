@@ -103,7 +103,8 @@ import RephotoShimTools
         // Field by field (the struct's padding is not an output).
         func fields(_ p: rp_relative_pose) -> [Double] {
             let matrices: [Double] = withUnsafeBytes(of: (p.R, p.t, p.rotation_only_R)) { Array($0.bindMemory(to: Double.self)) }
-            let counts: [Double] = [Double(p.inliers), Double(p.in_front), Double(p.iterations), Double(p.rotation_support)]
+            let counts: [Double] = [Double(p.inliers), Double(p.in_front), Double(p.iterations), Double(p.rotation_support),
+                                    Double(p.has_twin), Double(p.twin_refutation)]
             let evidence: [Double] = [p.sampson_rms_pixels, p.rotation_sigma_degrees, p.translation_sigma_degrees, p.parallax_degrees,
                                       p.noise_pixels, p.gric_essential, p.gric_homography, p.log10_chance]
             return matrices + counts + evidence
@@ -150,6 +151,32 @@ import RephotoShimTools
                 #expect(Int(within) == expectedWithin, "n \(n) portable \(portable): \(within) against \(expectedWithin)")
             }
         }
+    }
+
+    /// Model selection on a plane: 300 points of a wall 10 m away, seen 30° and 4 m apart. Alone they leave the
+    /// pose ambiguous (the plane's two solutions fit them alike): planar. With 12 points 4-6 m away, GRIC still
+    /// prefers the homography (most inliers lie on it), but those points refute the other solution and the
+    /// translation is reported, and right.
+    @Test(arguments: [UInt64(31), 32, 33])
+    func pointsOffADominantPlaneDecideBetweenItsTwoSolutions(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 2, -30, 1)
+        let t = SIMD3(4.0, 0.3, 1.2)
+        let wall = correspondences(rotation: r, translation: t, inliers: 300, outliers: 30, seed: seed, depth: 10...10.000_1)
+        let planar = try estimate(wall)
+        let planarEvidence = try #require(planar.evidence)
+        #expect(planar.translation == nil && !planar.rotationOnly)
+        #expect(planarEvidence.model(minParallax: 2, minTwinRefutation: 5) == .planar)
+        #expect(abs(try #require(planarEvidence.twinRefutation)) < 5, "\(planarEvidence)")
+
+        let near = correspondences(rotation: r, translation: t, inliers: 12, outliers: 0, seed: seed + 100, depth: 4...6)
+        let scene = Correspondences(matches: [], reference: wall.reference + near.reference, current: wall.current + near.current)
+        let pose = try estimate(scene)
+        let evidence = try #require(pose.evidence)
+        #expect(evidence.gricHomography < evidence.gricEssential, "GRIC \(evidence.gricHomography) against \(evidence.gricEssential)")
+        #expect(try #require(evidence.twinRefutation) >= 8, "\(evidence)")
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
+        let translation = try #require(pose.translation)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t)) < 2)
     }
 
     /// The parallax rule: a 1.5 m sideways step 5-10 m from the scene has parallax, a 2 mm step has none.

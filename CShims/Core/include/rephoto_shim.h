@@ -317,6 +317,9 @@ typedef struct rp_relative_pose {
     double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
     int rotation_support;       /* inliers that rotation transfers within RP_TRANSFER_PER_SAMPSON x the threshold */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
+    int has_twin;               /* on a plane E has two solutions; 1 when the homography of the inliers (as in */
+    int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
+                                   minus the correspondences it alone accepts */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

@@ -24,6 +24,10 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var rotationSupport: Int
     /// log10 of the expected number of inlier sets as large among matches with no geometric relation.
     public var log10Chance: Double
+    /// On a plane the essential matrix has two solutions (the homography's decompositions) and only points
+    /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
+    /// it alone accepts. `nil` when the inliers' homography gives no other solution.
+    public var twinRefutation: Int?
 
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)
@@ -37,18 +41,22 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         gricHomography = pose.gric_homography
         log10Chance = pose.log10_chance
         rotationSupport = Int(pose.rotation_support)
+        twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
     }
 
-    /// General motion, a plane (GRIC prefers the homography), or a rotation without measurable parallax.
+    /// General motion, a plane (GRIC prefers the homography and too few inliers off it refute the plane's
+    /// other solution), or a rotation without measurable parallax.
     public enum Model: String, Codable, Sendable {
         case general, rotationOnly = "rotation_only", planar
     }
 
-    /// Without parallax, a pure rotation must also explain the inliers: on a plane the essential matrix has
-    /// two solutions, and the wrong one can turn the camera's step into a rotation with no parallax left,
-    /// which no pure rotation reproduces.
-    public func model(minParallax: Double) -> Model {
-        let planar = gricHomography < gricEssential
+    /// GRIC alone calls a scene planar whenever most inliers lie on one plane, yet a handful off it can
+    /// still single out the pose (measured: 92 inliers, 10 net against the other solution, translation
+    /// within 0.2°). Without parallax, a pure rotation must also explain the inliers: the plane's wrong
+    /// solution can turn the camera's step into a rotation with no parallax left, which no pure rotation
+    /// reproduces.
+    public func model(minParallax: Double, minTwinRefutation: Int) -> Model {
+        let planar = gricHomography < gricEssential && (twinRefutation.map { $0 < minTwinRefutation } ?? false)
         if parallaxDegrees < minParallax {
             return Double(rotationSupport) >= 0.8 * Double(inliers) || !planar ? .rotationOnly : .planar
         }

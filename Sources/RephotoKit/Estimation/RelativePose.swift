@@ -107,7 +107,7 @@ extension RelativePose {
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
             rotationSource: .essential, essentialInliers: Int(out.inliers), inFront: Int(out.in_front),
             sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: [])
-        let model = evidence.model(minParallax: config.minParallax)
+        let model = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation)
         // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
         if model != .rotationOnly && Double(evidence.inFront) < 0.8 * Double(evidence.inliers) {
             throw RephotoError.estimationFailed(
@@ -122,8 +122,8 @@ extension RelativePose {
                                         evidence.parallaxDegrees, evidence.inliers, config.minParallax))
         case .planar:
             pose.translation = nil
-            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f); translation direction undetermined, and the rotation may be the plane's other solution",
-                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential))
+            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); translation direction undetermined, and the rotation may be that other solution",
+                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation))
         case .general:
             if evidence.translationSigmaDegrees > config.maxTranslationSigma {
                 pose.translation = nil

@@ -76,6 +76,8 @@ public enum ParameterRegistry {
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
         .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
               "rotation-only below this median parallax of the inliers, degrees: the translation is not observable"),
+        .integer("pose.minTwinRefutation", \.pose.minTwinRefutation, 5, min: 1, max: 100_000,
+                 "planar (translation undetermined) when GRIC prefers a homography and fewer net inliers than this refute the plane's other solution"),
         .real("pose.maxTranslationSigma", \.pose.maxTranslationSigma, 5, above: 0, atMost: 180, scale: .log,
               "translation reported as undetermined when its direction's 1-sigma uncertainty exceeds this, degrees"),
 
