@@ -179,6 +179,27 @@ import RephotoShimTools
         #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t)) < 2)
     }
 
+    /// The rival gate: a runner-up 10° or more away that fits within `pose.minRivalExcess` inliers' worth
+    /// fails the pose (either could be the truth); one that fits clearly worse, or none, does not.
+    @Test func aNearlyAsGoodDistantRivalFailsThePose() throws {
+        var out = rp_relative_pose()
+        out.inliers = 40
+        out.in_front = 40
+        out.rotation_sigma_degrees = 0.3
+        out.translation_sigma_degrees = 0.3
+        out.parallax_degrees = 20
+        out.log10_chance = -50
+        out.rival_excess = 0.1
+        out.rival_degrees = 13
+        let config = PoseConfig()
+        #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(out), config: config) }
+        out.rival_excess = 2.5
+        try RelativePose.gate(PoseEvidence(out), config: config)
+        out.rival_excess = .infinity
+        #expect(PoseEvidence(out).rivalExcess == nil)
+        try RelativePose.gate(PoseEvidence(out), config: config)
+    }
+
     /// The parallax rule: a 1.5 m sideways step 5-10 m from the scene has parallax, a 2 mm step has none.
     @Test func parallaxDecidesWhetherTheTranslationIsObservable() throws {
         let r = Fixtures.rotationXYZ(degrees: 1, -6, 0.5)

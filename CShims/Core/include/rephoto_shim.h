@@ -317,6 +317,10 @@ typedef struct rp_relative_pose {
     double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
     int rotation_support;       /* inliers that rotation transfers within RP_TRANSFER_PER_SAMPSON x the threshold */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
+    double rival_excess;        /* a search that ends at the cap uncertified optimises its runners-up: how much */
+    double rival_degrees;       /* worse (MSAC cost over the squared threshold) the best of them 10 degrees or more
+                                   from the pose fits, and how far it is (the larger of the rotation and the
+                                   sign-free translation angle); HUGE_VAL and 0 when there is none */
     int has_twin;               /* on a plane E has two solutions; 1 when the homography of the inliers (as in */
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */

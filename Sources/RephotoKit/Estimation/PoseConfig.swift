@@ -18,6 +18,8 @@ public struct PoseConfig: Equatable, Sendable {
     public var minInliers: Int = ParameterRegistry.defaultValue(\.pose.minInliers)
     public var maxChance: Double = ParameterRegistry.defaultValue(\.pose.maxChance)
     public var maxRotationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxRotationSigma)
+    /// Fails the pose when a rival 10° or more away fits within this many inliers' worth (0: off).
+    public var minRivalExcess: Double = ParameterRegistry.defaultValue(\.pose.minRivalExcess)
     /// A median parallax above this is a wrong solution (rays meeting as if the cameras faced each other).
     public var maxParallax: Double = ParameterRegistry.defaultValue(\.pose.maxParallax)
     /// Below this median parallax (degrees) the translation is not observable: rotation-only.

@@ -24,6 +24,11 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var rotationSupport: Int
     /// log10 of the expected number of inlier sets as large among matches with no geometric relation.
     public var log10Chance: Double
+    /// A search that ends at its cap uncertified optimises its runners-up: how much worse the best of them
+    /// 10° or more from the pose fits (MSAC cost over the squared threshold: inliers' worth), and how far it
+    /// is (the larger of its rotation and translation angles). `nil` when there is none.
+    public var rivalExcess: Double?
+    public var rivalDegrees: Double?
     /// On a plane the essential matrix has two solutions (the homography's decompositions) and only points
     /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
     /// it alone accepts. `nil` when the inliers' homography gives no other solution.
@@ -41,6 +46,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         gricHomography = pose.gric_homography
         log10Chance = pose.log10_chance
         rotationSupport = Int(pose.rotation_support)
+        rivalExcess = pose.rival_excess.isFinite ? pose.rival_excess : nil
+        rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
     }
 

@@ -179,6 +179,11 @@ extension RelativePose {
                 format: "implausible pose: median parallax %.0f° of the %d inliers (pose.maxParallax %g°); the views would face each other",
                 evidence.parallaxDegrees, evidence.inliers, config.maxParallax))
         }
+        if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess {
+            throw RephotoError.estimationFailed(String(
+                format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
+                apart, excess, config.minRivalExcess, evidence.iterations))
+        }
         if evidence.rotationSigmaDegrees > config.maxRotationSigma {
             throw RephotoError.estimationFailed(String(
                 format: "rotation too uncertain: ±%.2f° (1 sigma; pose.maxRotationSigma %g°) from %d inliers",
