@@ -23,6 +23,17 @@ struct Pose {
     }
 };
 
+// How far apart two poses are, degrees: the rotation between them and the angle between their translation
+// lines (sign-free: one essential matrix stands for either sign).
+struct Separation {
+    double rotation, translation;
+};
+Separation separation(const Pose &p, const Pose &q) {
+    double c = (cv::trace(p.R.t() * q.R) - 1) / 2;
+    return {std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees,
+            std::acos(std::min(1.0, std::abs(p.t.dot(q.t)))) * kDegrees};
+}
+
 cv::Matx33d skew(const cv::Vec3d &v) { return cv::Matx33d(0, -v[2], v[1], v[2], 0, -v[0], -v[1], v[0], 0); }
 
 // Normalised image coordinates (x, y, 1) of both frames.
@@ -597,6 +608,7 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
                             "(%ld + %ld samples, too few inliers to certify either; pose.maxDisagreement %g°)",
                             angle, t_angle, first.samples, second.samples, params.max_disagreement_degrees));
     }
+    runners_up.push_back(first.pose);
     return second.pose;
 }
 
@@ -665,15 +677,14 @@ cv::Matx33d procrustes(const Bearings &x, const std::vector<uint8_t> &selected) 
     return U * D * Vt;
 }
 
-// On a plane the essential matrix has two solutions that fit every point on it: the homography's two
-// decompositions. Only points off the plane tell them apart. Returns the inliers of `pose` that the other
-// solution (the decomposition furthest from `pose`, refined) rejects, minus the correspondences it accepts
-// and `pose` rejects: mismatches and noise at the threshold's edge fall on both sides alike. False when there
-// is no other solution: every decomposition is (or refines back to) `pose`, within `same_degrees` in rotation
-// and 5 times that in translation (sign-free).
 // A point refutes a model when it lies this many thresholds from it: noise at the threshold's edge does not.
 constexpr double kRefuting = 3;
 
+// On a plane the essential matrix has two solutions that fit every point on it: the homography's two
+// decompositions. Only points off the plane tell them apart. Sets `refutation` to the inliers of `pose` that
+// the other solution (the decomposition furthest from `pose`, refined) rejects, minus the correspondences it
+// accepts and `pose` rejects. False when there is no other solution: every decomposition is (or refines back
+// to) `pose`, within `same_degrees` in rotation and 5 times that in translation.
 bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation) {
     std::vector<cv::Mat> rotations, translations, normals;
     try {
@@ -681,30 +692,24 @@ bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const
     } catch (const cv::Exception &) {
         return false;  // a homography OpenCV cannot decompose offers no second solution
     }
-    auto distance = [&](const Pose &other, double &rotation, double &translation) {
-        double c = (cv::trace(other.R.t() * pose.R) - 1) / 2;
-        rotation = std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
-        translation = std::acos(std::min(1.0, std::abs(other.t.dot(pose.t)))) * kDegrees;
-        return std::max(rotation, translation / 5);
-    };
     Pose twin;
-    double furthest = -1, rotation = 0, translation = 0;
+    double furthest = -1;
     for (size_t k = 0; k < rotations.size(); ++k) {
         cv::Vec3d t(translations[k]);
         if (!(cv::norm(t) > 1e-12)) continue;
         Pose candidate;
         candidate.R = cv::Matx33d(rotations[k]);
         candidate.t = cv::normalize(t);
-        double d = distance(candidate, rotation, translation);
-        if (d > furthest) {
-            furthest = d;
+        const Separation apart = separation(candidate, pose);
+        if (std::max(apart.rotation, apart.translation / 5) > furthest) {
+            furthest = std::max(apart.rotation, apart.translation / 5);
             twin = candidate;
         }
     }
     if (furthest < 0) return false;
     refine(x, tau2, twin, 10);
-    distance(twin, rotation, translation);
-    if (rotation < same_degrees && translation < 5 * same_degrees) return false;
+    const Separation apart = separation(twin, pose);
+    if (apart.rotation < same_degrees && apart.translation < 5 * same_degrees) return false;
     const cv::Matx33d Eo = pose.essential(), Et = twin.essential();
     int refuted = 0, taken = 0;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -772,7 +777,10 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     for (Pose other : runners_up) {
         if (params.refine) refine(x, tau2, other, 20);
         double cost = msac_cost(other.essential(), x, tau2);
-        if (cost < pose_cost) std::swap(other, pose), std::swap(cost, pose_cost);
+        if (cost < pose_cost) {
+            std::swap(other, pose);
+            std::swap(cost, pose_cost);
+        }
         rivals.emplace_back(cost, other);
     }
     pose = most_in_front(pose, x, tau2);
@@ -821,10 +829,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     // and how much worse it fits. Nearer runners-up are the same answer give or take its noise.
     double rival_excess = HUGE_VAL, rival_degrees = 0;
     for (const auto &[cost, other] : rivals) {
-        double c = (cv::trace(other.R.t() * pose.R) - 1) / 2;
-        double rotation = std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
-        double translation = std::acos(std::min(1.0, std::abs(other.t.dot(pose.t)))) * kDegrees;
-        double apart = std::max(rotation, translation);
+        const Separation between = separation(other, pose);
+        const double apart = std::max(between.rotation, between.translation);
         if (apart < kRivalDegrees) continue;
         if ((cost - pose_cost) / tau2 < rival_excess) {
             rival_excess = (cost - pose_cost) / tau2;
@@ -870,7 +876,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         // Half of a transfer error is the correction in either image.
         gric_h += std::min(planar_fit ? transfer(Hp, i) / (2 * sigma * sigma) : HUGE_VAL, lambda3 * (r4 - 2));
     }
-    // An answer within three sigma of the pose is no rival, nor one within 0.5°.
+    // A decomposition within three sigma of the pose (or 0.5°) is the pose itself, not its other solution.
     int refutation = 0;
     const bool twin = planar_fit && twin_refutation(Hp, x, tau2, pose, std::max(0.5, 3 * rotation_sigma), refutation);
     gric_e += std::log(r4) * 3 * nf + 5 * std::log(r4 * nf);

@@ -200,6 +200,38 @@ import RephotoShimTools
         try RelativePose.gate(PoseEvidence(out), config: config)
     }
 
+    /// Two motions with equal support (a car driving through the frame): 30 matches follow one pose, 30 another,
+    /// among 80 unrelated ones. At 21 % inliers per motion the search ends at its cap uncertified; its
+    /// runners-up must hold the other motion, reported as the rival at the two truths' separation. The pose
+    /// is one of the two motions, not a blend; noise alone leaves the loser 2.5-3 inliers' worth behind, so
+    /// only a `pose.minRivalExcess` above that fails it as ambiguous (the default, 1, was set on Strecha).
+    @Test(arguments: [UInt64(41), 42, 43])
+    func twoEquallySupportedMotionsAreFoundAsRivals(seed: UInt64) throws {
+        let (r1, t1) = (Fixtures.rotationXYZ(degrees: 2, 20, 1), SIMD3(2.0, 0.1, 0.3))
+        let (r2, t2) = (Fixtures.rotationXYZ(degrees: -3, -20, 2), SIMD3(-1.0, 0.4, 1.5))
+        let first = correspondences(rotation: r1, translation: t1, inliers: 30, outliers: 40, seed: seed)
+        let second = correspondences(rotation: r2, translation: t2, inliers: 30, outliers: 40, seed: seed + 1000)
+        let pairs = Correspondences(matches: [], reference: first.reference + second.reference, current: first.current + second.current)
+        let pose = try estimate(pairs)
+        let errors = [GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r1),
+                      GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r2)]
+        #expect(errors.min()! < 0.5, "\(errors)")
+        let evidence = try #require(pose.evidence)
+        let separation = max(Matrix3.angleDegrees(between: r1, and: r2),
+                             min(GroundTruthErrors.translationDirectionError(estimate: t1, truth: t2),
+                                 GroundTruthErrors.translationDirectionError(estimate: -t1, truth: t2)))
+        #expect(abs(try #require(evidence.rivalDegrees) - separation) < 3, "rival \(String(describing: evidence.rivalDegrees))° against \(separation)°")
+        #expect(try #require(evidence.rivalExcess) < 5)
+
+        var strict = PoseConfig()
+        strict.minRivalExcess = 5
+        #expect {
+            try estimate(pairs, strict)
+        } throws: { error in
+            (error as? RephotoError)?.message.hasPrefix("ambiguous: a pose") == true
+        }
+    }
+
     /// The parallax rule: a 1.5 m sideways step 5-10 m from the scene has parallax, a 2 mm step has none.
     @Test func parallaxDecidesWhetherTheTranslationIsObservable() throws {
         let r = Fixtures.rotationXYZ(degrees: 1, -6, 0.5)
