@@ -461,8 +461,6 @@ struct Search {
     std::vector<Pose> runners_up;  // uncertified only: the other optimised models (see lo_msac_once)
 };
 
-// Minimal models kept, by cost, besides the best: an uncertified search optimises them at the end.
-constexpr size_t kRunnersUp = 16;
 // A runner-up this far from the pose is a rival: were it the truth, the pose would be a wrong answer (the
 // bench's boundary for one).
 constexpr double kRivalDegrees = 10;
@@ -485,6 +483,8 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
 
     Pose best;
     double best_cost = HUGE_VAL, best_minimal_cost = HUGE_VAL;
+    // Minimal models kept, by cost, besides the best: an uncertified search optimises them at the end.
+    const size_t keep = size_t(std::max(0, params.runners_up));
     std::vector<std::pair<double, Pose>> pool;
     long needed = max_samples;
     long k = 0;
@@ -518,13 +518,13 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
                 // Minimal models compete with the best minimal model, not with the optimised best: a sample
                 // from another basin rarely beats an already optimised model before its own optimisation.
                 // Scored up to the worst kept runner-up (when that many are kept): those are kept too.
-                const double bound = pool.size() < kRunnersUp ? HUGE_VAL : std::max(best_minimal_cost, pool.back().first);
+                const double bound = pool.size() < keep ? HUGE_VAL : keep == 0 ? best_minimal_cost : std::max(best_minimal_cost, pool.back().first);
                 double cost = msac_cost(poses[p].essential(), x, tau2, bound);
                 if (cost >= best_minimal_cost) {
                     if (cost < bound) {
                         auto at = std::upper_bound(pool.begin(), pool.end(), cost, [](double c, const auto &e) { return c < e.first; });
                         pool.insert(at, {cost, poses[p]});
-                        if (pool.size() > kRunnersUp) pool.pop_back();
+                        if (pool.size() > keep) pool.pop_back();
                     }
                     continue;
                 }

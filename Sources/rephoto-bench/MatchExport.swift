@@ -33,6 +33,10 @@ enum MatchExport {
         var current: [[Double]]
         var truthRotation: Matrix3
         var truthTranslation: [Double]?
+        /// The phone's relative rotation given to "rephoto+sensor": the sequence's attitudes, or (with
+        /// --simulated-sensor-degrees D) the truth turned by D° about the reference camera's vertical, the sign
+        /// alternating with the seed (a heading error between sessions). nil: that variant did not run.
+        var sensorRotations: [Matrix3]?
         var homographyInliers: Int
         /// One entry per seed (`pose.seed` = the configured seed + 0, 1, ...): each method's answer on these same matches.
         var runs: [[String: Answer]]
@@ -54,6 +58,7 @@ enum MatchExport {
 
     static func run(_ arguments: [String]) throws {
         var sequences: [String] = [], out: String?, maxDimension: Int?? = nil, set: String?, configPath: String?, seeds = 1
+        var simulatedSensor: Double?
         var rest = arguments[...]
         while let flag = rest.popFirst() {
             switch flag {
@@ -65,12 +70,16 @@ enum MatchExport {
                 let text = try value(&rest, flag)
                 guard let n = Int(text), (1...100).contains(n) else { throw RephotoError.badInput("--seeds needs 1...100, got \(text)") }
                 seeds = n
+            case "--simulated-sensor-degrees":
+                let text = try value(&rest, flag)
+                guard let d = Double(text), d >= 0, d <= 180 else { throw RephotoError.badInput("--simulated-sensor-degrees needs 0...180, got \(text)") }
+                simulatedSensor = d
             case "--max-dimension":
                 let text = try value(&rest, flag)
                 if text == "full" { maxDimension = .some(nil) } else if let n = Int(text), n > 0 { maxDimension = .some(n) } else {
                     throw RephotoError.badInput("--max-dimension needs a positive number or 'full', got \(text)")
                 }
-            default: throw RephotoError.badInput("unknown argument \(flag) (usage: rephoto-bench export-matches --sequence DIR... --set NAME [--max-dimension N|full] [--config FILE] [--seeds N] --out FILE)")
+            default: throw RephotoError.badInput("unknown argument \(flag) (usage: rephoto-bench export-matches --sequence DIR... --set NAME [--max-dimension N|full] [--config FILE] [--seeds N] [--simulated-sensor-degrees D] --out FILE)")
             }
         }
         guard let out, let set, !sequences.isEmpty else { throw RephotoError.badInput("export-matches needs --sequence, --set and --out") }
@@ -105,13 +114,31 @@ enum MatchExport {
                                             current: order.map { matched.current[$0] })
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
+                let sensorRotations = try (0..<seeds).map { index -> Matrix3? in
+                    if let degrees = simulatedSensor {
+                        let turn = Quaternion(axis: SIMD3(0, 1, 0), angle: (index % 2 == 0 ? 1 : -1) * degrees * .pi / 180).rotationMatrix
+                        return truth.rotationMatrix * turn
+                    }
+                    guard let q1 = frame.attitude, let q0 = sequence.attitude(of: referenceFile) else { return nil }
+                    let m = sequence.manifest
+                    return try SensorPath.compute(
+                        reference: Attitude(quaternion: q0, frame: m.attitudeFrame, orientation: m.cameraOrientation),
+                        current: Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation),
+                        referenceSize: reference.size, currentSize: image.fullSize, referenceCamera: referenceCamera,
+                        currentCamera: currentCamera, config: config.sensor).rotation
+                }
                 // Each seed runs every method on the same matches: the spread over seeds is the search's own luck.
                 let runs = try (0..<seeds).map { index -> [String: Answer] in
                     var seeded = config
                     seeded.pose.seed = config.pose.seed &+ index
-                    return Dictionary(uniqueKeysWithValues: try variants(seeded).map { name, variant in
+                    var answers = Dictionary(uniqueKeysWithValues: try variants(seeded).map { name, variant in
                         (name, try answer(name, variant, pairs, referenceCamera, currentCamera, homography))
                     })
+                    if let sensor = sensorRotations[index] {
+                        answers["rephoto+sensor"] = try answer("rephoto+sensor", seeded, pairs, referenceCamera, currentCamera, homography,
+                                                               sensorRotation: sensor)
+                    }
+                    return answers
                 }
                 func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
                     Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
@@ -121,6 +148,7 @@ enum MatchExport {
                     referenceCamera: shim(referenceCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
                     reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
                     truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
+                    sensorRotations: sensorRotations.allSatisfy { $0 != nil } ? sensorRotations.compactMap { $0 } : nil,
                     homographyInliers: homography.inlierCount, runs: runs)
                 handle.write(try encoder.encode(record))
                 handle.write(Data("\n".utf8))
@@ -130,14 +158,14 @@ enum MatchExport {
 
     /// One method's answer on one pair, with its time; a refusal is an answer too.
     static func answer(_ name: String, _ variant: PipelineConfig, _ pairs: Correspondences, _ referenceCamera: CameraIntrinsics,
-                       _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate) throws -> Answer {
+                       _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate, sensorRotation: Matrix3? = nil) throws -> Answer {
         let start = ContinuousClock.now
         do {
             if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
                 throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
             }
             let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                                 homography: homography, config: variant.pose)
+                                                 homography: homography, config: variant.pose, sensorRotation: sensorRotation)
             return Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation, translation: pose.translation.map { [$0.x, $0.y, $0.z] },
                           rotationOnly: pose.rotationOnly, milliseconds: milliseconds(ContinuousClock.now - start), evidence: pose.evidence,
                           pureRotation: pose.pureRotation)

@@ -78,7 +78,7 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
     var detector = try config.features.shimParameters()
     var matching = try config.matching.shimParameters()
     var homography = try config.homography.shimParameters()
-    var essential = try config.pose.essential.shimParameters(refine: config.pose.refine)
+    var essential = try config.pose.essential.shimParameters(refine: config.pose.refine, runnersUp: config.pose.runnersUp)
     var shimCamera = try camera.shimCamera()
     var timings = [Double](repeating: 0, count: 7)
     var counts = [Int32](repeating: 0, count: 4)

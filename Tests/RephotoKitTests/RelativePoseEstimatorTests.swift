@@ -14,10 +14,10 @@ import RephotoShimTools
     /// `inliers` projections of random points 4-20 m away (1 px Gaussian-like noise), then `outliers` random
     /// pixel pairs, shuffled.
     func correspondences(rotation r: Matrix3, translation t: SIMD3<Double>, inliers: Int, outliers: Int, seed: UInt64,
-                         depth: ClosedRange<Double> = 4...20) -> Correspondences {
+                         depth: ClosedRange<Double> = 4...20, noiseScale: Double = 1) -> Correspondences {
         var random = SplitMix(seed: seed)
         var pairs: [(Point2, Point2)] = []
-        func noise() -> Double { (0..<4).map { _ in random.uniform(-0.5, 0.5) }.reduce(0, +) }  // sigma ~0.58 px
+        func noise() -> Double { noiseScale * (0..<4).map { _ in random.uniform(-0.5, 0.5) }.reduce(0, +) }  // sigma ~0.58 px
         while pairs.count < inliers {
             let z = random.uniform(depth.lowerBound, depth.upperBound)
             let x = SIMD3(random.uniform(-0.6, 0.6) * z, random.uniform(-0.45, 0.45) * z, z)
@@ -200,6 +200,50 @@ import RephotoShimTools
         try RelativePose.gate(PoseEvidence(out), config: config)
     }
 
+    /// Sensor corroboration: 11 true matches among 36 are too few for the chance gate alone (10^-8), and a
+    /// phone's relative rotation 3° from the truth (a heading error between sessions) lets the pose through;
+    /// one 20° away does not, nor does any sensor when the inliers could be chance 1 time in 100 or more.
+    @Test(arguments: [UInt64(51), 52, 53])
+    func aSensorRotationCorroboratesAPoseOnFewInliers(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 3, -30, 2)
+        let t = SIMD3(1.8, 0.1, 0.5)
+        // A quarter of the usual noise: every true match within the threshold, so the count is exactly 11.
+        let pairs = correspondences(rotation: r, translation: t, inliers: 11, outliers: 25, seed: seed, noiseScale: 0.25)
+        let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
+        func estimate(sensor: Matrix3?) throws -> RelativePose {
+            try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: PoseConfig(),
+                                      sensorRotation: sensor)
+        }
+        func turned(_ degrees: Double) -> Matrix3 { r * Quaternion(axis: SIMD3(0, 1, 0), angle: degrees * .pi / 180).rotationMatrix }
+        #expect { try estimate(sensor: nil) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+        let pose = try estimate(sensor: turned(3))
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 1)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t / length(t)) < 5)
+        let evidence = try #require(pose.evidence)
+        #expect(evidence.log10Chance > -8 && evidence.log10Chance < -2, "chance 10^\(evidence.log10Chance)")
+        #expect(abs(try #require(evidence.sensorDisagreementDegrees) - 3) < 1)
+        #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") }, "\(pose.warnings)")
+        #expect { try estimate(sensor: turned(20)) } throws: { ($0 as? RephotoError)?.message.contains("and the sensor's rotation is") == true }
+
+        var out = rp_relative_pose()
+        out.inliers = 11
+        out.in_front = 11
+        out.rotation_sigma_degrees = 0.3
+        out.parallax_degrees = 20
+        out.rival_excess = .infinity
+        out.log10_chance = -1.5
+        var weak = PoseEvidence(out)
+        weak.sensorDisagreementDegrees = 1
+        #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
+            ($0 as? RephotoError)?.message.contains("too weak for the sensor to corroborate") == true
+        }
+        var off = PoseConfig()
+        off.maxSensorDisagreement = 0
+        weak.log10Chance = -5
+        #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: off) }
+        #expect(try RelativePose.gate(weak, config: PoseConfig()) != nil)
+    }
+
     /// Two motions with equal support (a car driving through the frame): 30 matches follow one pose, 30 another,
     /// among 80 unrelated ones. At 21 % inliers per motion the search ends at its cap uncertified; its
     /// runners-up must hold the other motion, reported as the rival at the two truths' separation. The pose
@@ -222,6 +266,11 @@ import RephotoShimTools
                                  GroundTruthErrors.translationDirectionError(estimate: -t1, truth: t2)))
         #expect(abs(try #require(evidence.rivalDegrees) - separation) < 3, "rival \(String(describing: evidence.rivalDegrees))° against \(separation)°")
         #expect(try #require(evidence.rivalExcess) < 5)
+
+        // Without runners-up there is nothing to find the other motion among.
+        var none = PoseConfig()
+        none.runnersUp = 0
+        #expect(try estimate(pairs, none).evidence?.rivalExcess == nil)
 
         var strict = PoseConfig()
         strict.minRivalExcess = 5

@@ -280,6 +280,8 @@ typedef struct rp_robust_params {
                                          fails the estimate; 0: a single search */
     int portable_kernels; /* essential matrix: 1 runs the portable kernels where AVX2 would be used (scoring,
                              refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
+    int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
+                             optimises them and takes the best, and the rival is sought among them (0: none) */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

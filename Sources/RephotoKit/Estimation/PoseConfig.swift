@@ -9,6 +9,9 @@ public struct PoseConfig: Equatable, Sendable {
     /// that finds a lower cost further than this rotation (degrees) fails the pose; 0 disables it (the
     /// default: on Strecha it refused four right answers at 1280 px and caught no wrong one).
     public var maxDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxDisagreement)
+    /// LO-MSAC: minimal models kept besides the best, optimised when the search ends uncertified; the
+    /// rival gate looks among them (0: neither).
+    public var runnersUp: Int = ParameterRegistry.defaultValue(\.pose.runnersUp)
     /// LO-MSAC: sample the matches best first (PROSAC, by descriptor distance).
     public var prosac: Bool = ParameterRegistry.defaultValue(\.pose.prosac)
     /// Levenberg-Marquardt on the MSAC cost of the Sampson error after the robust estimator.
@@ -17,6 +20,11 @@ public struct PoseConfig: Equatable, Sendable {
     /// unrelated matches, and at most this rotation uncertainty (1 sigma) before any pose is reported.
     public var minInliers: Int = ParameterRegistry.defaultValue(\.pose.minInliers)
     public var maxChance: Double = ParameterRegistry.defaultValue(\.pose.maxChance)
+    /// Weak visual evidence corroborated by an independent one: a pose whose chance lies between
+    /// `maxChance` and this passes when the phone's relative rotation agrees with it within
+    /// `maxSensorDisagreement` degrees (0: never).
+    public var maxCorroboratedChance: Double = ParameterRegistry.defaultValue(\.pose.maxCorroboratedChance)
+    public var maxSensorDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxSensorDisagreement)
     public var maxRotationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxRotationSigma)
     /// Fails the pose when a rival 10° or more away fits within this many inliers' worth (0: off).
     public var minRivalExcess: Double = ParameterRegistry.defaultValue(\.pose.minRivalExcess)

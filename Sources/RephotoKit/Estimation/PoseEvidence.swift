@@ -33,6 +33,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
     /// it alone accepts. `nil` when the inliers' homography gives no other solution.
     public var twinRefutation: Int?
+    /// Angle between the pose's rotation and the phone's relative rotation, degrees; `nil` without attitudes.
+    public var sensorDisagreementDegrees: Double?
 
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)

@@ -114,6 +114,14 @@ public struct PoseEstimator: Sendable {
         let homographyFailure = homography.inlierCount >= needed ? nil
             : "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed))"
 
+        // The sensor path first: its rotation can corroborate a pose on few inliers.
+        let sensor = try attitudes.map { attitudes in
+            try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
+                                   referenceSize: reference.size, currentSize: image.fullSize,
+                                   referenceCamera: reference.camera, currentCamera: currentCamera,
+                                   config: config.sensor, targetFraction: config.navigation.targetFraction)
+        }
+
         // The pose answers from the essential matrix's own evidence, whatever the homography found.
         var pose: RelativePose?
         var poseFailure: String?
@@ -132,7 +140,7 @@ public struct PoseEstimator: Sendable {
             let searchEnd = ContinuousClock.now
             do {
                 pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                               homography: homography, config: config.pose)
+                                               homography: homography, config: config.pose, sensorRotation: sensor?.rotation)
                 counts.inliersEssential = pose?.essentialInliers
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
@@ -178,14 +186,8 @@ public struct PoseEstimator: Sendable {
         }
         let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
                                       currentSize: image.fullSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
-        var sensor: SensorPath?
         var comparison: PathComparison?
-        if let attitudes {
-            let path = try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
-                                              referenceSize: reference.size, currentSize: image.fullSize,
-                                              referenceCamera: reference.camera, currentCamera: currentCamera,
-                                              config: config.sensor, targetFraction: config.navigation.targetFraction)
-            sensor = path
+        if let attitudes, let path = sensor {
             comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
                                                 visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
                                                 currentWidth: image.fullSize.width, config: config.sensor)
