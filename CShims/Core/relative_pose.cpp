@@ -828,6 +828,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     // The best rival: a runner-up at least kRivalDegrees from the pose (rotation, or translation sign-free),
     // and how much worse it fits. Nearer runners-up are the same answer give or take its noise.
     double rival_excess = HUGE_VAL, rival_degrees = 0;
+    cv::Matx33d rival_R = cv::Matx33d::eye();
     for (const auto &[cost, other] : rivals) {
         const Separation between = separation(other, pose);
         const double apart = std::max(between.rotation, between.translation);
@@ -835,6 +836,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         if ((cost - pose_cost) / tau2 < rival_excess) {
             rival_excess = (cost - pose_cost) / tau2;
             rival_degrees = apart;
+            rival_R = other.R;
         }
     }
 
@@ -915,6 +917,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     double p = 2 * params.threshold * std::hypot(w, h) / std::max(w * h, 1.0);
     out.rival_excess = rival_excess;
     out.rival_degrees = rival_degrees;
+    std::memcpy(out.rival_R, rival_R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
     out.log10_chance = log10_chance(int(n), within, p, params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations);

@@ -193,6 +193,16 @@ import RephotoShimTools
         out.rival_degrees = 13
         let config = PoseConfig()
         #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(out), config: config) }
+        // The sensor settles it only when it is near the pose and twice pose.maxSensorDisagreement from the rival.
+        var sensed = PoseEvidence(out)
+        (sensed.sensorDisagreementDegrees, sensed.rivalSensorDisagreementDegrees) = (2, 15)
+        #expect(try RelativePose.gate(sensed, config: config).contains { $0.contains("settled by the sensor") })
+        for (pose, rival) in [(2.0, 8.0), (7.0, 30.0)] {
+            (sensed.sensorDisagreementDegrees, sensed.rivalSensorDisagreementDegrees) = (pose, rival)
+            #expect { try RelativePose.gate(sensed, config: config) } throws: {
+                ($0 as? RephotoError)?.message.contains("which does not settle it") == true
+            }
+        }
         out.rival_excess = 2.5
         try RelativePose.gate(PoseEvidence(out), config: config)
         out.rival_excess = .infinity
@@ -241,7 +251,7 @@ import RephotoShimTools
         off.maxSensorDisagreement = 0
         weak.log10Chance = -5
         #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: off) }
-        #expect(try RelativePose.gate(weak, config: PoseConfig()) != nil)
+        #expect(try !RelativePose.gate(weak, config: PoseConfig()).isEmpty)
     }
 
     /// Two motions with equal support (a car driving through the frame): 30 matches follow one pose, 30 another,
@@ -278,6 +288,17 @@ import RephotoShimTools
             try estimate(pairs, strict)
         } throws: { error in
             (error as? RephotoError)?.message.hasPrefix("ambiguous: a pose") == true
+        }
+        // A phone that turned as the first motion does settles it when that is the pose found, and cannot
+        // when the pose is the second motion.
+        let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
+        let sensed = { try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: strict, sensorRotation: r1) }
+        if errors[0] < 0.5 {
+            let settled = try sensed()
+            #expect(settled.warnings.contains { $0.contains("settled by the sensor") }, "\(settled.warnings)")
+            #expect(try #require(settled.evidence?.rivalSensorDisagreementDegrees) > 30)
+        } else {
+            #expect { try sensed() } throws: { ($0 as? RephotoError)?.message.contains("which does not settle it") == true }
         }
     }
 

@@ -323,6 +323,7 @@ typedef struct rp_relative_pose {
     double rival_degrees;       /* worse (MSAC cost over the squared threshold) the best of them 10 degrees or more
                                    from the pose fits, and how far it is (the larger of the rotation and the
                                    sign-free translation angle); HUGE_VAL and 0 when there is none */
+    double rival_R[9];          /* that rival's rotation (the identity when there is none) */
     int has_twin;               /* on a plane E has two solutions; 1 when the homography of the inliers (as in */
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */

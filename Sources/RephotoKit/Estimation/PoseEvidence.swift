@@ -35,6 +35,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var twinRefutation: Int?
     /// Angle between the pose's rotation and the phone's relative rotation, degrees; `nil` without attitudes.
     public var sensorDisagreementDegrees: Double?
+    /// The same for the rival's rotation; `nil` without attitudes or without a rival.
+    public var rivalSensorDisagreementDegrees: Double?
 
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)

@@ -104,13 +104,18 @@ extension RelativePose {
                 warnings: ["essential matrix unusable (\(error.message)): a pure rotation explains \(support) of the \(homography.inlierCount) homography inliers; rotation-only, translation direction undetermined"])
         }
         var evidence = PoseEvidence(out)
-        evidence.sensorDisagreementDegrees = sensorRotation.map { Matrix3.angleDegrees(between: Matrix3(out.R), and: $0) }
+        if let sensorRotation {
+            evidence.sensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.R), and: sensorRotation)
+            if evidence.rivalExcess != nil {
+                evidence.rivalSensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: sensorRotation)
+            }
+        }
         let corroboration = try gate(evidence, config: config)
 
         var pose = RelativePose(
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
             rotationSource: .essential, essentialInliers: Int(out.inliers), inFront: Int(out.in_front),
-            sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: corroboration.map { [$0] } ?? [])
+            sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: corroboration)
         let model = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation)
         // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
         if model != .rotationOnly && Double(evidence.inFront) < 0.8 * Double(evidence.inliers) {
@@ -172,15 +177,17 @@ extension RelativePose {
     /// could reach, a geometry no pair of views of one scene has, or an ill-conditioned rotation.
     /// An inlier count the chance gate alone would refuse passes when the sensor corroborates it: a wrong
     /// model's rotation is unrelated to the phone's (on Strecha and synthetic orbits every wrong model with
-    /// 10–13 inliers was 9° or more off in rotation, the right ones within 3.2°). Returns the warning that
-    /// says so, nil when the inliers sufficed alone.
+    /// 10–13 inliers was 9° or more off in rotation, the right ones within 3.2°). Likewise an ambiguity between
+    /// the pose and a rival is settled when the sensor corroborates the pose and is twice that tolerance from
+    /// the rival. Returns the warnings that say so, none when the inliers sufficed alone.
     @discardableResult
-    static func gate(_ evidence: PoseEvidence, config: PoseConfig) throws -> String? {
+    static func gate(_ evidence: PoseEvidence, config: PoseConfig) throws -> [String] {
         if evidence.inliers < config.minInliers {
             throw RephotoError.estimationFailed(
                 "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
         }
-        var corroboration: String?
+        var corroboration: [String] = []
+        let corroborated = evidence.sensorDisagreementDegrees.map { $0 <= config.maxSensorDisagreement } ?? false
         if evidence.log10Chance > log10(config.maxChance) {
             let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
                                 evidence.inliers, evidence.log10Chance, config.maxChance)
@@ -191,8 +198,8 @@ extension RelativePose {
             guard apart <= config.maxSensorDisagreement else {
                 throw RephotoError.estimationFailed(chance + String(format: ", and the sensor's rotation is %.1f° from the pose's (pose.maxSensorDisagreement %g°)", apart, config.maxSensorDisagreement))
             }
-            corroboration = String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
-                                   evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement)
+            corroboration.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
+                                   evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
         }
         if evidence.parallaxDegrees > config.maxParallax {
             throw RephotoError.estimationFailed(String(
@@ -200,9 +207,18 @@ extension RelativePose {
                 evidence.parallaxDegrees, evidence.inliers, config.maxParallax))
         }
         if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess {
-            throw RephotoError.estimationFailed(String(
-                format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
-                apart, excess, config.minRivalExcess, evidence.iterations))
+            let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
+                                   apart, excess, config.minRivalExcess, evidence.iterations)
+            guard corroborated, let pose = evidence.sensorDisagreementDegrees, let rival = evidence.rivalSensorDisagreementDegrees,
+                  rival > 2 * config.maxSensorDisagreement else {
+                let sensor = evidence.rivalSensorDisagreementDegrees.map { rival in
+                    String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the rival's, which does not settle it (pose.maxSensorDisagreement %g°)",
+                           evidence.sensorDisagreementDegrees ?? 0, rival, config.maxSensorDisagreement)
+                } ?? ""
+                throw RephotoError.estimationFailed(ambiguity + sensor)
+            }
+            corroboration.append(ambiguity + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the rival's (pose.maxSensorDisagreement %g°)",
+                                                    pose, rival, config.maxSensorDisagreement))
         }
         if evidence.rotationSigmaDegrees > config.maxRotationSigma {
             throw RephotoError.estimationFailed(String(

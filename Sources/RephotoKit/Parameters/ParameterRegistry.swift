@@ -75,7 +75,7 @@ public enum ParameterRegistry {
         .real("pose.maxCorroboratedChance", \.pose.maxCorroboratedChance, 0.01, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when the sensor's relative rotation is within pose.maxSensorDisagreement of it"),
         .real("pose.maxSensorDisagreement", \.pose.maxSensorDisagreement, 5, atLeast: 0, atMost: 180,
-              "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose, degrees; 0: the sensor never corroborates"),
+              "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose (pose.maxCorroboratedChance), and half the least that lets the sensor settle a rival (pose.minRivalExcess), degrees; 0: the sensor never does either"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 1, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
