@@ -783,6 +783,24 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         }
         rivals.emplace_back(cost, other);
     }
+    // A prior that rules the pose out and backs a runner-up nearly as good: the prior decides between them.
+    if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0) {
+        const cv::Matx33d prior(params.prior_R);
+        Pose posed;
+        posed.R = prior;
+        if (separation(pose, posed).rotation > 2 * params.prior_degrees) {
+            auto pick = rivals.end();
+            for (auto it = rivals.begin(); it != rivals.end(); ++it) {
+                if ((it->first - pose_cost) / tau2 >= params.prior_excess) continue;
+                if (separation(it->second, posed).rotation > params.prior_degrees) continue;
+                if (pick == rivals.end() || it->first < pick->first) pick = it;
+            }
+            if (pick != rivals.end()) {
+                std::swap(pick->second, pose);
+                std::swap(pick->first, pose_cost);
+            }
+        }
+    }
     pose = most_in_front(pose, x, tau2);
 
     // Inliers: within the threshold. Cheirality is counted apart: without parallax (a pure rotation) every

@@ -282,6 +282,10 @@ typedef struct rp_robust_params {
                              refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
     int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
                              optimises them and takes the best, and the rival is sought among them (0: none) */
+    double prior_R[9];    /* LO-MSAC only: an independent relative rotation (the phone's), used when prior_degrees > 0: */
+    double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
+    double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost, that runner-up becomes the pose
+                             and the pose its rival (with a negative rival_excess) */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

@@ -26,7 +26,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var log10Chance: Double
     /// A search that ends at its cap uncertified optimises its runners-up: how much worse the best of them
     /// 10° or more from the pose fits (MSAC cost over the squared threshold: inliers' worth), and how far it
-    /// is (the larger of its rotation and translation angles). `nil` when there is none.
+    /// is (the larger of its rotation and translation angles); negative when the sensor chose the pose over a
+    /// runner-up that fits better. `nil` when there is none.
     public var rivalExcess: Double?
     public var rivalDegrees: Double?
     /// On a plane the essential matrix has two solutions (the homography's decompositions) and only points

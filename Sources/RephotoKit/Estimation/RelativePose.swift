@@ -43,7 +43,7 @@ extension RelativePose {
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                                 homography: HomographyEstimate, config: PoseConfig, sensorRotation: Matrix3? = nil) throws -> RelativePose {
         let search = search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                            settings: SearchSettings(config, pairs: pairs))
+                            settings: SearchSettings(config, pairs: pairs, sensorRotation: sensorRotation))
         return try decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
                           homography: homography, config: config, sensorRotation: sensorRotation)
     }
@@ -154,9 +154,17 @@ extension RelativePose {
         let maxParallax: Double
         let maxDisagreement: Double
         let runnersUp: Int
+        /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the
+        /// one and backs the other (the tolerances of the gate's rival rule).
+        let prior: Prior?
+        struct Prior: Hashable, Sendable {
+            let rotation: Matrix3
+            let degrees: Double
+            let excess: Double
+        }
 
         /// PROSAC only where every correspondence has a descriptor distance to order by.
-        public init(_ config: PoseConfig, pairs: Correspondences) {
+        public init(_ config: PoseConfig, pairs: Correspondences, sensorRotation: Matrix3? = nil) {
             essential = config.essential
             refine = config.refine
             minIterations = config.minIterations
@@ -165,11 +173,16 @@ extension RelativePose {
             maxParallax = config.maxParallax
             maxDisagreement = config.maxDisagreement
             runnersUp = config.runnersUp
+            prior = sensorRotation.flatMap { rotation in
+                config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
+                    ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess) : nil
+            }
         }
 
         func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
-                                         maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp)
+                                         maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
+                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess) })
         }
     }
 

@@ -127,7 +127,7 @@ public struct PoseEstimator: Sendable {
         var poseFailure: String?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
-            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs)
+            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: sensor?.rotation)
             var searchMilliseconds: Double?
             let search: RelativePose.SearchOutcome
             if let stages {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A 3x3 matrix of doubles: three fixed rows, no heap storage. Encoded in JSON as an array of three rows.
-public struct Matrix3: Equatable, Sendable, Codable, CustomStringConvertible {
+public struct Matrix3: Hashable, Sendable, Codable, CustomStringConvertible {
     public var row0: SIMD3<Double>
     public var row1: SIMD3<Double>
     public var row2: SIMD3<Double>
