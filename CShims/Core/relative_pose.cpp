@@ -28,10 +28,12 @@ struct Pose {
 struct Separation {
     double rotation, translation;
 };
+double rotation_apart(const cv::Matx33d &P, const cv::Matx33d &Q) {
+    double c = (cv::trace(P.t() * Q) - 1) / 2;
+    return std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
+}
 Separation separation(const Pose &p, const Pose &q) {
-    double c = (cv::trace(p.R.t() * q.R) - 1) / 2;
-    return {std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees,
-            std::acos(std::min(1.0, std::abs(p.t.dot(q.t)))) * kDegrees};
+    return {rotation_apart(p.R, q.R), std::acos(std::min(1.0, std::abs(p.t.dot(q.t)))) * kDegrees};
 }
 
 cv::Matx33d skew(const cv::Vec3d &v) { return cv::Matx33d(0, -v[2], v[1], v[2], 0, -v[0], -v[1], v[0], 0); }
@@ -762,6 +764,15 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     if (!(params.confidence > 0 && params.confidence < 1)) {
         fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", params.confidence));
     }
+    if (params.prior_degrees > 0) {
+        // A sanity bound, not a precision one: products of rotations valid to 1e-6 stay far inside it.
+        const cv::Matx33d prior(params.prior_R);
+        const double off = cv::norm(prior * prior.t() - cv::Matx33d::eye());
+        if (!(off < 1e-3 && cv::determinant(prior) > 0) || !std::isfinite(params.prior_degrees) || !(params.prior_excess >= 0)) {
+            fail(RP_ERR_INVALID_ARGUMENT, cv::format("prior must be a rotation with finite degrees and excess >= 0 (degrees %g, excess %g, |R Rt - I| %g)",
+                                                     params.prior_degrees, params.prior_excess, off));
+        }
+    }
     Bearings x = undistorted(reference, current, reference_camera, current_camera);
     x.avx2 = has_avx2() && !params.portable_kernels;
     const double focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
@@ -786,13 +797,11 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     // A prior that rules the pose out and backs a runner-up nearly as good: the prior decides between them.
     if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0) {
         const cv::Matx33d prior(params.prior_R);
-        Pose posed;
-        posed.R = prior;
-        if (separation(pose, posed).rotation > 2 * params.prior_degrees) {
+        if (rotation_apart(pose.R, prior) > 2 * params.prior_degrees) {
             auto pick = rivals.end();
             for (auto it = rivals.begin(); it != rivals.end(); ++it) {
-                if ((it->first - pose_cost) / tau2 >= params.prior_excess) continue;
-                if (separation(it->second, posed).rotation > params.prior_degrees) continue;
+                if (!((it->first - pose_cost) / tau2 < params.prior_excess)) continue;
+                if (!(rotation_apart(it->second.R, prior) <= params.prior_degrees)) continue;
                 if (pick == rivals.end() || it->first < pick->first) pick = it;
             }
             if (pick != rivals.end()) {

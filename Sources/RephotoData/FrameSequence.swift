@@ -149,6 +149,14 @@ public struct FrameSequence: Equatable, Sendable {
     /// The attitude recorded for a reference file, from its own row.
     public func attitude(of file: String) -> Quaternion? { frames.first { $0.file == file }?.attitude }
 
+    /// The phone attitudes of a row and its reference in the manifest's frame and orientation; nil unless both
+    /// were recorded.
+    public func attitudes(for frame: SequenceFrame) throws -> AttitudePair? {
+        guard let q1 = frame.attitude, let file = referenceFile(for: frame), let q0 = attitude(of: file) else { return nil }
+        return AttitudePair(reference: try Attitude(quaternion: q0, frame: manifest.attitudeFrame, orientation: manifest.cameraOrientation),
+                            current: try Attitude(quaternion: q1, frame: manifest.attitudeFrame, orientation: manifest.cameraOrientation))
+    }
+
     /// The reference file of a row: its own in a pair list, the manifest's otherwise.
     public func referenceFile(for frame: SequenceFrame) -> String? { frame.referenceFile ?? manifest.reference }
 

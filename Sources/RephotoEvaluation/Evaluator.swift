@@ -149,12 +149,7 @@ public struct Evaluator: Sendable {
             let prepared = try reference.get()
             let entry = try cached(sequence.path(of: frame.file))
             let image = try entry?.image ?? estimator.load(contentsOfFile: sequence.path(of: frame.file))
-            var attitudes: AttitudePair?
-            if let q1 = frame.attitude, let q0 = sequence.attitude(of: row.referenceFile) {
-                let m = sequence.manifest
-                attitudes = AttitudePair(reference: try Attitude(quaternion: q0, frame: m.attitudeFrame, orientation: m.cameraOrientation),
-                                         current: try Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation))
-            }
+            let attitudes = try sequence.attitudes(for: frame)
             let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
                                                 attitudes: attitudes, stages: featureCache == nil ? nil : stageCache)
             row.fill(from: result, truth: truth)

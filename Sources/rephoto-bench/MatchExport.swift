@@ -114,18 +114,15 @@ enum MatchExport {
                                             current: order.map { matched.current[$0] })
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
-                let sensorRotations = try (0..<seeds).map { index -> Matrix3? in
-                    if let degrees = simulatedSensor {
-                        let turn = Quaternion(axis: SIMD3(0, 1, 0), angle: (index % 2 == 0 ? 1 : -1) * degrees * .pi / 180).rotationMatrix
-                        return truth.rotationMatrix * turn
-                    }
-                    guard let q1 = frame.attitude, let q0 = sequence.attitude(of: referenceFile) else { return nil }
-                    let m = sequence.manifest
-                    return try SensorPath.compute(
-                        reference: Attitude(quaternion: q0, frame: m.attitudeFrame, orientation: m.cameraOrientation),
-                        current: Attitude(quaternion: q1, frame: m.attitudeFrame, orientation: m.cameraOrientation),
-                        referenceSize: reference.size, currentSize: image.fullSize, referenceCamera: referenceCamera,
-                        currentCamera: currentCamera, config: config.sensor).rotation
+                let recorded = try sequence.attitudes(for: frame).map { attitudes in
+                    try SensorPath.compute(reference: attitudes.reference, current: attitudes.current, referenceSize: reference.size,
+                                           currentSize: image.fullSize, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                           config: config.sensor).rotation
+                }
+                let sensorRotations = (0..<seeds).map { index -> Matrix3? in
+                    guard let degrees = simulatedSensor else { return recorded }
+                    let turn = Quaternion(axis: SIMD3(0, 1, 0), angle: (index % 2 == 0 ? 1 : -1) * degrees * .pi / 180).rotationMatrix
+                    return truth.rotationMatrix * turn
                 }
                 // Each seed runs every method on the same matches: the spread over seeds is the search's own luck.
                 let runs = try (0..<seeds).map { index -> [String: Answer] in

@@ -234,6 +234,12 @@ import RephotoShimTools
         #expect(abs(try #require(evidence.sensorDisagreementDegrees) - 3) < 1)
         #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") }, "\(pose.warnings)")
         #expect { try estimate(sensor: turned(20)) } throws: { ($0 as? RephotoError)?.message.contains("and the sensor's rotation is") == true }
+        // A "rotation" that is none is bad input, not a prior.
+        for bad in [Matrix3(SIMD3(2, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)), Matrix3(SIMD3(.nan, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))] {
+            #expect { try estimate(sensor: bad) } throws: {
+                ($0 as? RephotoError)?.kind == .badInput && ($0 as? RephotoError)?.message.contains("prior must be a rotation") == true
+            }
+        }
 
         var out = rp_relative_pose()
         out.inliers = 11
