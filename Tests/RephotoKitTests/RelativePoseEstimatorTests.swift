@@ -210,6 +210,25 @@ import RephotoShimTools
         try RelativePose.gate(PoseEvidence(out), config: config)
     }
 
+    /// The rotation-uncertainty gate: a pose is refused over `pose.maxRotationSigma`, answered with a warning
+    /// over half of it, and answered plainly below.
+    @Test func anUncertainRotationIsRefusedOrFlagged() throws {
+        var out = rp_relative_pose()
+        (out.inliers, out.in_front, out.parallax_degrees, out.log10_chance) = (45, 45, 50, -60)
+        (out.translation_sigma_degrees, out.rival_excess) = (0.5, .infinity)
+        let config = PoseConfig()
+        #expect(config.maxRotationSigma == 2)
+        out.rotation_sigma_degrees = 0.8
+        #expect(try RelativePose.gate(PoseEvidence(out), config: config).isEmpty)
+        out.rotation_sigma_degrees = 1.5
+        let warnings = try RelativePose.gate(PoseEvidence(out), config: config)
+        #expect(warnings.count == 1 && warnings[0].hasPrefix("rotation uncertain: ±1.50°"), "\(warnings)")
+        out.rotation_sigma_degrees = 2.5
+        #expect { try RelativePose.gate(PoseEvidence(out), config: config) } throws: {
+            ($0 as? RephotoError)?.message.hasPrefix("rotation too uncertain: ±2.50° (1 sigma; pose.maxRotationSigma 2°)") == true
+        }
+    }
+
     /// Sensor corroboration: 11 true matches among 36 are too few for the chance gate alone (10^-8), and a
     /// phone's relative rotation 3° from the truth (a heading error between sessions) lets the pose through;
     /// one 20° away does not, nor does any sensor when the inliers could be chance 1 time in 100 or more.
