@@ -123,6 +123,18 @@ import RephotoEvaluation
         try Self.expectRefusal(text, expected)
     }
 
+    /// With an image size the distortion checks ran before the count was, and indexed a list of 1-3 or over 14
+    /// coefficients past its end: a trap that killed the server (found by probing it).
+    @Test(arguments: [1, 2, 3, 6, 15, 40])
+    func aDistortionListOfTheWrongLengthIsRefused(count: Int) throws {
+        let intrinsics = CameraIntrinsics(fx: 500, fy: 500, cx: 320, cy: 240, distortion: Array(repeating: 0.01, count: count),
+                                          imageSize: ImageSize(width: 640, height: 480))
+        let error = #expect(throws: RephotoError.self) { try intrinsics.validate("metadata") }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message == "metadata: \(count) distortion coefficients, expected 4, 5, 8, 12 or 14", "\(error?.message ?? "")")
+        #expect(throws: RephotoError.self) { try intrinsics.adapted(to: ImageSize(width: 1280, height: 960)) }
+    }
+
     @Test func aRealLensLoads() throws {
         // Barrel distortion of a wide phone lens (k1 = -0.3, k2 = 0.1) maps the corners inwards by about 10 %.
         let path = try Fixtures.temporaryFile("real.yml", Data(Self.calibration(distortion: "-0.3, 0.1, 0.001, -0.001, 0").utf8))

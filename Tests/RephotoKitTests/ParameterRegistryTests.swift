@@ -39,6 +39,19 @@ import Testing
         }
     }
 
+    /// A 300-byte YAML file whose anchors stand for 9^9 values ran for minutes and grew without bound (found by
+    /// probing): settings are counted through their aliases and refused before they are decoded.
+    @Test func yamlAliasBombsAreRefused() throws {
+        for yaml in [true, false] {  // by extension, and as the fallback after JSON
+            let error = #expect(throws: RephotoError.self) { try PipelineConfig.decode(Data(Fixtures.yamlAliasBomb.utf8), yaml: yaml) }
+            #expect(error?.kind == .badInput)
+            #expect(error?.message == "settings file expands to more than 100000 values through YAML aliases", "\(error?.message ?? "")")
+        }
+        // An alias as such is still YAML: one reused value loads.
+        let config = try PipelineConfig.decode(Data("matching:\n  ratio: &r 0.75\nhomography:\n  threshold: *r\n".utf8), yaml: true)
+        #expect(config.matching.ratio == 0.75 && config.homography.threshold == 0.75)
+    }
+
     /// People read numbers as they write them, not 8e-1.
     @Test func defaultsPrintPlainNumbers() throws {
         let yaml = try ParameterRegistry.yaml(of: PipelineConfig())

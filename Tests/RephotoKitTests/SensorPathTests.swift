@@ -63,6 +63,34 @@ import RephotoEvaluation
         #expect(length(tilt.rotation * ahead - SIMD3(0, s, c)) < 1e-12)
     }
 
+    /// The sensor quadrilateral is the target's corners turned by the relative rotation; past the point where a
+    /// corner's ray leaves the camera's front, it is withheld with a warning (a mirrored or crossed shape was
+    /// reported, found by probing). Corners by hand: a pan by θ takes the ray (x, y, 1) to
+    /// (x cos θ + sin θ, y, cos θ − x sin θ).
+    @Test(arguments: [(30.0, 0), (60.0, 0), (80.0, 2), (100.0, 2), (120.0, 4), (180.0, 4)])
+    func theSensorQuadrilateralIsWithheldOnceACornerTurnsBehindTheCamera(degrees: Double, behind: Int) throws {
+        let camera = CameraIntrinsics(fx: 500, fy: 500, cx: 320, cy: 240)
+        let theta = degrees * .pi / 180
+        let q0 = Self.upright(heading: 30)
+        let turned = Quaternion(axis: SIMD3(0, 0, 1), angle: theta) * q0
+        let path = try SensorPath.compute(reference: Attitude(quaternion: q0), current: Attitude(quaternion: turned),
+                                          referenceSize: size, currentSize: size, referenceCamera: camera, currentCamera: camera)
+        let target = Quadrilateral.centred(in: size, fraction: NavigationConfig().targetFraction)
+        if behind == 0 {
+            let quad = try #require(path.quadrilateral)
+            for (mapped, corner) in zip(quad.corners, target.corners) {
+                let x = (corner.x - 320) / 500, y = (corner.y - 240) / 500
+                let z = cos(theta) - x * sin(theta)
+                let expected = Point2(x: 320 + 500 * (x * cos(theta) + sin(theta)) / z, y: 240 + 500 * y / z)
+                #expect(abs(mapped.x - expected.x) < 1e-6 && abs(mapped.y - expected.y) < 1e-6, "\(mapped) against \(expected)")
+            }
+            #expect(!path.warnings.contains { $0.contains("behind the camera") })
+        } else {
+            #expect(path.quadrilateral == nil)
+            #expect(path.warnings.contains { $0.contains("turns \(behind) of the target's 4 corners behind the camera") }, "\(path.warnings)")
+        }
+    }
+
     @Test func identityAttitudesPutThePointAtTheCentre() throws {
         let a = try Attitude(quaternion: Self.upright(heading: 40))
         let path = try SensorPath.compute(reference: a, current: a, referenceSize: size, currentSize: size,

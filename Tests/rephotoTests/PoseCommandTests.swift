@@ -189,6 +189,7 @@ import Testing
         let text = try CLI.temporaryFile("notes.jpg", Data("not an image at all".utf8))
         let calibration = CLI.packageRoot.appendingPathComponent("calibration/opencv-sample-640x480.yml").path
         let badConfig = try CLI.temporaryFile("c.json", Data(#"{"matching": {"ratoi": 0.7}}"#.utf8))
+        let bomb = try CLI.temporaryFile("bomb.yaml", Data(Fixtures.yamlAliasBomb.utf8))
         let greyA = try grey("a.png"), greyB = try grey("b.png")
         return [
             ("missing file", ["--reference", "/no/such.jpg", "--current", graf3], 2, "/no/such.jpg: no such file"),
@@ -203,6 +204,7 @@ import Testing
             ("detector", ["--reference", graf1, "--current", graf3, "--detector", "surf"], 2, "surf"),
             ("missing option", ["--reference", graf1], 2, "--current"),
             ("config key", ["--reference", graf1, "--current", graf3, "--config", badConfig], 2, "unknown key 'ratoi'"),
+            ("config alias bomb", ["--reference", graf1, "--current", graf3, "--config", bomb], 2, "bomb.yaml: settings file expands to more than 100000 values through YAML aliases"),
             ("no features", ["--reference", greyA, "--current", greyB], 3, "too few matches: 0 (need 10); keypoints: reference 0, current 0"),
             ("NaN attitude", ["--reference", graf1, "--current", graf3, "--reference-attitude", "nan,0,0,0", "--current-attitude", "1,0,0,0"], 2,
              "attitude quaternion (nan, 0, 0, 0) is not finite"),

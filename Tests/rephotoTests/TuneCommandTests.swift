@@ -212,6 +212,13 @@ import Testing
         #expect(fresh.status == 3, "\(fresh.stderr)")
     }
 
+    /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.
+    @Test func anAliasBombSpaceIsRefused() throws {
+        let run = try CLI.run(["tune", try Self.spaceFile(Fixtures.yamlAliasBomb), "--data", try Self.data(), "--out", SequenceCommandTests.directory()])
+        #expect(run.status == 2 && run.stderr.contains("search space expands to more than 100000 values through YAML aliases"), "\(run.stderr)")
+        #expect(run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)")
+    }
+
     /// A shard past the space's last trial runs nothing, and says so.
     @Test func anEmptyShardSaysSo() throws {
         let data = try Self.data(), space = try Self.spaceFile()

@@ -47,16 +47,22 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         // The text is parsed to a plain tree first and applied outside the decoder: Yams reports any error
         // thrown inside decoding as "not valid YAML", which would hide the parameter's own message.
         let tree: ConfigTree
+        func fromYAML() throws -> ConfigTree {
+            try BoundedYAML.checkSize(String(decoding: data, as: UTF8.self), what: "settings file")
+            return try YAMLDecoder().decode(ConfigTree.self, from: data)
+        }
         do {
             if yaml {
-                tree = try YAMLDecoder().decode(ConfigTree.self, from: data)
+                tree = try fromYAML()
             } else {
                 do {
                     tree = try JSONDecoder().decode(ConfigTree.self, from: data)
                 } catch {
-                    tree = try YAMLDecoder().decode(ConfigTree.self, from: data)
+                    tree = try fromYAML()
                 }
             }
+        } catch let error as RephotoError {
+            throw error
         } catch {
             throw RephotoError.badInput("neither JSON nor YAML settings (\(ConfigFile.describe(error)))")
         }

@@ -81,13 +81,24 @@ public struct SensorPath: Encodable, Sendable {
         let w = Double(currentSize.width), h = Double(currentSize.height)
         let point = Point2(x: (euler.roll + .pi) / (2 * .pi) * w, y: (euler.pitch + .pi / 2) / .pi * h)
         var quad: Quadrilateral?
+        var quadWarning: String? = "no intrinsics: no sensor quadrilateral"
         if let kr = referenceCamera?.matrix, let kc = currentCamera?.matrix, let krInverse = kr.inverse {
-            quad = Quadrilateral.centred(in: referenceSize, fraction: targetFraction).mapped(by: kc * rotation * krInverse)
+            let target = Quadrilateral.centred(in: referenceSize, fraction: targetFraction)
+            // A corner whose ray the rotation turns behind the current camera has no image: the projected shape
+            // would be mirrored or crossed, a precise-looking wrong guide.
+            let behind = target.corners.filter { (rotation * (krInverse * SIMD3($0.x, $0.y, 1))).z <= 0 }.count
+            if behind == 0 {
+                quad = target.mapped(by: kc * rotation * krInverse)
+                quadWarning = nil
+            } else {
+                quadWarning = String(format: "the sensor's rotation (%.0f°) turns %d of the target's 4 corners behind the camera: no sensor quadrilateral",
+                                     rotation.rotationAngleDegrees, behind)
+            }
         }
         return SensorPath(rotation: rotation, rotationDegrees: rotation.rotationAngleDegrees, relativeQuaternion: delta,
                           euler: euler.degrees, navigationPoint: point, quadrilateral: quad,
                           level: level(current, frameSize: currentSize, config: config, targetFraction: targetFraction),
-                          warnings: warnings + (quad == nil ? ["no intrinsics: no sensor quadrilateral"] : []))
+                          warnings: warnings + (quadWarning.map { [$0] } ?? []))
     }
 
     /// The level indicator: the angle of gravity in the image (0 when it points straight down the frame).
