@@ -261,8 +261,10 @@ import RephotoShimTools
         // A quarter of the usual noise: every true match within the threshold, so the count is exactly 11.
         let pairs = correspondences(rotation: r, translation: t, inliers: 11, outliers: 25, seed: seed, noiseScale: 0.25)
         let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
+        var config = PoseConfig()
+        config.reproductions = 0  // the sensor alone (aWeakPoseThatIndependentSearchesReachPasses has the rest)
         func estimate(sensor: Matrix3?) throws -> RelativePose {
-            try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: PoseConfig(),
+            try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: config,
                                       sensorRotation: sensor)
         }
         func turned(_ degrees: Double) -> Matrix3 { r * Quaternion(axis: SIMD3(0, 1, 0), angle: degrees * .pi / 180).rotationMatrix }
@@ -274,7 +276,7 @@ import RephotoShimTools
         #expect(evidence.log10Chance > -8 && evidence.log10Chance < -2, "chance 10^\(evidence.log10Chance)")
         #expect(abs(try #require(evidence.sensorDisagreementDegrees) - 3) < 1)
         #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") }, "\(pose.warnings)")
-        #expect { try estimate(sensor: turned(20)) } throws: { ($0 as? RephotoError)?.message.contains("and the sensor's rotation is") == true }
+        #expect { try estimate(sensor: turned(20)) } throws: { ($0 as? RephotoError)?.message.contains("; the sensor's rotation is ") == true }
         // A "rotation" that is none is bad input, not a prior.
         for bad in [Matrix3(SIMD3(2, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)), Matrix3(SIMD3(.nan, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))] {
             #expect { try estimate(sensor: bad) } throws: {
@@ -299,6 +301,42 @@ import RephotoShimTools
         weak.log10Chance = -5
         #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: off) }
         #expect(try !RelativePose.gate(weak, config: PoseConfig()).isEmpty)
+    }
+
+    /// Reproduction: the same 11 true matches among 36, weak evidence for the chance gate alone, are found again
+    /// by independent searches (other seeds), and the pose passes with a warning, right; without reproductions
+    /// it is refused.
+    @Test(arguments: [UInt64(51), 52, 55])
+    func aWeakPoseThatIndependentSearchesReachPasses(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 3, -30, 2)
+        let t = SIMD3(1.8, 0.1, 0.5)
+        let pairs = correspondences(rotation: r, translation: t, inliers: 12, outliers: 40, seed: seed, noiseScale: 0.25)
+        let pose = try estimate(pairs)
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 1)
+        let evidence = try #require(pose.evidence)
+        #expect(evidence.log10Chance > -8 && evidence.log10Chance <= -4, "chance 10^\(evidence.log10Chance)")
+        #expect(try #require(evidence.reproductionDegrees) <= 5)
+        #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence reproduced: 12 essential inliers") }, "\(pose.warnings)")
+        var none = PoseConfig()
+        none.reproductions = 0
+        #expect { try estimate(pairs, none) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+
+
+        // The gate: a pose reached again within pose.maxReproductionDegrees passes inside the window, not
+        // outside it, and not when a search landed further.
+        var weak = evidence
+        weak.log10Chance = -5
+        #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence reproduced") })
+        weak.reproductionDegrees = 15
+        #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
+            ($0 as? RephotoError)?.message.hasSuffix("could be chance: unrelated matches would give as many 10^-5.0 times (pose.maxChance 1e-08); a search run again landed 15.0° away (pose.maxReproductionDegrees 5°)") == true
+        }
+        weak.reproductionDegrees = 1
+        weak.log10Chance = -3
+        #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: PoseConfig()) }
+        weak.reproductionDegrees = nil
+        weak.log10Chance = -5
+        #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: PoseConfig()) }
     }
 
     /// Two motions with equal support (a car driving through the frame): 30 matches follow one pose, 30 another,

@@ -286,6 +286,10 @@ typedef struct rp_robust_params {
     double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
     double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost, that runner-up becomes the pose
                              and the pose its rival (with a negative rival_excess) */
+    int reproductions;    /* LO-MSAC only: when the pose's log10_chance lies in (reproduce_above_log10_chance, */
+    double reproduce_above_log10_chance;  /* reproduce_max_log10_chance], up to this many more searches run (other */
+    double reproduce_max_log10_chance;    /* seeds), each stopping once its best model is within reproduce_degrees */
+    double reproduce_degrees;             /* of the pose in rotation, and the first that ends further stops them */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
@@ -331,6 +335,9 @@ typedef struct rp_relative_pose {
     int has_twin;               /* on a plane E has two solutions; 1 when the homography of the inliers (as in */
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */
+    int reproductions;          /* searches run to reproduce a weak pose (rp_robust_params.reproductions), 0 when */
+    double reproduction_degrees;  /* none ran; the furthest one's rotation from the pose (HUGE_VAL if one found
+                                     nothing) */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

@@ -38,6 +38,10 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var sensorDisagreementDegrees: Double?
     /// The same for the rival's rotation; `nil` without attitudes or without a rival.
     public var rivalSensorDisagreementDegrees: Double?
+    /// A pose over `pose.maxChance` but under `pose.maxReproducedChance` is searched for again
+    /// (`pose.reproductions`, other seeds): the rotation between it and the furthest of those searches'
+    /// poses, degrees (180 when one found none). `nil` when none ran.
+    public var reproductionDegrees: Double?
 
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)
@@ -54,6 +58,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         rivalExcess = pose.rival_excess.isFinite ? pose.rival_excess : nil
         rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
+        reproductionDegrees = pose.reproductions > 0 ? min(pose.reproduction_degrees, 180) : nil
     }
 
     /// General motion, a plane (GRIC prefers the homography and too few inliers off it refute the plane's

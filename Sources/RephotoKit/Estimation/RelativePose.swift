@@ -162,6 +162,15 @@ extension RelativePose {
             let degrees: Double
             let excess: Double
         }
+        /// A pose the chance gate alone would refuse, but `pose.maxReproducedChance` might pass, is searched
+        /// for again (the bounds of that window, log10, and the tolerance).
+        let reproduction: Reproduction?
+        struct Reproduction: Hashable, Sendable {
+            let count: Int
+            let aboveLog10Chance: Double
+            let maxLog10Chance: Double
+            let degrees: Double
+        }
 
         /// PROSAC only where every correspondence has a descriptor distance to order by.
         public init(_ config: PoseConfig, pairs: Correspondences, sensorRotation: Matrix3? = nil) {
@@ -177,12 +186,16 @@ extension RelativePose {
                 config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
                     ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess) : nil
             }
+            reproduction = config.reproductions > 0 && config.maxReproducedChance > config.maxChance
+                ? Reproduction(count: config.reproductions, aboveLog10Chance: log10(config.maxChance),
+                               maxLog10Chance: log10(config.maxReproducedChance), degrees: config.maxReproductionDegrees) : nil
         }
 
         func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess) })
+                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess) },
+                                         reproduction: reproduction.map { ($0.count, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }
     }
 
@@ -205,15 +218,26 @@ extension RelativePose {
         if evidence.log10Chance > log10(config.maxChance) {
             let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
                                 evidence.inliers, evidence.log10Chance, config.maxChance)
-            guard let apart = evidence.sensorDisagreementDegrees else { throw RephotoError.estimationFailed(chance) }
-            guard evidence.log10Chance <= log10(config.maxCorroboratedChance) else {
-                throw RephotoError.estimationFailed(chance + String(format: ", too weak for the sensor to corroborate (pose.maxCorroboratedChance %g)", config.maxCorroboratedChance))
+            let reproduced = evidence.reproductionDegrees.map { $0 <= config.maxReproductionDegrees } ?? false
+            if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
+               apart <= config.maxSensorDisagreement {
+                warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
+                                       evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
+            } else if reproduced, let apart = evidence.reproductionDegrees, evidence.log10Chance <= log10(config.maxReproducedChance) {
+                warnings.append(String(format: "weak visual evidence reproduced: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), and %d more searches landed within %.1f° of the pose (pose.maxReproductionDegrees %g°)",
+                                       evidence.inliers, evidence.log10Chance, config.maxChance, config.reproductions, apart, config.maxReproductionDegrees))
+            } else {
+                var reasons: [String] = []
+                if let apart = evidence.sensorDisagreementDegrees {
+                    reasons.append(evidence.log10Chance > log10(config.maxCorroboratedChance)
+                        ? String(format: "too weak for the sensor to corroborate (pose.maxCorroboratedChance %g)", config.maxCorroboratedChance)
+                        : String(format: "the sensor's rotation is %.1f° from the pose's (pose.maxSensorDisagreement %g°)", apart, config.maxSensorDisagreement))
+                }
+                if let apart = evidence.reproductionDegrees {
+                    reasons.append(String(format: "a search run again landed %.1f° away (pose.maxReproductionDegrees %g°)", apart, config.maxReproductionDegrees))
+                }
+                throw RephotoError.estimationFailed(([chance] + reasons).joined(separator: "; "))
             }
-            guard apart <= config.maxSensorDisagreement else {
-                throw RephotoError.estimationFailed(chance + String(format: ", and the sensor's rotation is %.1f° from the pose's (pose.maxSensorDisagreement %g°)", apart, config.maxSensorDisagreement))
-            }
-            warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
-                                   evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
         }
         if evidence.parallaxDegrees > config.maxParallax {
             throw RephotoError.estimationFailed(String(

@@ -60,12 +60,17 @@ public struct RobustConfig: Hashable, Sendable {
     package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
                                 maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
                                 prior: (rotation: Matrix3, degrees: Double, excess: Double)? = nil,
+                                reproduction: (count: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
                                 portableKernels: Bool = false) throws -> rp_robust_params {
         rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
                          max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0,
                          min_iterations: try cInt(minIterations, "minIterations"), seed: seed, prosac: prosac ? 1 : 0, max_parallax_degrees: maxParallax,
                          max_disagreement_degrees: maxDisagreement, portable_kernels: portableKernels ? 1 : 0,
                          runners_up: try cInt(runnersUp, "runnersUp"), prior_R: (prior?.rotation ?? .identity).tuple,
-                         prior_degrees: prior?.degrees ?? 0, prior_excess: prior?.excess ?? 0)
+                         prior_degrees: prior?.degrees ?? 0, prior_excess: prior?.excess ?? 0,
+                         reproductions: try cInt(reproduction?.count ?? 0, "reproductions"),
+                         reproduce_above_log10_chance: reproduction?.aboveLog10Chance ?? 0,
+                         reproduce_max_log10_chance: reproduction?.maxLog10Chance ?? 0,
+                         reproduce_degrees: reproduction?.degrees ?? 0)
     }
 }
