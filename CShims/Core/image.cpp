@@ -389,8 +389,8 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     rp_image_header h = probe(bytes, length);
     int64_t pixels = int64_t(h.width) * int64_t(h.height);
     if (max_pixels > 0 && pixels > max_pixels) {
-        fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %.1f MP", h.width, h.height,
-                                          double(pixels) / 1e6, double(max_pixels) / 1e6));
+        fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %lld pixels (maxPixels)", h.width, h.height,
+                                          double(pixels) / 1e6, (long long)max_pixels));
     }
     const bool transposed = h.orientation >= 5;
     const cv::Size full = transposed ? cv::Size(h.height, h.width) : cv::Size(h.width, h.height);

@@ -128,7 +128,7 @@ import RephotoEvaluation
         header += Data([0, 0, 0, 0]) + Data("IEND".utf8) + Data([0xAE, 0x42, 0x60, 0x82])
         let error = #expect(throws: RephotoError.self) { try Image(data: header) }
         #expect(error?.kind == .badInput)
-        #expect(error?.message == "image is 20000x20000 = 400.0 MP, over the limit of 50.0 MP")
+        #expect(error?.message == "image is 20000x20000 = 400.0 MP, over the limit of 50000000 pixels (maxPixels)")
 
         let small = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
         let limited = #expect(throws: RephotoError.self) { try Image(data: small, maxPixels: 500_000) }

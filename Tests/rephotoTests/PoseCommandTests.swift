@@ -196,7 +196,7 @@ import Testing
             ("empty file", ["--reference", graf1, "--current", empty], 2, "empty file (0 bytes)"),
             ("not an image", ["--reference", text, "--current", graf3], 2, "not a JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000 image (19 bytes"),
             ("truncated", ["--reference", graf1, "--current", truncated], 2, "truncated JPEG"),
-            ("huge", ["--reference", graf1, "--current", graf3, "--max-pixels", "100000"], 2, "image is 800x640 = 0.5 MP, over the limit of 0.1 MP"),
+            ("huge", ["--reference", graf1, "--current", graf3, "--max-pixels", "100000"], 2, "image is 800x640 = 0.5 MP, over the limit of 100000 pixels (maxPixels)"),
             ("calibration size", ["--reference", graf1, "--current", graf3, "--calibration", calibration], 2, "calibration is for 640x480 but the image is 800x640"),
             ("calibration missing", ["--reference", graf1, "--current", graf3, "--calibration", "/no/cal.yml"], 2, "/no/cal.yml: no such calibration file"),
             ("intrinsics", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,320"], 2, "intrinsics '700,700,320' must be four numbers"),

@@ -95,11 +95,22 @@ public struct SensorPath: Encodable, Sendable {
                                      rotation.rotationAngleDegrees, behind)
             }
         }
+        // Gravity along the optical axis leaves the horizon's angle to noise: 0.1° of tilt swings it by 90°.
+        var levelWarning: [String] = []
+        let gravity = worldFromCamera(current, frame: current.frame.toEastNorthUp, config: config).transposed * SIMD3(0, 0, -1)
+        let offAxis = atan2((gravity.x * gravity.x + gravity.y * gravity.y).squareRoot(), abs(gravity.z)) * 180 / .pi
+        if offAxis < Self.minLevelTiltDegrees {
+            levelWarning = [String(format: "the camera points within %.1f° of straight %@: the level angle is undefined",
+                                   offAxis, gravity.z > 0 ? "down" : "up")]
+        }
         return SensorPath(rotation: rotation, rotationDegrees: rotation.rotationAngleDegrees, relativeQuaternion: delta,
                           euler: euler.degrees, navigationPoint: point, quadrilateral: quad,
                           level: level(current, frameSize: currentSize, config: config, targetFraction: targetFraction),
-                          warnings: warnings + (quadWarning.map { [$0] } ?? []))
+                          warnings: warnings + (quadWarning.map { [$0] } ?? []) + levelWarning)
     }
+
+    /// Within this angle of straight up or down the level indicator is flagged as undefined.
+    static let minLevelTiltDegrees = 5.0
 
     /// The level indicator: the angle of gravity in the image (0 when it points straight down the frame).
     public static func level(_ attitude: Attitude, frameSize: ImageSize, config: SensorConfig = SensorConfig(),
