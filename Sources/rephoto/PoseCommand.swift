@@ -27,11 +27,11 @@ struct PoseCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Phone attitude at the current capture, w,x,y,z.")
     var currentAttitude: String?
     @Option(help: "Screen orientation at capture: portrait, portraitUpsideDown, landscapeLeft or landscapeRight (default portrait).")
-    var orientation: ScreenOrientation = .portrait
+    var orientation: ScreenOrientation?
     @Option(help: "Screen orientation of the reference capture when it differs from --orientation.")
     var referenceOrientation: ScreenOrientation?
     @Option(help: "Reference frame of the attitudes: xArbitraryZVertical (default), xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical, androidRotationVector, androidGameRotationVector.")
-    var attitudeFrame: AttitudeReferenceFrame = .xArbitraryZVertical
+    var attitudeFrame: AttitudeReferenceFrame?
     @Option(help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
     var referenceAttitudeFrame: AttitudeReferenceFrame?
     @OptionGroup var pipeline: PipelineOptions
@@ -88,14 +88,20 @@ struct PoseCommand: ParsableCommand {
     private func attitudePair() throws -> AttitudePair? {
         switch (referenceAttitude, currentAttitude) {
         case (nil, nil):
+            // Options that describe attitudes say nothing without them: a silent no-op would hide a mistake.
+            let unused = [("--orientation", orientation != nil), ("--reference-orientation", referenceOrientation != nil),
+                          ("--attitude-frame", attitudeFrame != nil), ("--reference-attitude-frame", referenceAttitudeFrame != nil)]
+                .filter(\.1).map(\.0)
+            if !unused.isEmpty {
+                throw RephotoError.badInput("\(unused.joined(separator: ", ")) describe attitudes: give --reference-attitude and --current-attitude too")
+            }
             return nil
         case (let reference?, let current?):
-            do {
-                return AttitudePair(
-                    reference: try Attitude(parsing: reference, frame: referenceAttitudeFrame ?? attitudeFrame,
-                                            orientation: referenceOrientation ?? orientation),
-                    current: try Attitude(parsing: current, frame: attitudeFrame, orientation: orientation))
-            }
+            let frame = attitudeFrame ?? .xArbitraryZVertical, orientation = orientation ?? .portrait
+            return AttitudePair(
+                reference: try Attitude(parsing: reference, frame: referenceAttitudeFrame ?? frame,
+                                        orientation: referenceOrientation ?? orientation),
+                current: try Attitude(parsing: current, frame: frame, orientation: orientation))
         default:
             throw RephotoError.badInput("give both --reference-attitude and --current-attitude, or neither")
         }
