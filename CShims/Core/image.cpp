@@ -95,9 +95,12 @@ rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
 
 rp_image_header probe_png(const uint8_t *b, size_t n) {
     if (n < 33 || std::memcmp(b + 12, "IHDR", 4) != 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: no IHDR header");
-    rp_image_header h{RP_FORMAT_PNG, int(std::min<uint32_t>(be32(b + 16), INT32_MAX)),
-                      int(std::min<uint32_t>(be32(b + 20), INT32_MAX)), 1};
-    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: zero width or height");
+    // The PNG specification caps both at 2^31 - 1: a larger value is damage, not a size to report.
+    const uint32_t width = be32(b + 16), height = be32(b + 20);
+    if (width == 0 || height == 0 || width > uint32_t(INT32_MAX) || height > uint32_t(INT32_MAX)) {
+        rp::fail(RP_ERR_DECODE, cv::format("corrupt PNG: size %ux%u in its header (each 1 to 2147483647)", width, height));
+    }
+    rp_image_header h{RP_FORMAT_PNG, int(width), int(height), 1};
     size_t from = n > 1024 ? n - 1024 : 33;
     bool iend = false;
     for (size_t i = from; i + 4 <= n; ++i) {

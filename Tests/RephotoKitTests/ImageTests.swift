@@ -130,6 +130,15 @@ import RephotoEvaluation
         #expect(error?.kind == .badInput)
         #expect(error?.message == "image is 20000x20000 = 400.0 MP, over the limit of 50000000 pixels (maxPixels)")
 
+        // Past 2^31 - 1 (the PNG limit) a size is damage: it was reported clamped, as 2147483647x...
+        for width: [UInt8] in [[0xFF, 0xFF, 0xFF, 0xFF], [0x80, 0, 0, 0], [0, 0, 0, 0]] {
+            var damaged = header
+            damaged.replaceSubrange(16..<20, with: width)
+            let error = #expect(throws: RephotoError.self) { try Image(data: damaged) }
+            #expect(error?.message.hasPrefix("corrupt PNG: size \(width.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })x20000 in its header") == true,
+                    "\(error?.message ?? "")")
+        }
+
         let small = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
         let limited = #expect(throws: RephotoError.self) { try Image(data: small, maxPixels: 500_000) }
         #expect(limited?.message.contains("800x640") == true)
