@@ -62,10 +62,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
         guard fy / fx >= 0.5, fy / fx <= 2 else {
             throw RephotoError.badInput("\(source): fy/fx = \(fmt(fy / fx)) (fx=\(fmt(fx, 6)), fy=\(fmt(fy, 6))): pixels more than 2:1 from square are not a camera's")
         }
-        // First: the checks below index the coefficients by position.
-        guard Self.distortionCounts.contains(distortion.count) else {
-            throw RephotoError.badInput("\(source): \(distortion.count) distortion coefficients, expected 4, 5, 8, 12 or 14")
-        }
+        try checkDistortionCount(source)  // first: the checks below index the coefficients by position
         if let imageSize {
             guard imageSize.width > 0, imageSize.height > 0 else {
                 throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) must be positive")
@@ -76,7 +73,11 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
     }
 
     /// OpenCV's distortion models: none, k1 k2 p1 p2 [k3 [k4 k5 k6 [s1..s4 [tauX tauY]]]].
-    static let distortionCounts: Set<Int> = [0, 4, 5, 8, 12, 14]
+    func checkDistortionCount(_ source: String) throws {
+        guard [0, 4, 5, 8, 12, 14].contains(distortion.count) else {
+            throw RephotoError.badInput("\(source): \(distortion.count) distortion coefficients, expected 4, 5, 8, 12 or 14")
+        }
+    }
 
     /// These intrinsics for an image of `size`: scaled when the calibration was made at another resolution
     /// with the same aspect ratio; refused when the aspect ratio differs (a crop or a rotated frame).
@@ -113,9 +114,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
     /// wrong (a distortion of [1e6, -1e6, ...] turned a 30° rotation into 110°).
     func checkDistortion(in size: ImageSize, source: String) throws {
         guard !distortion.isEmpty else { return }
-        guard Self.distortionCounts.contains(distortion.count) else {
-            throw RephotoError.badInput("\(source): \(distortion.count) distortion coefficients, expected 4, 5, 8, 12 or 14")
-        }
+        try checkDistortionCount(source)
         // Tangential terms of real lenses are of order 1e-3; beyond 0.1 they skew the image more than any lens does.
         if let p = distortion[2...3].first(where: { abs($0) > 0.1 }) {
             throw RephotoError.badInput("\(source): tangential distortion \(fmt(p)) (p1, p2) is beyond any lens's (|p| <= 0.1)")
