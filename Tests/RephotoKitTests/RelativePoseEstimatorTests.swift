@@ -303,9 +303,9 @@ import RephotoShimTools
         #expect(try !RelativePose.gate(weak, config: PoseConfig()).isEmpty)
     }
 
-    /// Reproduction: the same 11 true matches among 36, weak evidence for the chance gate alone, are found again
-    /// by independent searches (other seeds), and the pose passes with a warning, right; without reproductions
-    /// it is refused.
+    /// Reproduction: 12 true matches among 52, weak evidence for the chance gate alone (the search ends at its
+    /// cap uncertified), are found again by independent searches (other seeds), and the pose passes with a
+    /// warning, right; without reproductions it is refused.
     @Test(arguments: [UInt64(51), 52, 55])
     func aWeakPoseThatIndependentSearchesReachPasses(seed: UInt64) throws {
         let r = Fixtures.rotationXYZ(degrees: 3, -30, 2)
