@@ -79,7 +79,7 @@ public enum ParameterRegistry {
         .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when pose.reproductions more searches (other seeds) all reach it, within pose.maxReproductionDegrees"),
         .integer("pose.reproductions", \.pose.reproductions, 2, min: 0, max: 8,
-                 "searches run again on a pose the chance gate would refuse, for pose.maxReproducedChance (each stops on reaching the pose); 0: none"),
+                 "searches (half the cap each) run again on a pose the chance gate would refuse, for pose.maxReproducedChance; each stops on reaching the pose; 0: none"),
         .real("pose.maxReproductionDegrees", \.pose.maxReproductionDegrees, 5, above: 0, atMost: 180,
               "gate: the largest rotation between a weak pose and a search that reproduces it, degrees"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
