@@ -19,10 +19,16 @@ extern "C" int rp_calibrate_chessboard(const rp_image *const *images, int n, int
         rp::check_capacity(found, found_capacity, n, "found");
         rp::check_capacity(view_errors, view_errors_capacity, n, "view_errors");
         // Printed boards have tens of corners a side; past 100 the corner search only burns memory (30000x30000 took 6 GB).
-        if (board_width < 2 || board_height < 2 || board_width > 100 || board_height > 100) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("board must have 2...100 inner corners a side, got %dx%d", board_width, board_height));
+        // OpenCV's corner search needs 3 a side.
+        if (board_width < 3 || board_height < 3 || board_width > 100 || board_height > 100) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("board must have 3...100 inner corners a side, got %dx%d", board_width, board_height));
         }
-        if (!(square_size > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("square size must be positive, got %g", square_size));
+        // From a 0.1 mm microscope target to a 10 m wall: beyond, the float board coordinates lose the geometry.
+        if (!(square_size >= 1e-4 && square_size <= 10)) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("square size must be 0.0001...10 metres, got %g", square_size));
+        }
+        // Zhang's method needs three views of the plane for all four intrinsics.
+        if (minimum_views < 3) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("at least 3 views are needed to calibrate, not %d", minimum_views));
         cv::Size pattern(board_width, board_height), size;
         std::vector<cv::Point3f> board;
         for (int r = 0; r < board_height; ++r) {

@@ -284,6 +284,10 @@ public struct FrameSequence: Equatable, Sendable {
             if let t = try group(translationColumns) {
                 let v = SIMD3(t[0], t[1], t[2])
                 guard length(v) > 0 else { throw RephotoError.badInput("\(place): ground-truth translation is zero (leave it empty when undetermined)") }
+                // An overflowing length would make the unit direction zero, and every error against it 0°.
+                guard length(v).isFinite else {
+                    throw RephotoError.badInput("\(place): ground-truth translation (\(t[0]), \(t[1]), \(t[2])) is too large to have a length")
+                }
                 entry.truthTranslation = v
             }
             if let h = try group(homographyColumns) {

@@ -25,9 +25,9 @@ public struct AttitudeNoiseModel: Codable, Equatable, Sendable {
     }
 
     public func validate() throws {
-        try require(noiseDegrees >= 0 && noiseDegrees.isFinite, "attitude noise", noiseDegrees, ">= 0 degrees")
-        try require(driftDegreesPerSecond.isFinite, "attitude drift", driftDegreesPerSecond, "finite")
-        try require(yawOffsetDegrees.isFinite, "yaw offset", yawOffsetDegrees, "finite")
+        try require(noiseDegrees >= 0 && noiseDegrees <= 180, "attitude noise", noiseDegrees, "0...180 degrees")
+        try require(abs(driftDegreesPerSecond) <= 100, "attitude drift", driftDegreesPerSecond, "-100...100 degrees per second")
+        try require(abs(yawOffsetDegrees) <= 360, "yaw offset", yawOffsetDegrees, "-360...360 degrees")
     }
 
     /// The deterministic part of the error at time t (world frame): heading offset and drift so far.

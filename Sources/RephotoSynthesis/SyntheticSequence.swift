@@ -67,9 +67,14 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
         try require(startTranslationMetres >= 0 && startTranslationMetres <= 3, "start translation", startTranslationMetres, "0...3 metres")
         try require(orbitDegrees >= 0 && orbitDegrees <= 90, "orbit", orbitDegrees, "0...90 degrees")
         try require(convergence >= 0 && convergence.isFinite, "convergence", convergence, ">= 0")
-        try require(tremorDegrees >= 0 && tremorMetres >= 0, "tremor", "\(tremorDegrees)°, \(tremorMetres) m", ">= 0")
-        try require(referenceContrast >= 0 && referenceBlur >= 0 && imageNoise >= 0, "image changes",
-                    "contrast \(referenceContrast), blur \(referenceBlur), noise \(imageNoise)", ">= 0")
+        // Upper bounds too: past them the truth overflowed to NaN or OpenCV refused the blur (found by probing).
+        try require(abs(headingDegrees) <= 360, "heading", headingDegrees, "-360...360 degrees")
+        try require(tremorDegrees >= 0 && tremorDegrees <= 10 && tremorMetres >= 0 && tremorMetres <= 1, "tremor",
+                    "\(tremorDegrees)°, \(tremorMetres) m", "0...10 degrees and 0...1 metre")
+        try require(referenceContrast >= 0 && referenceContrast <= 10 && referenceBlur >= 0 && referenceBlur <= 100
+                    && imageNoise >= 0 && imageNoise <= 255 && abs(referenceBrightness) <= 255, "image changes",
+                    "contrast \(referenceContrast), brightness \(referenceBrightness), blur \(referenceBlur), noise \(imageNoise)",
+                    "contrast 0...10, brightness -255...255, blur 0...100 px, noise 0...255")
         try require((1...100).contains(jpegQuality), "jpeg quality", jpegQuality, "1...100")
         try attitude.validate()
     }

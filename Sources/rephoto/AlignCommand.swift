@@ -16,6 +16,7 @@ struct AlignCommand: ParsableCommand {
     @OptionGroup var pipeline: PipelineOptions
 
     func run() throws {
+        try OutputPaths.checkFile(out, apartFrom: [reference, current])
         let settings = try pipeline.resolve()
         let lower = out.lowercased()
         guard lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") else {

@@ -8,11 +8,27 @@ enum CLIOutput {
     nonisolated(unsafe) static var jsonMode = CommandLine.arguments.contains("--json")
 
     static func fail(_ error: RephotoError) -> Never {
-        FileHandle.standardError.write(Data("rephoto: \(error.message)\n".utf8))
+        standardError(Data("rephoto: \(error.message)\n".utf8))
         if jsonMode, let data = try? encoder.encode(ErrorEnvelope(error)) {
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
         }
         exit(error.exitCode)
+    }
+
+    /// Foundation's non-throwing write traps when the stream cannot take the bytes (a full disk, a closed
+    /// pipe): diagnostics that cannot be written are dropped instead.
+    static func standardError(_ data: Data) {
+        try? FileHandle.standardError.write(contentsOf: data)
+    }
+
+    /// Output that could not be written is a failure, not a success: stdout is flushed and checked before the
+    /// process reports one (`print` writes through C's buffered stdout).
+    static func finish() {
+        if fflush(nil) != 0 {  // every stream: Swift 6 will not name C's global `stdout`
+            // A reader that stopped early (`| head`) is no failure worth a message: end as SIGPIPE would.
+            if errno == EPIPE { exit(141) }
+            fail(RephotoError(.internal, "cannot write the output: \(String(cString: strerror(errno)))"))
+        }
     }
 
     static let encoder: JSONEncoder = {
@@ -24,6 +40,11 @@ enum CLIOutput {
 
     static func printJSON<T: Encodable>(_ value: T) throws {
         let data = try encoder.encode(value)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        finish()  // whatever print wrote first goes first
+        do {
+            try FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+        } catch {
+            throw RephotoError(.internal, "cannot write the output: \(fileErrorReason(error))")
+        }
     }
 }

@@ -20,6 +20,23 @@ struct CalibrateCommand: ParsableCommand {
     func run() throws {
         let parts = board.lowercased().split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { throw RephotoError.badInput("--board '\(board)' must be WIDTHxHEIGHT inner corners, e.g. 9x6") }
+        guard ["yml", "yaml", "xml", "json"].contains((out as NSString).pathExtension.lowercased()) else {
+            throw RephotoError.badInput("--out \(out) must end in .yml, .yaml, .xml or .json (OpenCV FileStorage)")
+        }
+        try OutputPaths.checkFile(out, apartFrom: images)
+        // The same photo twice is one view counted twice: it calibrated 812 px where the camera has 538.
+        var seen: [Int: [String]] = [:]  // hash of the bytes: one file in memory at a time
+        let limit = PipelineConfig().maxBytes
+        for path in images {
+            let bytes = try readSmallFile(path, limit: limit)
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            let key = hasher.finalize()
+            for first in seen[key] ?? [] where try readSmallFile(first, limit: limit) == bytes {
+                throw RephotoError.badInput("\(path) and \(first) are the same photo: one view, counted twice")
+            }
+            seen[key, default: []].append(path)
+        }
         let loaded = try images.map { try Image(contentsOfFile: $0) }
         let result = try ChessboardCalibration.calibrate(loaded, boardWidth: parts[0], boardHeight: parts[1], squareSize: square,
                                                          minimumViews: minimumViews)

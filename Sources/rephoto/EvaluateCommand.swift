@@ -31,12 +31,13 @@ struct EvaluateCommand: ParsableCommand {
 
         func run() throws {
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
-            guard grace >= 0, grace.isFinite else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds, at least 0") }
+            guard grace >= 0, grace <= 86_400 else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds from 0 to 86400 (a day)") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
             let settings = try pipeline.resolve()
-            let output = try EvaluationOutput.prepare(out)
             var sequences = try SequenceDiscovery.find(paths)
+            try OutputPaths.checkFolder(out, apartFrom: sequences.map(\.path))
+            let output = try EvaluationOutput.prepare(out)
             if let shard {
                 let parts = shard.split(separator: "/").compactMap { Int($0) }
                 guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
@@ -52,14 +53,14 @@ struct EvaluateCommand: ParsableCommand {
             let planned = loaded.map { $0.currentFrames.count }.reduce(0, +)
             if !resume, let earlier = try? EvaluationRunState.load(output) {
                 // Replaced, as documented, but said: a long run is not lost unnoticed.
-                FileHandle.standardError.write(Data("rephoto: replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)\n".utf8))
+                CLIOutput.standardError(Data("rephoto: replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)\n".utf8))
             }
             let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume)
-            if resume { FileHandle.standardError.write(Data("rephoto: resuming \(out): \(run.resumedRows.count) of \(planned) frames already done\n".utf8)) }
+            if resume { CLIOutput.standardError(Data("rephoto: resuming \(out): \(run.resumedRows.count) of \(planned) frames already done\n".utf8)) }
             // Past the grace period the frames still running are abandoned: what is finished is written.
             let interruption = Interruption(grace: grace) { code in
                 if (try? run.finish(broken: broken, thumbnails: [:], interrupted: true)) != nil {
-                    FileHandle.standardError.write(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume\n".utf8))
+                    CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume\n".utf8))
                     // _exit, not exit: frames still running on other threads would meet OpenCV's static
                     // destructors (a SIGSEGV seen in CI). Everything is already written, unbuffered.
                     _exit(code)
@@ -75,9 +76,9 @@ struct EvaluateCommand: ParsableCommand {
             }
             print(EvaluateCommand.table(summary))
             print("results in \(out)/ (frames.csv, summary.json, report.html)")
-            for broken in summary.brokenSequences { FileHandle.standardError.write(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
+            for broken in summary.brokenSequences { CLIOutput.standardError(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
             if interrupted {
-                FileHandle.standardError.write(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))
+                CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))
                 throw ExitCode(interruption.exitCode)
             }
             try EvaluateCommand.exit(for: summary)
@@ -91,6 +92,7 @@ struct EvaluateCommand: ParsableCommand {
         @Option(help: "Output folder.") var out = "evaluation"
 
         func run() throws {
+            try OutputPaths.checkFolder(out, apartFrom: folders)
             let output = try EvaluationOutput.prepare(out)
             let outcome = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
             // A run state left by an earlier evaluation in --out would describe that run, not this merge.

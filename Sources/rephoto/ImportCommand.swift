@@ -25,6 +25,7 @@ struct ImportCommand: ParsableCommand {
         var copy = false
 
         func run() throws {
+            try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
             let sequence = try SequenceImport.strecha(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out), name: name, copy: copy)
             print("\(sequence.manifest.name): \(sequence.frames.count) pairs with ground truth -> \(out)")
         }
@@ -41,6 +42,7 @@ struct ImportCommand: ParsableCommand {
         var out: String
 
         func run() throws {
+            try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
             let made = try SequenceImport.openCVSamples(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out))
             print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(out)")
         }

@@ -35,12 +35,12 @@ final class Interruption: @unchecked Sendable {
         }
         let code = exitCode
         guard first else {
-            FileHandle.standardError.write(Data("\nrephoto: second signal: writing what is finished now\n".utf8))
+            CLIOutput.standardError(Data("\nrephoto: second signal: writing what is finished now\n".utf8))
             deadline(code)
             return
         }
         let name = number == SIGINT ? "SIGINT" : "SIGTERM"
-        FileHandle.standardError.write(Data("\nrephoto: \(name): finishing the frames in flight (at most \(Int(grace)) s), then writing partial results\n".utf8))
+        CLIOutput.standardError(Data("\nrephoto: \(name): finishing the frames in flight (at most \(Int(grace)) s), then writing partial results\n".utf8))
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [deadline] in deadline(code) }
     }
 }

@@ -66,7 +66,7 @@ struct PoseCommand: ParsableCommand {
             let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,
                                                       attitudes: attitudes!, failure: failure)
             if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
-            FileHandle.standardError.write(Data("rephoto: \(failure.message)\n".utf8))
+            CLIOutput.standardError(Data("rephoto: \(failure.message)\n".utf8))
             throw ExitCode(failure.exitCode)
         }
         result.timings.loadReference = loadReference

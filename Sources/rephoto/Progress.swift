@@ -15,7 +15,7 @@ struct Progress {
         let width = 30, filled = total > 0 ? width * done / total : 0
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let line = String(format: "\r%@ [%@] %d/%d  %.1f/s  ETA %.0fs %@", label, bar, done, total, rate, eta, note)
-        FileHandle.standardError.write(Data(line.utf8))
-        if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+        CLIOutput.standardError(Data(line.utf8))
+        if done == total { CLIOutput.standardError(Data("\n".utf8)) }
     }
 }

@@ -20,6 +20,7 @@ struct Rephoto: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            CLIOutput.finish()
         } catch let error as RephotoError {
             CLIOutput.fail(error)
         } catch let error as ExitCode {

@@ -71,7 +71,7 @@ struct TuneCommand: ParsableCommand {
             if cache?.isEmpty == true { throw RephotoError.badInput("--cache needs a folder") }
             let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
             if let disk, !disk.isWritable {
-                FileHandle.standardError.write(Data("rephoto: warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept\n".utf8))
+                CLIOutput.standardError(Data("rephoto: warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept\n".utf8))
             }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
                               cache: disk)
@@ -83,7 +83,7 @@ struct TuneCommand: ParsableCommand {
                 tuner.shard = (parts[0], parts[1])
                 let count = try parsed.configurationCount()
                 if parts[0] >= count {
-                    FileHandle.standardError.write(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
+                    CLIOutput.standardError(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
                 }
             }
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
@@ -159,7 +159,7 @@ struct TuneCommand: ParsableCommand {
             records = records.filter { (0..<count).contains($0.key) }
             if records.count < count {
                 // A partial merge is useful while shards still run, but its winner is provisional: say so.
-                FileHandle.standardError.write(Data("rephoto: warning: \(count - records.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
+                CLIOutput.standardError(Data("rephoto: warning: \(count - records.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
             }
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
@@ -205,7 +205,7 @@ struct TuneCommand: ParsableCommand {
         _ = try EvaluationOutput.prepare(folder.path)  // empty, under a file, or not writable: one clear line
         if let earlier = try? Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
             // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed.
-            FileHandle.standardError.write(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(earlier.count) trials; --resume would have continued it)\n".utf8))
+            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(earlier.count) trials; --resume would have continued it)\n".utf8))
         }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))

@@ -35,13 +35,78 @@ import Testing
             (["calibrate", "\(samples)/left01.jpg", "--board", "9by6", "--square", "0.025", "--out", "x.yml"], "--board '9by6' must be WIDTHxHEIGHT"),
             // Once ate 6 GB searching for the corners.
             (["calibrate", "\(samples)/left01.jpg", "--board", "30000x30000", "--square", "0.025", "--out", "\(Self.directory()).yml"],
-             "board must have 2...100 inner corners a side, got 30000x30000"),
+             "board must have 3...100 inner corners a side, got 30000x30000"),
             (["synth", "--out", Self.directory(), "--frames", "1000"], "frames = 1000 is out of range"),
+            (["synth", "--out", Self.directory(), "--reference-blur", "1e9"], "image changes = contrast"),
+            (["synth", "--out", Self.directory(), "--heading", "inf"], "heading = inf is out of range"),
+            // These reached OpenCV and came back as internal errors (exit 1), or calibrated nonsense (found by probing).
+            (["calibrate", "\(samples)/left01.jpg", "--board", "2x2", "--square", "0.025", "--out", "\(Self.directory()).yml"],
+             "board must have 3...100 inner corners a side, got 2x2"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "inf", "--out", "\(Self.directory()).yml"],
+             "square size must be 0.0001...10 metres, got inf"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--minimum-views", "1", "--out", "\(Self.directory()).yml"],
+             "at least 3 views are needed to calibrate, not 1"),
+            (["calibrate"] + Array(repeating: "\(samples)/left01.jpg", count: 5) + ["--board", "9x6", "--square", "0.025", "--out", "\(Self.directory()).yml"],
+             "\(samples)/left01.jpg and \(samples)/left01.jpg are the same photo: one view, counted twice"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(Self.directory()).jpg"],
+             "must end in .yml, .yaml, .xml or .json"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
             #expect(run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)")
+        }
+    }
+
+    /// Outputs never land on inputs (each of these overwrote or deleted its input, found by probing): the
+    /// command is refused with exit 2 and the inputs are left as they were.
+    @Test func outputsThatWouldOverwriteTheirInputsAreRefused() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let sequence = Self.directory()
+        let made = try CLI.run(["synth", "--out", sequence, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(made.status == 0, "\(made.stderr)")
+        let frames = try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv"))
+        let copy = Self.directory()
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        for name in ["graf1.png", "graf3.png", "H1to3p.xml"] {
+            try FileManager.default.copyItem(atPath: "\(samples)/\(name)", toPath: "\(copy)/\(name)")
+        }
+        let graf1 = try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png"))
+        let cases: [([String], String)] = [
+            (["evaluate", sequence, "--out", sequence], "--out \(sequence) is the input folder \(sequence): its files would be overwritten"),
+            (["evaluate", sequence, "--out", sequence + "/."], "is the input folder"),
+            (["evaluate", "merge", sequence, "--out", sequence], "is the input folder"),
+            (["import", "opencv-samples", copy, "--out", copy + "/out"], "--out \(copy)/out overlaps the input folder \(copy)"),
+            (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", "\(copy)/graf1.png"],
+             "--out \(copy)/graf1.png is the input \(copy)/graf1.png: it would be overwritten"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(samples)/left01.jpg"],
+             "must end in .yml, .yaml, .xml or .json"),
+            (["evaluate", sequence, "--out", Self.directory(), "--grace", "1e19"], "--grace 1e+19 must be a number of seconds from 0 to 86400"),
+        ]
+        for (arguments, message) in cases {
+            let run = try CLI.run(arguments)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv")) == frames)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png")) == graf1)
+    }
+
+    /// Output that cannot be written is a one-line failure, exit 1: JSON output trapped (exit 132 with a
+    /// backtrace) and text output reported success (found by probing).
+    @Test func anUnwritableStandardOutputIsAFailure() throws {
+        for arguments in [["defaults"], ["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--json"]] {
+            let process = Process()
+            process.executableURL = CLI.executable
+            process.arguments = arguments
+            process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let err = Pipe()
+            process.standardError = err
+            try process.run()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "\(arguments): \(stderr)")
+            #expect(stderr == "rephoto: cannot write the output: No space left on device\n", "\(arguments)")
         }
     }
 

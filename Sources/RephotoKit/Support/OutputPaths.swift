@@ -1,0 +1,43 @@
+import Foundation
+
+/// Outputs must never land on inputs: a results folder on a sequence rewrote its frames.csv, an import into
+/// its own source replaced the photos by links to themselves, an aligned image written over its reference
+/// destroyed it (all found by probing). Paths are compared canonically: symlinks resolved, and an output that
+/// does not exist yet through its deepest existing ancestor.
+package enum OutputPaths {
+    /// The canonical form of `path`, existing or not.
+    package static func canonical(_ path: String) -> String {
+        var url = URL(fileURLWithPath: path).standardizedFileURL
+        var rest: [String] = []
+        while !FileManager.default.fileExists(atPath: url.path), url.path != "/" {
+            rest.insert(url.lastPathComponent, at: 0)
+            url.deleteLastPathComponent()
+        }
+        let base = url.resolvingSymlinksInPath().path
+        return rest.reduce(base) { ($0 as NSString).appendingPathComponent($1) }
+    }
+
+    static func inside(_ path: String, _ folder: String) -> Bool {
+        path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+
+    /// Refuses an output file that is one of the input files.
+    package static func checkFile(_ output: String, apartFrom inputs: [String], option: String = "--out") throws {
+        let out = canonical(output)
+        if let input = inputs.first(where: { canonical($0) == out }) {
+            throw RephotoError.badInput("\(option) \(output) is the input \(input): it would be overwritten; write elsewhere")
+        }
+    }
+
+    /// Refuses an output folder that is an input folder; with `disjoint`, also one inside an input folder or
+    /// holding one (an import's links would replace the files they point to).
+    package static func checkFolder(_ output: String, apartFrom inputs: [String], disjoint: Bool = false, option: String = "--out") throws {
+        let out = canonical(output)
+        for input in inputs {
+            let folder = canonical(input)
+            if out == folder || (disjoint && (inside(out, folder) || inside(folder, out))) {
+                throw RephotoError.badInput("\(option) \(output) \(out == folder ? "is" : "overlaps") the input folder \(input): its files would be overwritten; write elsewhere")
+            }
+        }
+    }
+}
