@@ -116,8 +116,14 @@ public struct EvaluationRow: Equatable, Sendable {
         guard let header = reader.headerRow, Set(columns).subtracting(Self.laterColumns).isSubset(of: header) else {
             throw RephotoError.badInput("\(path) line 1: not an evaluation frames.csv (columns differ)")
         }
+        // Shard files are inputs to a merge: a value no evaluation writes would pass into the summary as if
+        // measured (a negative error scored mAA 1, NaN and infinity broke the JSON half-way through writing).
+        if let twice = Dictionary(grouping: header, by: { $0 }).first(where: { $1.count > 1 })?.key {
+            throw RephotoError.badInput("\(path) line 1: column '\(twice)' appears twice")
+        }
         let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var rows: [EvaluationRow] = []
+        var seen = Set<[String]>()
         var line = 1
         while let fields = reader.next() {
             line += 1
@@ -130,13 +136,21 @@ public struct EvaluationRow: Equatable, Sendable {
             row.index = index
             row.file = cell("file")
             row.referenceFile = cell("reference_file")
+            guard ["ok", "failed"].contains(cell("status")) else {
+                throw RephotoError.badInput("\(path) line \(line): status '\(cell("status"))' is neither ok nor failed")
+            }
             row.failed = cell("status") == "failed"
+            guard seen.insert([row.sequence, row.file, row.referenceFile, String(index)]).inserted else {
+                throw RephotoError.badInput("\(path) line \(line): frame \(row.sequence)/\(row.file) appears twice")
+            }
             row.failureKind = cell("failure_kind").isEmpty ? nil : cell("failure_kind")
             row.failureReason = cell("failure_reason").isEmpty ? nil : cell("failure_reason")
             for (name, path) in numbers {
                 let text = cell(name)
                 if text.isEmpty { continue }
-                guard let v = Double(text) else { throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a number") }
+                guard let v = Double(text), v.isFinite, !(v < 0 && name.contains("error")) else {
+                    throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a finite number\(name.contains("error") ? " at least 0" : "")")
+                }
                 row[keyPath: path] = v
             }
             for (name, path) in flags where !cell(name).isEmpty { row[keyPath: path] = cell(name) == "true" }

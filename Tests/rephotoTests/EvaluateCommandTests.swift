@@ -66,6 +66,32 @@ import Testing
         #expect(maa["better"] as? String == "same")
         let human = try CLI.run(["evaluate", "compare", whole, merged])
         #expect(human.stdout.contains("medianRotationErrorDegrees") && human.stdout.contains("same"))
+
+        // A shard's frames.csv with values no evaluation writes is refused before anything is written: a negative
+        // error scored mAA 1, infinity broke the summary half-way, a duplicated row counted twice (found by probing).
+        let csv = try String(contentsOfFile: "\(shards[0])/frames.csv", encoding: .utf8)
+        let rowsText = csv.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = rowsText[0].split(separator: ",").map(String.init)
+        let column = try #require(header.firstIndex(of: "rotation_error_deg"))
+        func edited(_ change: (inout [String]) -> Void) -> String {
+            var fields = rowsText[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            change(&fields)
+            var copy = rowsText
+            copy[1] = fields.joined(separator: ",")
+            return copy.joined(separator: "\n")
+        }
+        for (text, message) in [(edited { $0[column] = "-5" }, "column 'rotation_error_deg': '-5' is not a finite number at least 0"),
+                                (edited { $0[column] = "inf" }, "column 'rotation_error_deg': 'inf' is not a finite number"),
+                                (edited { $0[header.firstIndex(of: "status")!] = "weird" }, "status 'weird' is neither ok nor failed"),
+                                (csv + rowsText[1] + "\n", "appears twice")] {
+            let shard = SequenceCommandTests.directory()
+            try FileManager.default.copyItem(atPath: shards[0], toPath: shard)
+            try text.write(toFile: "\(shard)/frames.csv", atomically: true, encoding: .utf8)
+            let out = SequenceCommandTests.directory()
+            let run = try CLI.run(["evaluate", "merge", shard, shards[1], "--out", out])
+            #expect(run.status == 2 && run.stderr.contains(message), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: "\(out)/frames.csv"))
+        }
     }
 
     @Test func exitCodesSayWhatFailed() throws {
