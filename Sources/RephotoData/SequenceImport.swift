@@ -34,6 +34,9 @@ public enum SequenceImport {
 
         let hPath = try file("H1to3p.xml").path
         let h = try FileStorageReader.matrix3(try readSmallFile(hPath, limit: FileStorageReader.maxBytes), key: "H13", path: hPath)
+        guard h.elements.allSatisfy(\.isFinite), abs(h.determinant) > 1e-12 else {
+            throw RephotoError.badInput("\(hPath): H13 is not a finite, invertible homography")
+        }
         try make("graf", reference: "graf1.png", current: "graf3.png", intrinsics: nil,
                  frame: SequenceFrame(file: "graf3.png", truthHomography: h),
                  provenance: "graf1 -> graf3 of the Oxford affine covariant regions dataset (Mikolajczyk et al.), homography H1to3p.xml")
@@ -49,6 +52,7 @@ public enum SequenceImport {
         let text = try String(contentsOf: try file("essential_mat_data.txt"), encoding: .utf8)
         let numbers = text.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) }
         guard numbers.count == 9 else { throw RephotoError.badInput("essential_mat_data.txt: expected a 3x3 camera matrix after the two file names") }
+        try SequenceIntrinsics(fx: numbers[0], fy: numbers[4], cx: numbers[2], cy: numbers[5]).camera.validate("essential_mat_data.txt")
         try make("leuven", reference: "leuvenA.jpg", current: "leuvenB.jpg",
                  intrinsics: SequenceIntrinsics(fx: numbers[0], fy: numbers[4], cx: numbers[2], cy: numbers[5]),
                  frame: SequenceFrame(file: "leuvenB.jpg"),
@@ -86,10 +90,26 @@ public enum SequenceImport {
             guard FileManager.default.fileExists(atPath: images.appendingPathComponent(image).path) else {
                 throw RephotoError.badInput("\(images.appendingPathComponent(image).path): no such image for \(cameraFile)")
             }
-            poses.append((image, Matrix3(Array(v[12..<21])), SIMD3(v[21], v[22], v[23])))
+            let rotation = Matrix3(Array(v[12..<21])), centre = SIMD3(v[21], v[22], v[23])
+            // Checked before anything is written: a degenerate camera became NaN or made-up truth (found by probing).
+            let product: Matrix3 = rotation * rotation.transposed
+            let off = zip(product.elements, Matrix3.identity.elements).map { abs($0 - $1) }.max() ?? .infinity
+            guard off < 1e-3, rotation.determinant > 0 else {
+                throw RephotoError.badInput("\(path): R is not a rotation (|R Rᵀ − I| = \(off), det \(rotation.determinant))")
+            }
+            guard centre.x.isFinite, centre.y.isFinite, centre.z.isFinite else { throw RephotoError.badInput("\(path): camera centre is not finite") }
+            if let twin = poses.first(where: { !(length($0.centre - centre) > 0) }) {
+                throw RephotoError.badInput("\(path): camera centre equals \(twin.image)'s: no baseline, no translation between them")
+            }
+            poses.append((image, rotation, centre))
         }
         let sequenceName = name ?? folder.lastPathComponent
         let target = output
+        let check = FrameSequence(
+            manifest: SequenceManifest(name: sequenceName, intrinsics: SequenceIntrinsics(fx: k[0], fy: k[4], cx: k[2], cy: k[5]), reference: nil,
+                                       provenance: "", license: ""),
+            frames: [], directory: nil)
+        try check.validate(manifestPath: kPath.path + " (the imported sequence)")
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         for pose in poses {
             let link = target.appendingPathComponent(pose.image), source = images.appendingPathComponent(pose.image)

@@ -92,6 +92,43 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png")) == graf1)
     }
 
+    /// A Strecha-format folder with impossible cameras is refused before anything is written: two cameras at one
+    /// centre became a NaN translation, an all-zero R a made-up 180° turn, a path-like name a sequence the reader
+    /// refuses, all with exit 0 (found by probing). The same folder with sound cameras imports.
+    @Test func importRefusesImpossibleGroundTruth() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        func folder(centres: [String], rotation: String = "1 0 0 0 1 0 0 0 1") throws -> String {
+            let root = Self.directory()
+            for sub in ["images", "gt_dense_cameras"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/\(sub)", withIntermediateDirectories: true)
+            }
+            try "700 0 320\n0 700 240\n0 0 1\n".write(toFile: "\(root)/images/K.txt", atomically: true, encoding: .utf8)
+            for (i, centre) in centres.enumerated() {
+                let image = String(format: "%04d.jpg", i)
+                try FileManager.default.copyItem(atPath: "\(samples)/Blender_Suzanne\(i + 1).jpg", toPath: "\(root)/images/\(image)")
+                try "700 0 320\n0 700 240\n0 0 1\n0 0 0\n\(rotation)\n\(centre)\n640 480\n"
+                    .write(toFile: "\(root)/gt_dense_cameras/\(image).camera", atomically: true, encoding: .utf8)
+            }
+            return root
+        }
+        let cases: [(String, [String], String)] = [
+            (try folder(centres: ["0 0 0", "0 0 0"]), [], "camera centre equals 0000.jpg's: no baseline"),
+            (try folder(centres: ["0 0 0", "1 0 0"], rotation: "0 0 0 0 0 0 0 0 0"), [], "R is not a rotation"),
+            (try folder(centres: ["0 0 0", "1 0 0"]), ["--name", "../evil"], "name '../evil' must be 1 to 128 letters"),
+        ]
+        for (source, extra, message) in cases {
+            let out = Self.directory()
+            let run = try CLI.run(["import", "strecha", source, "--out", out] + extra)
+            #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out), "\(message): \(out) was written")
+        }
+        let out = Self.directory()
+        let good = try CLI.run(["import", "strecha", try folder(centres: ["0 0 0", "1 0 0"]), "--out", out])
+        #expect(good.status == 0, "\(good.stderr)")
+        let sequence = try FrameSequence.load(from: URL(fileURLWithPath: out))
+        #expect(sequence.frames.count == 1 && sequence.frames[0].truthTranslation.map { abs(length($0) - 1) < 1e-12 } == true)
+    }
+
     /// Output that cannot be written is a one-line failure, exit 1: JSON output trapped (exit 132 with a
     /// backtrace) and text output reported success (found by probing).
     @Test func anUnwritableStandardOutputIsAFailure() throws {
