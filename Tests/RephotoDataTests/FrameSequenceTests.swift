@@ -59,6 +59,7 @@ import RephotoEvaluation
         // Its length overflows: the unit direction came out zero and every error against it 0° (found by probing).
         ("\(header)\na.jpg,0,,,,,1,0,0,0,1e308,0,0\n", "frames.csv line 2: ground-truth translation (1e+308, 0.0, 0.0) is too large to have a length"),
         ("\(header)\n,0,,,,,,,,,,,\n", "frames.csv line 2: column 'file' is empty"),
+        ("file,gt_qw,gt_qx,gt_qy,gt_qz,gt_qw\na.jpg,1,0,0,0,0.5\n", "frames.csv line 1: column 'gt_qw' appears twice"),
         ("", "frames.csv: empty, no header row"),
     ])
     func malformedRowsNameFileAndLine(csv: String, expected: String) throws {
