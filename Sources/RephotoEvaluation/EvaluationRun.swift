@@ -1,3 +1,4 @@
+import Crypto
 import RephotoKit
 import Foundation
 
@@ -21,8 +22,23 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     public var sequences: [String]
     public var framesPlanned: Int
     public var framesDone: Int
+    /// SHA-256 of each sequence's sequence.json and frames.csv, in `sequences` order: `--resume` refuses a
+    /// sequence whose truth changed since (its kept rows were scored against the old one). Absent in run
+    /// states written before it was added.
+    public var sequenceDigests: [String]?
 
     public static let fileName = "run.json"
+
+    /// The digest `sequenceDigests` holds for the sequence folder at `path` (its images are not read: the
+    /// truth and the frame list are what a kept row depends on besides them).
+    static func digest(ofSequenceAt path: String) -> String {
+        var hash = SHA256()
+        for name in ["sequence.json", "frames.csv"] {
+            hash.update(data: Data(name.utf8))
+            hash.update(data: (try? Data(contentsOf: URL(fileURLWithPath: path).appendingPathComponent(name))) ?? Data())
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
 
     public static func load(_ folder: URL) throws -> EvaluationRunState? {
         let path = folder.appendingPathComponent(fileName)
@@ -62,6 +78,7 @@ public final class EvaluationRun: @unchecked Sendable {
     public init(folder: URL, settings: PipelineConfig, sequences: [URL], framesPlanned: Int, resume: Bool) throws {
         self.folder = folder
         let paths = sequences.map { $0.standardizedFileURL.resolvingSymlinksInPath().path }.sorted()
+        let digests = paths.map(EvaluationRunState.digest(ofSequenceAt:))
         let csv = folder.appendingPathComponent("frames.csv")
         let fm = FileManager.default
         var kept: [EvaluationRow] = []
@@ -75,6 +92,9 @@ public final class EvaluationRun: @unchecked Sendable {
             guard earlier.sequences == paths else {
                 throw RephotoError.badInput("--resume: the run in \(folder.path) evaluated other sequences (\(earlier.sequences.joined(separator: ", ")))")
             }
+            if let before = earlier.sequenceDigests, let changed = zip(paths, zip(before, digests)).first(where: { $1.0 != $1.1 })?.0 {
+                throw RephotoError.badInput("--resume: \(changed) changed since the run in \(folder.path) began (sequence.json or frames.csv); start afresh without --resume")
+            }
             kept = try Self.readRows(csv)
             state = earlier
         } else {
@@ -86,6 +106,7 @@ public final class EvaluationRun: @unchecked Sendable {
             state = EvaluationRunState(state: .inProgress, started: now, updated: now, settings: settings, sequences: paths,
                                        framesPlanned: framesPlanned, framesDone: 0)
         }
+        state.sequenceDigests = digests
         resumedRows = kept
         state.state = .inProgress
         state.framesPlanned = framesPlanned

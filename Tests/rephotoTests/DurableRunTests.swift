@@ -144,6 +144,23 @@ import Testing
         #expect(merged.status == 2 && merged.stderr.contains("in-progress"), "\(merged.stderr)")
     }
 
+    /// Rows kept by --resume were scored against the truth of their time: a sequence whose frames.csv changed
+    /// since is refused (resuming kept rows 0.13° off where a fresh run found 179.87°, found by probing).
+    @Test func resumeRefusesASequenceThatChanged() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let sequence = try Scratch.directory().appendingPathComponent("durable-changed-sequence").path
+        let made = try CLI.run(["synth", "--out", sequence, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(made.status == 0, "\(made.stderr)")
+        let out = try Scratch.directory().appendingPathComponent("durable-changed").path
+        _ = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails"])
+        let same = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--resume"])
+        #expect(same.status != 2, "\(same.stderr)")
+        let frames = URL(fileURLWithPath: sequence + "/frames.csv")
+        try (try Data(contentsOf: frames) + Data("\n".utf8)).write(to: frames)
+        let changed = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--resume"])
+        #expect(changed.status == 2 && changed.stderr.contains("changed since the run in \(out) began"), "\(changed.stderr)")
+    }
+
     @Test func unwritableOutputIsRefusedBeforeAnyWork() throws {
         let file = try Fixtures.temporaryFile("not-a-folder", Data("x".utf8))
         let start = Date()
