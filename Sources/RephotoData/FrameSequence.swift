@@ -239,10 +239,7 @@ public struct FrameSequence: Equatable, Sendable {
         if let unknown = header.first(where: { !optionalColumns.contains($0) && $0 != "file" }) {
             throw RephotoError.badInput("\(path) line 1: unknown column '\(unknown)'")
         }
-        // One of two values would be picked silently (a doubled gt_qw gave a 7.85° error, found by probing).
-        if let twice = Dictionary(grouping: header, by: { $0 }).first(where: { $1.count > 1 })?.key {
-            throw RephotoError.badInput("\(path) line 1: column '\(twice)' appears twice")
-        }
+        try checkUniqueColumns(header, path: path)
         let index = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var frames: [SequenceFrame] = []
         var line = 1

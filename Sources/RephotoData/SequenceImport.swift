@@ -92,10 +92,8 @@ public enum SequenceImport {
             }
             let rotation = Matrix3(Array(v[12..<21])), centre = SIMD3(v[21], v[22], v[23])
             // Checked before anything is written: a degenerate camera became NaN or made-up truth (found by probing).
-            let product: Matrix3 = rotation * rotation.transposed
-            let off = zip(product.elements, Matrix3.identity.elements).map { abs($0 - $1) }.max() ?? .infinity
-            guard off < 1e-3, rotation.determinant > 0 else {
-                throw RephotoError.badInput("\(path): R is not a rotation (|R Rᵀ − I| = \(off), det \(rotation.determinant))")
+            guard rotation.isRotation(tolerance: 1e-3) else {
+                throw RephotoError.badInput("\(path): R is not a rotation (orthonormal with determinant 1, to 1e-3)")
             }
             guard centre.x.isFinite, centre.y.isFinite, centre.z.isFinite else { throw RephotoError.badInput("\(path): camera centre is not finite") }
             if let twin = poses.first(where: { !(length($0.centre - centre) > 0) }) {

@@ -118,9 +118,7 @@ public struct EvaluationRow: Equatable, Sendable {
         }
         // Shard files are inputs to a merge: a value no evaluation writes would pass into the summary as if
         // measured (a negative error scored mAA 1, NaN and infinity broke the JSON half-way through writing).
-        if let twice = Dictionary(grouping: header, by: { $0 }).first(where: { $1.count > 1 })?.key {
-            throw RephotoError.badInput("\(path) line 1: column '\(twice)' appears twice")
-        }
+        try checkUniqueColumns(header, path: path)
         let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var rows: [EvaluationRow] = []
         var seen = Set<[String]>()

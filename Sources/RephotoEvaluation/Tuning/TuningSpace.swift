@@ -51,9 +51,8 @@ public struct TuningSpace: Sendable, Equatable {
     /// YAML (or JSON, which YAML reads): `strategy`, `seed`, `trials`, `fixed` and `parameters`.
     public static func parse(_ text: String) throws -> TuningSpace {
         let root: Node
-        try BoundedYAML.checkSize(text, what: "search space")
         do {
-            guard let node = try Yams.compose(yaml: text) else { throw RephotoError.badInput("the search space is empty") }
+            guard let node = try BoundedYAML.compose(text, what: "search space") else { throw RephotoError.badInput("the search space is empty") }
             root = node
         } catch let error as RephotoError {
             throw error

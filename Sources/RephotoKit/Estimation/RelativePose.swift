@@ -218,12 +218,12 @@ extension RelativePose {
         if evidence.log10Chance > log10(config.maxChance) {
             let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
                                 evidence.inliers, evidence.log10Chance, config.maxChance)
-            let reproduced = evidence.reproductionDegrees.map { $0 <= config.maxReproductionDegrees } ?? false
             if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
                apart <= config.maxSensorDisagreement {
                 warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
-            } else if reproduced, let apart = evidence.reproductionDegrees, evidence.log10Chance <= log10(config.maxReproducedChance) {
+            } else if let apart = evidence.reproductionDegrees, apart <= config.maxReproductionDegrees,
+                      evidence.log10Chance <= log10(config.maxReproducedChance) {
                 warnings.append(String(format: "weak visual evidence reproduced: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), and %d more searches landed within %.1f° of the pose (pose.maxReproductionDegrees %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, config.reproductions, apart, config.maxReproductionDegrees))
             } else {

@@ -48,8 +48,9 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         // thrown inside decoding as "not valid YAML", which would hide the parameter's own message.
         let tree: ConfigTree
         func fromYAML() throws -> ConfigTree {
-            try BoundedYAML.checkSize(String(decoding: data, as: UTF8.self), what: "settings file")
-            return try YAMLDecoder().decode(ConfigTree.self, from: data)
+            // The resolver YAMLDecoder uses: merge keys only, scalars typed by what decodes them.
+            let node = try BoundedYAML.compose(String(decoding: data, as: UTF8.self), what: "settings file", resolver: Resolver.basic.appending(.merge))
+            return try YAMLDecoder().decode(ConfigTree.self, from: node ?? "")
         }
         do {
             if yaml {

@@ -45,6 +45,10 @@ public struct SensorPath: Encodable, Sendable {
         public var angleDegrees: Double
         /// The centred target rectangle rotated by that angle about the frame centre.
         public var rectangle: Quadrilateral
+        /// Set when the angle is noise: gravity lies along the optical axis (reported in `SensorPath.warnings`).
+        public var warning: String?
+
+        enum CodingKeys: String, CodingKey { case angleDegrees, rectangle }
     }
 
     /// Both attitudes expressed in one frame (east-north-up when they are tied to the same north).
@@ -95,18 +99,10 @@ public struct SensorPath: Encodable, Sendable {
                                      rotation.rotationAngleDegrees, behind)
             }
         }
-        // Gravity along the optical axis leaves the horizon's angle to noise: 0.1° of tilt swings it by 90°.
-        var levelWarning: [String] = []
-        let gravity = worldFromCamera(current, frame: current.frame.toEastNorthUp, config: config).transposed * SIMD3(0, 0, -1)
-        let offAxis = atan2((gravity.x * gravity.x + gravity.y * gravity.y).squareRoot(), abs(gravity.z)) * 180 / .pi
-        if offAxis < Self.minLevelTiltDegrees {
-            levelWarning = [String(format: "the camera points within %.1f° of straight %@: the level angle is undefined",
-                                   offAxis, gravity.z > 0 ? "down" : "up")]
-        }
+        let level = level(current, frameSize: currentSize, config: config, targetFraction: targetFraction)
         return SensorPath(rotation: rotation, rotationDegrees: rotation.rotationAngleDegrees, relativeQuaternion: delta,
-                          euler: euler.degrees, navigationPoint: point, quadrilateral: quad,
-                          level: level(current, frameSize: currentSize, config: config, targetFraction: targetFraction),
-                          warnings: warnings + (quadWarning.map { [$0] } ?? []) + levelWarning)
+                          euler: euler.degrees, navigationPoint: point, quadrilateral: quad, level: level,
+                          warnings: warnings + (quadWarning.map { [$0] } ?? []) + (level.warning.map { [$0] } ?? []))
     }
 
     /// Within this angle of straight up or down the level indicator is flagged as undefined.
@@ -121,7 +117,12 @@ public struct SensorPath: Encodable, Sendable {
         let cx = Double(frameSize.width) / 2, cy = Double(frameSize.height) / 2
         let turn = Matrix3([1, 0, cx, 0, 1, cy, 0, 0, 1]) * Matrix3.rotation(axis: SIMD3(0, 0, 1), angle: angle)
             * Matrix3([1, 0, -cx, 0, 1, -cy, 0, 0, 1])
+        // Gravity along the optical axis leaves the horizon's angle to noise: 0.1° of tilt swings it by 90°.
+        let offAxis = atan2((gravity.x * gravity.x + gravity.y * gravity.y).squareRoot(), abs(gravity.z)) * 180 / .pi
+        let warning = offAxis < minLevelTiltDegrees
+            ? String(format: "the camera points within %.1f° of straight %@: the level angle is undefined", offAxis, gravity.z > 0 ? "down" : "up")
+            : nil
         return Level(angleDegrees: angle * 180 / .pi,
-                     rectangle: Quadrilateral.centred(in: frameSize, fraction: targetFraction).mapped(by: turn))
+                     rectangle: Quadrilateral.centred(in: frameSize, fraction: targetFraction).mapped(by: turn), warning: warning)
     }
 }

@@ -2,19 +2,22 @@ import Yams
 
 /// YAML anchors let a few hundred bytes stand for billions of nodes (the "billion laughs"): Yams composes
 /// them as shared values, cheaply, but a decoder walks every copy. Settings and search spaces are composed
-/// and counted first, up to a budget far above any real file's, and refused beyond it.
+/// here, counted through their aliases up to a budget far above any real file's, and refused beyond it;
+/// callers decode the counted node rather than parsing the text again.
 package enum BoundedYAML {
     /// Nodes counted through aliases, as a decoder would visit them.
     package static let maxNodes = 100_000
 
-    /// Throws `badInput` naming `what` when `text` stands for more than `maxNodes` values; parse errors are
-    /// left to the caller's parser, which reports them in its own terms.
-    package static func checkSize(_ text: String, what: String) throws {
-        guard let root = try? Yams.compose(yaml: text) else { return }
+    /// The root of `text` (nil when empty), or `badInput` naming `what` when it stands for more than
+    /// `maxNodes` values; a parse error is thrown as the parser's, for the caller to word.
+    package static func compose(_ text: String, what: String, resolver: Resolver = .default) throws -> Node? {
+        let parser = try Parser(yaml: text, resolver: resolver, encoding: .utf8)
+        guard let root = try parser.singleRoot() else { return nil }
         var budget = maxNodes
         guard visit(root, budget: &budget) else {
             throw RephotoError.badInput("\(what) expands to more than \(maxNodes) values through YAML aliases")
         }
+        return root
     }
 
     private static func visit(_ node: Node, budget: inout Int) -> Bool {

@@ -64,9 +64,12 @@ public struct Matrix3: Hashable, Sendable, Codable, CustomStringConvertible {
     public var rows: [[Double]] { [[row0.x, row0.y, row0.z], [row1.x, row1.y, row1.z], [row2.x, row2.y, row2.z]] }
 
     /// Orthonormal with determinant 1, to 1e-6.
-    public var isRotation: Bool {
+    public var isRotation: Bool { isRotation(tolerance: 1e-6) }
+
+    /// Orthonormal with determinant 1, to `tolerance` (rotations printed to six digits need about 1e-5).
+    public func isRotation(tolerance: Double) -> Bool {
         let deviation = zip((self * transposed).elements, Matrix3.identity.elements).map { abs($0 - $1) }.max() ?? .infinity
-        return isFinite && deviation < 1e-6 && abs(determinant - 1) < 1e-6
+        return isFinite && deviation < tolerance && abs(determinant - 1) < tolerance
     }
 
     public var transposed: Matrix3 {
