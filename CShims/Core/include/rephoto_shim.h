@@ -287,9 +287,10 @@ typedef struct rp_robust_params {
     double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost, that runner-up becomes the pose
                              and the pose its rival (with a negative rival_excess) */
     int reproductions;    /* LO-MSAC only: when the pose's log10_chance lies in (reproduce_above_log10_chance, */
-    double reproduce_above_log10_chance;  /* reproduce_max_log10_chance], up to this many more searches run (other */
-    double reproduce_max_log10_chance;    /* seeds), each stopping once its best model is within reproduce_degrees */
-    double reproduce_degrees;             /* of the pose in rotation, and the first that ends further stops them */
+    double reproduce_above_log10_chance;  /* reproduce_max_log10_chance], more searches run (other seeds) until */
+    double reproduce_max_log10_chance;    /* this many have ended within reproduce_degrees of the pose in rotation */
+    double reproduce_degrees;             /* (each stops once it does), or more than reproduce_misses have ended */
+    int reproduce_misses;                 /* further */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
@@ -336,8 +337,9 @@ typedef struct rp_relative_pose {
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */
     int reproductions;          /* searches run to reproduce a weak pose (rp_robust_params.reproductions), 0 when */
-    double reproduction_degrees;  /* none ran; the furthest one's rotation from the pose (HUGE_VAL if one found
-                                     nothing) */
+    double reproduction_degrees;  /* none ran; the rotation from the pose within which the required number of them
+                                     ended (the n-th nearest of them for n required; HUGE_VAL when fewer than n found
+                                     anything) */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

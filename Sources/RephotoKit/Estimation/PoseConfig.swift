@@ -26,9 +26,11 @@ public struct PoseConfig: Equatable, Sendable {
     public var maxCorroboratedChance: Double = ParameterRegistry.defaultValue(\.pose.maxCorroboratedChance)
     public var maxSensorDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxSensorDisagreement)
     /// Weak visual evidence reproduced: a pose whose chance lies between `maxChance` and this passes when
-    /// `reproductions` more searches (other seeds) all land within `maxReproductionDegrees` of it.
+    /// `reproductions` more searches (other seeds) land within `maxReproductionDegrees` of it before more
+    /// than `reproductionMisses` land elsewhere.
     public var maxReproducedChance: Double = ParameterRegistry.defaultValue(\.pose.maxReproducedChance)
     public var reproductions: Int = ParameterRegistry.defaultValue(\.pose.reproductions)
+    public var reproductionMisses: Int = ParameterRegistry.defaultValue(\.pose.reproductionMisses)
     public var maxReproductionDegrees: Double = ParameterRegistry.defaultValue(\.pose.maxReproductionDegrees)
     public var maxRotationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxRotationSigma)
     /// Fails the pose when a rival 10° or more away fits within this many inliers' worth (0: off).

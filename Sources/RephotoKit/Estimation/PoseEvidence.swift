@@ -39,8 +39,9 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// The same for the rival's rotation; `nil` without attitudes or without a rival.
     public var rivalSensorDisagreementDegrees: Double?
     /// A pose over `pose.maxChance` but under `pose.maxReproducedChance` is searched for again
-    /// (`pose.reproductions`, other seeds): the rotation between it and the furthest of those searches'
-    /// poses, degrees (180 when one found none). `nil` when none ran.
+    /// (`pose.reproductions`, other seeds, `pose.reproductionMisses` of them may miss): the rotation within
+    /// which the required number of those searches' poses landed (the n-th nearest for n required), degrees
+    /// (180 when fewer found any). `nil` when none ran.
     public var reproductionDegrees: Double?
 
     init(_ pose: rp_relative_pose) {

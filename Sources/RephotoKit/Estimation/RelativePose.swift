@@ -167,6 +167,7 @@ extension RelativePose {
         let reproduction: Reproduction?
         struct Reproduction: Hashable, Sendable {
             let count: Int
+            let misses: Int
             let aboveLog10Chance: Double
             let maxLog10Chance: Double
             let degrees: Double
@@ -187,7 +188,7 @@ extension RelativePose {
                     ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess) : nil
             }
             reproduction = config.reproductions > 0 && config.maxReproducedChance > config.maxChance
-                ? Reproduction(count: config.reproductions, aboveLog10Chance: log10(config.maxChance),
+                ? Reproduction(count: config.reproductions, misses: config.reproductionMisses, aboveLog10Chance: log10(config.maxChance),
                                maxLog10Chance: log10(config.maxReproducedChance), degrees: config.maxReproductionDegrees) : nil
         }
 
@@ -195,7 +196,7 @@ extension RelativePose {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
                                          prior: prior.map { ($0.rotation, $0.degrees, $0.excess) },
-                                         reproduction: reproduction.map { ($0.count, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
+                                         reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }
     }
 
@@ -234,7 +235,11 @@ extension RelativePose {
                         : String(format: "the sensor's rotation is %.1f° from the pose's (pose.maxSensorDisagreement %g°)", apart, config.maxSensorDisagreement))
                 }
                 if let apart = evidence.reproductionDegrees {
-                    reasons.append(String(format: "a search run again landed %.1f° away (pose.maxReproductionDegrees %g°)", apart, config.maxReproductionDegrees))
+                    reasons.append(config.reproductions > 1
+                        ? String(format: "searches run again: the %d nearest to the pose landed within %.1f° (pose.maxReproductionDegrees %g°, pose.reproductionMisses %d)",
+                                 config.reproductions, apart, config.maxReproductionDegrees, config.reproductionMisses)
+                        : String(format: "searches run again: the nearest to the pose landed %.1f° away (pose.maxReproductionDegrees %g°, pose.reproductionMisses %d)",
+                                 apart, config.maxReproductionDegrees, config.reproductionMisses))
                 }
                 throw RephotoError.estimationFailed(([chance] + reasons).joined(separator: "; "))
             }

@@ -60,7 +60,7 @@ public struct RobustConfig: Hashable, Sendable {
     package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
                                 maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
                                 prior: (rotation: Matrix3, degrees: Double, excess: Double)? = nil,
-                                reproduction: (count: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
+                                reproduction: (count: Int, misses: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
                                 portableKernels: Bool = false) throws -> rp_robust_params {
         rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
                          max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0,
@@ -71,6 +71,7 @@ public struct RobustConfig: Hashable, Sendable {
                          reproductions: try cInt(reproduction?.count ?? 0, "reproductions"),
                          reproduce_above_log10_chance: reproduction?.aboveLog10Chance ?? 0,
                          reproduce_max_log10_chance: reproduction?.maxLog10Chance ?? 0,
-                         reproduce_degrees: reproduction?.degrees ?? 0)
+                         reproduce_degrees: reproduction?.degrees ?? 0,
+                         reproduce_misses: try cInt(reproduction?.misses ?? 0, "reproductionMisses"))
     }
 }
