@@ -186,6 +186,7 @@ public struct FrameSequence: Equatable, Sendable {
         let manifest: SequenceManifest
         do {
             manifest = try JSONDecoder().decode(SequenceManifest.self, from: data)
+            try ConfigFile.refuseRepeatedKeys(data, what: manifestPath)
         } catch let error as RephotoError {
             throw error
         } catch let error as DecodingError {

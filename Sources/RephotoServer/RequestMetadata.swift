@@ -54,6 +54,11 @@ struct RequestMetadata: Decodable, Sendable {
         guard data.count <= 64 << 10 else { throw ServerError.badRequest("metadata is \(data.count) bytes, more than 64 KiB") }
         do {
             let metadata = try JSONDecoder().decode(RequestMetadata.self, from: data)
+            do {
+                try ConfigFile.refuseRepeatedKeys(data, what: "metadata")
+            } catch let error as RephotoError {
+                throw ServerError.badRequest(error.message)
+            }
             var config: Data?
             if metadata.hasConfig, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let tree = object["config"] {
                 // JSONSerialization traps (not throws) on a top-level value that is no object: check first.

@@ -86,6 +86,7 @@ import RephotoEvaluation
         (#"{"name": ".hidden", "reference": "a.jpg"}"#, "name '.hidden' must be"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
         ("not json", "sequence.json"),
+        (#"{"name": "x", "reference": "a.jpg", "reference": "b.jpg"}"#, "sequence.json line 1: key 'reference' given twice in one mapping"),
     ])
     func malformedManifests(json: String, expected: String) throws {
         let dir = try Scratch.directory()

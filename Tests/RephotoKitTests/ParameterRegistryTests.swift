@@ -105,10 +105,31 @@ import Testing
         ("c.json", #"{"matching": {"ratoi": 0.7}}"#, "at 'matching.ratoi': unknown key 'ratoi'"),
         ("c.json", #"{"homography": {"seed": 1}}"#, "at 'homography.seed': unknown key 'seed'"),
         ("c.json", #"{"matching": 3}"#, "'matching' must be an object of settings"),
+        // A key given twice: JSONDecoder kept the first silently (found by probing).
+        ("c.json", "{\"pose\": {\"seed\": 1,\n \"seed\": 2}}", "settings file line 1: key 'seed' given twice in one mapping"),
+        ("c.yml", "matching:\n  ratio: 0.7\n  ratio: 0.6\n", "settings file line 2: key 'ratio' given twice in one mapping"),
     ])
     func messagesNameTheParameter(name: String, text: String, expected: String) throws {
         let path = try Fixtures.temporaryFile(name, Data(text.utf8))
         let error = #expect(throws: RephotoError.self) { try PipelineConfig.load(from: path) }
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    /// `--config /dev/stdin`: a pipe has no size to check up front; it is read up to the limit. It was refused
+    /// with "You don't have permission" (found by probing).
+    @Test func settingsComeThroughAPipe() throws {
+        // The pipe is returned too: its read end closes when it is released.
+        func piped(_ text: String) throws -> (Pipe, String) {
+            let pipe = Pipe()
+            pipe.fileHandleForWriting.write(Data(text.utf8))
+            try pipe.fileHandleForWriting.close()
+            return (pipe, "/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)")
+        }
+        let (small, smallPath) = try piped(#"{"pose": {"seed": 7}}"#)
+        #expect(try PipelineConfig.load(from: smallPath).pose.seed == 7)
+        let (large, largePath) = try piped(String(repeating: " ", count: 5000))
+        let error = #expect(throws: RephotoError.self) { try readSmallFile(largePath, limit: 4096) }
+        withExtendedLifetime((small, large)) {}
+        #expect(error?.message.hasSuffix(": more than the 4096 bytes such a file may have") == true, "\(error?.message ?? "")")
     }
 }

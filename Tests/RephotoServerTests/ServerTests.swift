@@ -170,6 +170,8 @@ struct Upload {
             // A distortion list of the wrong length with an image size indexed past its end and killed the worker.
             ("one distortion coefficient", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 500, "fy": 500, "cx": 320, "cy": 240, "distortion": [0.1], "imageWidth": 640, "imageHeight": 480}}}"#), .badRequest, "bad_input"),
             ("fifteen distortion coefficients", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 500, "fy": 500, "cx": 320, "cy": 240, "distortion": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "imageWidth": 640, "imageHeight": 480}}}"#), .badRequest, "bad_input"),
+            // A key given twice: one was kept silently.
+            ("repeated setting", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1, "seed": 2}}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
         ]
         try await Self.app(try Self.settings()).test(.router) { http in

@@ -50,6 +50,16 @@ package enum ConfigFile {
         return "'\(value)' is not one of \(options.joined(separator: ", "))"
     }
 
+    /// JSONDecoder keeps one of a key given twice, silently: the same text composed as YAML (which JSON is)
+    /// names it. Text that only JSON reads is left to JSONDecoder's verdict.
+    package static func refuseRepeatedKeys(_ data: Data, what: String) throws {
+        do {
+            _ = try BoundedYAML.compose(String(decoding: data, as: UTF8.self), what: what)
+        } catch let error as RephotoError {
+            throw error
+        } catch {}
+    }
+
     /// One line for a decoding failure: where (dotted key path) and what.
     package static func describe(_ error: Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }

@@ -61,6 +61,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
                 } catch {
                     tree = try fromYAML()
                 }
+                try ConfigFile.refuseRepeatedKeys(data, what: "settings file")
             }
         } catch let error as RephotoError {
             throw error
@@ -82,6 +83,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         } catch {
             throw RephotoError.badInput("settings overrides are not JSON (\(ConfigFile.describe(error)))")
         }
+        try ConfigFile.refuseRepeatedKeys(json, what: "settings overrides")
         var config = self
         try tree.apply(to: &config)
         try config.validate()

@@ -72,21 +72,42 @@ package func fileErrorReason(_ error: Error) -> String {
 }
 
 /// A text or settings file's bytes, refused past `limit` without being read (a hostile 3 GB frames.csv) and
-/// never read when empty (Foundation leaks a buffer reading an empty file). Errors name the path.
+/// never read when empty (Foundation leaks a buffer reading an empty file); a pipe or device (`--config
+/// /dev/stdin`) is read up to `limit`. Errors name the path.
 package func readSmallFile(_ path: String, limit: Int) throws -> Data {
-    let attributes: [FileAttributeKey: Any]
+    var directory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &directory), directory.boolValue {
+        throw RephotoError.badInput("\(path): is a directory")
+    }
+    // A regular file says its size up front; a pipe (/dev/stdin, a FIFO) or a device does not, and is read up to
+    // the limit instead.
+    if let attributes = try? FileManager.default.attributesOfItem(atPath: path), attributes[.type] as? FileAttributeType == .typeRegular {
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= limit else { throw RephotoError.badInput("\(path): \(size) bytes, more than the \(limit) such a file may have") }
+        guard size > 0 else { return Data() }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+        }
+    }
+    let handle: FileHandle
     do {
-        attributes = try FileManager.default.attributesOfItem(atPath: path)
+        handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
     } catch {
         throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
     }
-    if attributes[.type] as? FileAttributeType == .typeDirectory { throw RephotoError.badInput("\(path): is a directory") }
-    let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-    guard size <= limit else { throw RephotoError.badInput("\(path): \(size) bytes, more than the \(limit) such a file may have") }
-    guard size > 0 else { return Data() }
+    defer { try? handle.close() }
+    var data = Data()
     do {
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        while let chunk = try handle.read(upToCount: 1 << 16), !chunk.isEmpty {
+            data.append(chunk)
+            if data.count > limit { throw RephotoError.badInput("\(path): more than the \(limit) bytes such a file may have") }
+        }
+    } catch let error as RephotoError {
+        throw error
     } catch {
         throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
     }
+    return data
 }
