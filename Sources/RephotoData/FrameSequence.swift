@@ -192,7 +192,7 @@ public struct FrameSequence: Equatable, Sendable {
         } catch let error as DecodingError {
             throw RephotoError.badInput("\(manifestPath): \(ConfigFile.describe(error))")
         } catch {
-            throw RephotoError.badInput("\(manifestPath): cannot read (\(error.localizedDescription))")
+            throw RephotoError.badInput("\(manifestPath): cannot read (\(fileErrorReason(error)))")
         }
         return manifest
     }

@@ -80,7 +80,7 @@ public enum EvaluationOutput {
         } catch let error as DecodingError {
             throw RephotoError.badInput("\(path.path): \(ConfigFile.describe(error))")
         } catch {
-            throw RephotoError.badInput("\(path.path): cannot read (\(error.localizedDescription))")
+            throw RephotoError.badInput("\(path.path): cannot read (\(fileErrorReason(error)))")
         }
     }
 

@@ -46,7 +46,7 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
         do {
             return try JSONDecoder().decode(EvaluationRunState.self, from: Data(contentsOf: path))
         } catch {
-            throw RephotoError.badInput("\(path.path): not a readable run state (\(error.localizedDescription))")
+            throw RephotoError.badInput("\(path.path): not a readable run state (\(fileErrorReason(error)))")
         }
     }
 

@@ -82,7 +82,11 @@ import Testing
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(samples)/left01.jpg"],
              "must end in .yml, .yaml, .xml or .json"),
             (["evaluate", sequence, "--out", Self.directory(), "--grace", "1e19"], "--grace 1e+19 must be a number of seconds from 0 to 86400"),
+            // Foundation's words were "NSCocoaErrorDomain error 512".
+            (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", copy + "/folder.png"],
+             "\(copy)/folder.png: cannot write image (a folder is in the way)"),
         ]
+        try FileManager.default.createDirectory(atPath: copy + "/folder.png", withIntermediateDirectories: true)
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
@@ -136,7 +140,8 @@ import Testing
             let process = Process()
             process.executableURL = CLI.executable
             process.arguments = arguments
-            process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let full: FileHandle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            process.standardOutput = full
             let err = Pipe()
             process.standardError = err
             try process.run()

@@ -160,11 +160,16 @@ public final class Image: @unchecked Sendable {
     }
 
     public func write(to path: String, format: EncodedFormat = .png) throws {
+        // Foundation says only "NSCocoaErrorDomain error 512" for a folder in the way.
+        var directory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &directory), directory.boolValue {
+            throw RephotoError.badInput("\(path): cannot write image (a folder is in the way)")
+        }
         let data = try encoded(as: format)
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {
-            throw RephotoError.badInput("\(path): cannot write image (\(error.localizedDescription))")
+            throw RephotoError.badInput("\(path): cannot write image (\(fileErrorReason(error)))")
         }
     }
 
