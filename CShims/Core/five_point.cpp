@@ -1,11 +1,11 @@
 // The calibrated five-point minimal solver (Nistér 2004): the four-dimensional null space of the epipolar
-// constraints, the ten cubic constraints of an essential matrix on it, eliminated down to a polynomial of degree
-// ten in one unknown, whose real roots Sturm sequences isolate; a Gauss-Newton step on the ten constraints then
-// restores the digits that polynomial loses near clustered roots. OpenCV 4.6 only exposes a solver inside
-// findEssentialMat, at about 190 µs a call. Measured on random problems: 7.6 µs a call against 13.4 µs for the
-// action-matrix form used before (a 10x10 eigenvalue problem), which the estimator's sampler spends nine tenths
-// of its time in on hard pairs; the price is the true solution lost (or off by more than 1e-6) in 14 of 20,000
-// exact random problems, where the action matrix lost none: a sampler draws another sample.
+// constraints, the ten cubic constraints of an essential matrix on it, eliminated down to a polynomial of
+// degree ten in one unknown, whose real roots Sturm sequences isolate; one or two Gauss-Newton steps on the
+// ten constraints then restore the digits that polynomial loses near clustered roots. OpenCV 4.6 only exposes
+// a solver inside findEssentialMat, at about 190 µs a call. Measured on random problems: 7.6 µs a call against
+// 13.4 µs for the action-matrix form used before (a 10x10 eigenvalue problem), where the estimator's sampler
+// spends nine tenths of its time on hard pairs; the price is the true solution lost (or off by more than 1e-6)
+// in 14 of 20,000 exact random problems, where the action matrix lost none: a sampler draws another sample.
 #include "shim_internal.hpp"
 
 #include <opencv2/core.hpp>
