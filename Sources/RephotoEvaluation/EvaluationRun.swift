@@ -26,6 +26,10 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     /// sequence whose truth changed since (its kept rows were scored against the old one). Absent in run
     /// states written before it was added.
     public var sequenceDigests: [String]?
+    /// SHA-256 of the relative path, size and modification time of every other file in each sequence folder,
+    /// in `sequences` order: `--resume` refuses a sequence whose images were replaced since (reading every
+    /// image to hash it would cost a run's worth of decoding). Absent in run states written before it was added.
+    public var imageDigests: [String]?
 
     public static let fileName = "run.json"
 
@@ -37,6 +41,29 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
             hash.update(data: Data(name.utf8))
             hash.update(data: (try? Data(contentsOf: URL(fileURLWithPath: path).appendingPathComponent(name))) ?? Data())
         }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The digest `imageDigests` holds for the sequence folder at `path`: every file but sequence.json and
+    /// frames.csv, by relative path, size and modification time, in path order; files under `results` (a
+    /// result folder inside the sequence, which the run itself rewrites) are left out.
+    static func imageDigest(ofSequenceAt path: String, results: String) -> String {
+        let root = URL(fileURLWithPath: path)
+        let skip = URL(fileURLWithPath: results).standardizedFileURL.resolvingSymlinksInPath().path + "/"
+        var stamps: [String] = []
+        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
+        if let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) {
+            for case let file as URL in files {
+                guard let values = try? file.resourceValues(forKeys: Set(keys)), values.isRegularFile == true,
+                      !file.standardizedFileURL.resolvingSymlinksInPath().path.hasPrefix(skip) else { continue }
+                let relative = String(file.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count))
+                guard relative != "/sequence.json" && relative != "/frames.csv" else { continue }
+                let time = values.contentModificationDate?.timeIntervalSince1970 ?? 0
+                stamps.append("\(relative)\u{0}\(values.fileSize ?? -1)\u{0}\(time)")
+            }
+        }
+        var hash = SHA256()
+        for stamp in stamps.sorted() { hash.update(data: Data((stamp + "\n").utf8)) }
         return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
@@ -79,6 +106,7 @@ public final class EvaluationRun: @unchecked Sendable {
         self.folder = folder
         let paths = sequences.map { $0.standardizedFileURL.resolvingSymlinksInPath().path }.sorted()
         let digests = paths.map(EvaluationRunState.digest(ofSequenceAt:))
+        let imageDigests = paths.map { EvaluationRunState.imageDigest(ofSequenceAt: $0, results: folder.path) }
         let csv = folder.appendingPathComponent("frames.csv")
         let fm = FileManager.default
         var kept: [EvaluationRow] = []
@@ -95,6 +123,9 @@ public final class EvaluationRun: @unchecked Sendable {
             if let before = earlier.sequenceDigests, let changed = zip(paths, zip(before, digests)).first(where: { $1.0 != $1.1 })?.0 {
                 throw RephotoError.badInput("--resume: \(changed) changed since the run in \(folder.path) began (sequence.json or frames.csv); start afresh without --resume")
             }
+            if let before = earlier.imageDigests, let changed = zip(paths, zip(before, imageDigests)).first(where: { $1.0 != $1.1 })?.0 {
+                throw RephotoError.badInput("--resume: \(changed) changed since the run in \(folder.path) began (a file added, removed or rewritten); start afresh without --resume")
+            }
             kept = try Self.readRows(csv)
             state = earlier
         } else {
@@ -107,6 +138,7 @@ public final class EvaluationRun: @unchecked Sendable {
                                        framesPlanned: framesPlanned, framesDone: 0)
         }
         state.sequenceDigests = digests
+        state.imageDigests = imageDigests
         resumedRows = kept
         state.state = .inProgress
         state.framesPlanned = framesPlanned

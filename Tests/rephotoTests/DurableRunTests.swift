@@ -144,8 +144,9 @@ import Testing
         #expect(merged.status == 2 && merged.stderr.contains("in-progress"), "\(merged.stderr)")
     }
 
-    /// Rows kept by --resume were scored against the truth of their time: a sequence whose frames.csv changed
-    /// since is refused (resuming kept rows 0.13° off where a fresh run found 179.87°, found by probing).
+    /// Rows kept by --resume were scored against the truth and images of their time: a sequence whose
+    /// frames.csv changed since is refused (resuming kept rows 0.13° off where a fresh run found 179.87°, found
+    /// by probing), and so is one whose images were replaced.
     @Test func resumeRefusesASequenceThatChanged() throws {
         let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
         let sequence = try Scratch.directory().appendingPathComponent("durable-changed-sequence").path
@@ -155,10 +156,21 @@ import Testing
         _ = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails"])
         let same = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--resume"])
         #expect(same.status != 2, "\(same.stderr)")
+        // An image replaced under the same name: its row had been scored on the old one.
+        let image = sequence + "/frame-0001.jpg"
+        try FileManager.default.removeItem(atPath: image)
+        try FileManager.default.copyItem(atPath: sequence + "/frame-0000.jpg", toPath: image)
+        let replaced = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--resume"])
+        #expect(replaced.status == 2 && replaced.stderr.contains("changed since the run in \(out) began (a file added"), "\(replaced.stderr)")
+        _ = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails"])
         let frames = URL(fileURLWithPath: sequence + "/frames.csv")
         try (try Data(contentsOf: frames) + Data("\n".utf8)).write(to: frames)
         let changed = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--resume"])
-        #expect(changed.status == 2 && changed.stderr.contains("changed since the run in \(out) began"), "\(changed.stderr)")
+        #expect(changed.status == 2 && changed.stderr.contains("changed since the run in \(out) began (sequence.json"), "\(changed.stderr)")
+        // A result folder inside the sequence is the run's own writing, not a change to the sequence.
+        _ = try CLI.run(["evaluate", sequence, "--out", sequence + "/results", "--no-thumbnails"])
+        let inside = try CLI.run(["evaluate", sequence, "--out", sequence + "/results", "--no-thumbnails", "--resume"])
+        #expect(inside.status != 2, "\(inside.stderr)")
     }
 
     @Test func unwritableOutputIsRefusedBeforeAnyWork() throws {
