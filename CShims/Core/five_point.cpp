@@ -316,6 +316,16 @@ void polish_solution(const double M[10][20], double &x, double &y, double &z) {
     }
 }
 
+// a d − b c for polynomials a, c of degree A and b, d of degree B: a 2x2 minor of the matrix in z.
+template <int A, int B>
+std::array<double, A + B + 1> cross_difference(const std::array<double, A + 1> &a, const std::array<double, B + 1> &b,
+                                               const std::array<double, A + 1> &c, const std::array<double, B + 1> &d) {
+    std::array<double, A + B + 1> r = product<A, B>(a, d);
+    const std::array<double, A + B + 1> s = product<B, A>(b, c);
+    for (size_t i = 0; i < r.size(); ++i) r[i] -= s[i];
+    return r;
+}
+
 }  // namespace
 
 namespace rp {
@@ -391,24 +401,10 @@ int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutio
         By[e] = {u[5], u[4] - v[5], u[3] - v[4], -v[3]};
         B1[e] = {u[9], u[8] - v[9], u[7] - v[8], u[6] - v[7], -v[6]};
     }
-    auto minor = [](const std::array<double, 4> &a, const std::array<double, 5> &b, const std::array<double, 4> &c,
-                    const std::array<double, 5> &d) {  // a d − b c, degree 7
-        std::array<double, 8> r = product<3, 4>(a, d);
-        const std::array<double, 8> s = product<4, 3>(b, c);
-        for (size_t i = 0; i < 8; ++i) r[i] -= s[i];
-        return r;
-    };
-    auto minor_xy = [](const std::array<double, 4> &a, const std::array<double, 4> &b, const std::array<double, 4> &c,
-                       const std::array<double, 4> &d) {  // a d − b c, degree 6
-        std::array<double, 7> r = product<3, 3>(a, d);
-        const std::array<double, 7> s = product<3, 3>(b, c);
-        for (size_t i = 0; i < 7; ++i) r[i] -= s[i];
-        return r;
-    };
     // det = Bx0 (By1 B12 − B11 By2) − By0 (Bx1 B12 − B11 Bx2) + B10 (Bx1 By2 − By1 Bx2)
-    const std::array<double, 11> t0 = product<3, 7>(Bx[0], minor(By[1], B1[1], By[2], B1[2]));
-    const std::array<double, 11> t1 = product<3, 7>(By[0], minor(Bx[1], B1[1], Bx[2], B1[2]));
-    const std::array<double, 11> t2 = product<4, 6>(B1[0], minor_xy(Bx[1], By[1], Bx[2], By[2]));
+    const std::array<double, 11> t0 = product<3, 7>(Bx[0], cross_difference<3, 4>(By[1], B1[1], By[2], B1[2]));
+    const std::array<double, 11> t1 = product<3, 7>(By[0], cross_difference<3, 4>(Bx[1], B1[1], Bx[2], B1[2]));
+    const std::array<double, 11> t2 = product<4, 6>(B1[0], cross_difference<3, 3>(Bx[1], By[1], Bx[2], By[2]));
     double polynomial[kDegree + 1];
     for (size_t i = 0; i <= kDegree; ++i) polynomial[i] = t0[i] - t1[i] + t2[i];
 
