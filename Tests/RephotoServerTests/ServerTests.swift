@@ -171,6 +171,9 @@ struct Upload {
             ("one distortion coefficient", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 500, "fy": 500, "cx": 320, "cy": 240, "distortion": [0.1], "imageWidth": 640, "imageHeight": 480}}}"#), .badRequest, "bad_input"),
             ("fifteen distortion coefficients", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 500, "fy": 500, "cx": 320, "cy": 240, "distortion": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0], "imageWidth": 640, "imageHeight": 480}}}"#), .badRequest, "bad_input"),
             // A key given twice: one was kept silently.
+            // Nested as deep as JSONDecoder admits: the repeated-key check composes it again, on a task's stack.
+            ("deeply nested metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": "# + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}}"), .badRequest, "bad_input"),
+            ("metadata nested past JSON's depth limit", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": "# + String(repeating: "[", count: 30_000) + String(repeating: "]", count: 30_000) + "}}"), .badRequest, "bad_input"),
             ("repeated setting", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1, "seed": 2}}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
         ]

@@ -55,13 +55,11 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
         do {
             if yaml {
                 tree = try fromYAML()
+            } else if let json = try? JSONDecoder().decode(ConfigTree.self, from: data) {
+                try ConfigFile.refuseRepeatedKeys(data, what: "settings file")  // the YAML path checks while composing
+                tree = json
             } else {
-                do {
-                    tree = try JSONDecoder().decode(ConfigTree.self, from: data)
-                } catch {
-                    tree = try fromYAML()
-                }
-                try ConfigFile.refuseRepeatedKeys(data, what: "settings file")
+                tree = try fromYAML()
             }
         } catch let error as RephotoError {
             throw error
