@@ -593,6 +593,100 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
     return best;
 }
 
+// The sensor-guided search, for a weak pose and the phone's rotation. A phone's attitude errs mostly in heading,
+// a turn about the vertical, which for a camera held upright is its own y axis: the search takes the rotation
+// as R_prior Ry(φ) with |φ| up to `degrees`, which leaves three unknowns (φ and t's direction) and three-point
+// samples, drawn far more often all-inlier than five-point ones (at 15 % inliers, 1 in 300 against 1 in 13,000).
+// For a sample, with b' = R_priorᵀ b and v_i(φ) = Ry(φ) a_i × b'_i, every v_i is orthogonal to t' = R_priorᵀ t,
+// so det[v_1 v_2 v_3] vanishes at the true φ: its roots on [-degrees, degrees] are bracketed on a grid and
+// bisected. Each model is scored by MSAC; the best, optimised on every correspondence (all five degrees of
+// freedom, so a tilted phone's pose is still reached when its hypothesis is near), is returned, or cost
+// HUGE_VAL when no sample gave one.
+struct Guided {
+    Pose pose;
+    double cost = HUGE_VAL;
+};
+
+cv::Matx33d turn_about_y(double angle) {
+    const double c = std::cos(angle), s = std::sin(angle);
+    return cv::Matx33d(c, 0, s, 0, 1, 0, -s, 0, c);
+}
+
+Guided guided_search(const Bearings &x, const cv::Matx33d &prior, double degrees, double tau2, long max_samples, uint64_t seed) {
+    Guided out;
+    const size_t n = x.size();
+    if (n < 3 || !(degrees > 0)) return out;
+    const double limit = degrees / kDegrees;
+    std::vector<cv::Vec3d> b(n);
+    for (size_t i = 0; i < n; ++i) b[i] = prior.t() * x.b[i];
+    std::mt19937_64 random(seed);
+    std::uniform_int_distribution<size_t> pick(0, n - 1);
+    constexpr int kGrid = 16;  // intervals on [-degrees, degrees]: roots closer than this apart are rare
+    Pose best;
+    double best_cost = HUGE_VAL;
+    for (long k = 0; k < max_samples; ++k) {
+        size_t index[3];
+        for (int i = 0; i < 3; ++i) index[i] = rp::draw_unlike(random, pick, index, i);
+        auto normals = [&](double angle, cv::Vec3d v[3]) {
+            const cv::Matx33d turn = turn_about_y(angle);
+            for (int i = 0; i < 3; ++i) v[i] = (turn * x.a[index[i]]).cross(b[index[i]]);
+        };
+        auto det = [&](double angle) {
+            cv::Vec3d v[3];
+            normals(angle, v);
+            return v[0].dot(v[1].cross(v[2]));
+        };
+        double previous_angle = -limit, previous = det(-limit);
+        for (int g = 1; g <= kGrid; ++g) {
+            const double angle = -limit + 2 * limit * g / kGrid;
+            const double value = det(angle);
+            if (!(previous * value <= 0) || !std::isfinite(value)) {
+                previous_angle = angle;
+                previous = value;
+                continue;
+            }
+            double lo = previous_angle, hi = angle, f_lo = previous;
+            for (int step = 0; step < 40 && hi - lo > 1e-12; ++step) {
+                const double mid = 0.5 * (lo + hi), f_mid = det(mid);
+                if ((f_lo <= 0) == (f_mid <= 0)) {
+                    lo = mid;
+                    f_lo = f_mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            previous_angle = angle;
+            previous = value;
+            const double root = 0.5 * (lo + hi);
+            cv::Vec3d v[3];
+            normals(root, v);
+            cv::Vec3d t = v[0].cross(v[1]);
+            if (cv::norm(t) < 1e-9) t = v[0].cross(v[2]);
+            if (!(cv::norm(t) > 1e-12)) continue;
+            Pose candidate;
+            candidate.R = prior * turn_about_y(root);
+            candidate.t = cv::normalize(prior * t);
+            for (double sign : {1.0, -1.0}) {
+                Pose signed_pose = candidate;
+                signed_pose.t *= sign;
+                bool front = true;
+                for (int i = 0; i < 3 && front; ++i) front = in_front(signed_pose, x.a[index[i]], x.b[index[i]]);
+                if (!front) continue;
+                const double cost = msac_cost(signed_pose.essential(), x, tau2, best_cost);
+                if (cost < best_cost) {
+                    best_cost = cost;
+                    best = signed_pose;
+                }
+            }
+        }
+    }
+    if (!std::isfinite(best_cost)) return out;
+    best_cost = std::min(best_cost, local_optimisation(x, tau2, best, random));
+    out.pose = best;
+    out.cost = best_cost;
+    return out;
+}
+
 // A second, shorter search (another seed) when the first spent its budget without certifying its answer:
 // if it finds a different pose with a lower cost, the first search had not converged and neither answer
 // can be trusted. A second search that lands in a worse basin says nothing: it is weaker by design.
@@ -787,6 +881,10 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                                                  params.reproductions, params.reproduce_misses, params.reproduce_above_log10_chance,
                                                  params.reproduce_max_log10_chance, params.reproduce_degrees));
     }
+    if (params.guided_samples < 0 || params.guided_min_inliers < 0 || std::isnan(params.guided_above_log10_chance)) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("guided samples and inliers must be 0 or more with a chance bound that is a number (got %d, %d, %g)",
+                                                 params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance));
+    }
     Bearings x = undistorted(reference, current, reference_camera, current_camera);
     x.avx2 = has_avx2() && !params.portable_kernels;
     const double focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
@@ -821,6 +919,35 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
             if (pick != rivals.end()) {
                 std::swap(pick->second, pose);
                 std::swap(pick->first, pose_cost);
+            }
+        }
+    }
+    // A random epipolar line crosses the current image over about its diagonal: p = 2τ·diagonal / area.
+    const double w = current_camera.width > 0 ? current_camera.width : 2 * current_camera.K[2];
+    const double h = current_camera.height > 0 ? current_camera.height : 2 * current_camera.K[5];
+    const double p = 2 * params.threshold * std::hypot(w, h) / std::max(w * h, 1.0);
+    long models = params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations;
+    // A pose too weak to stand alone, with the phone's rotation: the search may have missed the basin the prior
+    // points to (a weak pair's all-inlier sample is rare), so the guided search looks there. Its pose, when
+    // within the prior, replaces one the prior rules out, or one it fits better; the replaced pose becomes its
+    // rival (the gate weighs the two with the sensor). Its samples count among the models the chance gate bounds.
+    bool guided = false;
+    if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0 && params.guided_samples > 0 &&
+        log10_chance(int(n), count_within(pose.essential(), x, tau2), p, models) > params.guided_above_log10_chance) {
+        const cv::Matx33d prior(params.prior_R);
+        Guided found = guided_search(x, prior, params.prior_degrees, tau2, params.guided_samples, params.seed ^ 0x6A09E667F3BCC909ULL);
+        models += params.guided_samples;
+        if (std::isfinite(found.cost)) {
+            if (params.refine) refine(x, tau2, found.pose, 50);
+            found.cost = msac_cost(found.pose.essential(), x, tau2);
+            // One with too few inliers to pass the gate would only hide the pose's own reason for failing.
+            if (rotation_apart(found.pose.R, prior) <= params.prior_degrees &&
+                count_within(found.pose.essential(), x, tau2) >= params.guided_min_inliers &&
+                (rotation_apart(pose.R, prior) > params.prior_degrees || found.cost < pose_cost)) {
+                rivals.emplace_back(pose_cost, pose);
+                pose = found.pose;
+                pose_cost = found.cost;
+                guided = true;
             }
         }
     }
@@ -952,16 +1079,12 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     out.gric_homography = gric_h;
     out.rotation_support = 0;
     for (size_t i = 0; i < n; ++i) out.rotation_support += inliers[i] && transfer(Rr, i) < transfer_tau * transfer_tau;
-    // A random epipolar line crosses the current image over about its diagonal: p = 2τ·diagonal / area.
-    double w = current_camera.width > 0 ? current_camera.width : 2 * current_camera.K[2];
-    double h = current_camera.height > 0 ? current_camera.height : 2 * current_camera.K[5];
-    double p = 2 * params.threshold * std::hypot(w, h) / std::max(w * h, 1.0);
     out.rival_excess = rival_excess;
     out.rival_degrees = rival_degrees;
     std::memcpy(out.rival_R, rival_R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
-    out.log10_chance = log10_chance(int(n), within, p, params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations);
+    out.log10_chance = log10_chance(int(n), within, p, models);
 
     // A weak pose that independent searches land on again is the data's answer, not the search's luck: on
     // a repetitive facade the wrong models scatter from seed to seed (Strecha 0->7 at full resolution: 9-154°
@@ -971,7 +1094,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     // scattered wrong models make a second chance cheap to grant), and the test ends as soon as it is decided.
     out.reproductions = 0;
     out.reproduction_degrees = 0;
-    if (params.method == RP_METHOD_LO_MSAC && params.reproductions > 0 && out.log10_chance > params.reproduce_above_log10_chance &&
+    if (params.method == RP_METHOD_LO_MSAC && !guided && params.reproductions > 0 && out.log10_chance > params.reproduce_above_log10_chance &&
         out.log10_chance <= params.reproduce_max_log10_chance) {
         const int required = params.reproductions, misses = std::max(0, params.reproduce_misses);
         std::vector<double> landed;

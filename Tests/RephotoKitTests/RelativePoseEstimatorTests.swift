@@ -339,6 +339,41 @@ import RephotoShimTools
         #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: PoseConfig()) }
     }
 
+    /// pose.sensorGuidedSamples: a search too short to draw an all-inlier sample (14 true matches among 84, 50
+    /// samples: under 1 % chance) ends on a weak wrong pose. With the phone's rotation 3° off the truth in
+    /// heading, the guided search finds the true pose near it; with the guided search off, or a rotation 20° off,
+    /// the estimate is refused rather than answered wrong.
+    @Test(arguments: [UInt64(71), 72, 73])
+    func theSensorGuidesASearchThatMissedThePose(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: -2, 35, 1)
+        let t = SIMD3(-1.5, 0.2, 0.6)
+        let pairs = correspondences(rotation: r, translation: t, inliers: 14, outliers: 36, seed: seed, noiseScale: 0.25)
+        let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
+        var config = PoseConfig()
+        config.essential.maxIterations = 50
+        config.minIterations = 0
+        config.reproductions = 0
+        func estimate(sensor: Matrix3?, _ config: PoseConfig) throws -> RelativePose {
+            try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: config,
+                                      sensorRotation: sensor)
+        }
+        func turned(_ degrees: Double) -> Matrix3 { r * Quaternion(axis: SIMD3(0, 1, 0), angle: degrees * .pi / 180).rotationMatrix }
+        let pose = try estimate(sensor: turned(3), config)
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t / length(t)) < 3)
+        #expect(try #require(pose.evidence).inliers >= 13)
+        var unguided = config
+        unguided.sensorGuidedSamples = 0
+        #expect(throws: RephotoError.self) { try estimate(sensor: turned(3), unguided) }
+        #expect(throws: RephotoError.self) { try estimate(sensor: nil, config) }
+        #expect(throws: RephotoError.self) { try estimate(sensor: turned(20), config) }
+        // A tilt error (about the camera's x axis) is outside the guided search's model: refused or right, never wrong.
+        let tilted = r * Quaternion(axis: SIMD3(1, 0, 0), angle: 2 * .pi / 180).rotationMatrix
+        if let pose = try? estimate(sensor: tilted, config) {
+            #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
+        }
+    }
+
     /// pose.reproductionMisses: with a small cap, a reproduction search sometimes misses a right weak pose.
     /// Granting one miss runs the same searches first, so it passes every pose the strict rule passes, and
     /// rescues some it refused; everything it passes is right.

@@ -25,6 +25,8 @@ public struct PoseConfig: Equatable, Sendable {
     /// `maxSensorDisagreement` degrees (0: never).
     public var maxCorroboratedChance: Double = ParameterRegistry.defaultValue(\.pose.maxCorroboratedChance)
     public var maxSensorDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxSensorDisagreement)
+    /// A weak pose the sensor rules out is searched for again near the sensor's rotation (samples; 0: never).
+    public var sensorGuidedSamples: Int = ParameterRegistry.defaultValue(\.pose.sensorGuidedSamples)
     /// Weak visual evidence reproduced: a pose whose chance lies between `maxChance` and this passes when
     /// `reproductions` more searches (other seeds) land within `maxReproductionDegrees` of it before more
     /// than `reproductionMisses` land elsewhere.

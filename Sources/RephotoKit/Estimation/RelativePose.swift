@@ -161,6 +161,9 @@ extension RelativePose {
             let rotation: Matrix3
             let degrees: Double
             let excess: Double
+            let guidedSamples: Int
+            let guidedAboveLog10Chance: Double
+            let guidedMinInliers: Int
         }
         /// A pose the chance gate alone would refuse, but `pose.maxReproducedChance` might pass, is searched
         /// for again (the bounds of that window, log10, and the tolerance).
@@ -185,7 +188,9 @@ extension RelativePose {
             runnersUp = config.runnersUp
             prior = sensorRotation.flatMap { rotation in
                 config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
-                    ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess) : nil
+                    ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess,
+                            guidedSamples: config.sensorGuidedSamples, guidedAboveLog10Chance: log10(config.maxChance),
+                            guidedMinInliers: config.minInliers) : nil
             }
             reproduction = config.reproductions > 0 && config.maxReproducedChance > config.maxChance
                 ? Reproduction(count: config.reproductions, misses: config.reproductionMisses, aboveLog10Chance: log10(config.maxChance),
@@ -195,7 +200,7 @@ extension RelativePose {
         func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess) },
+                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers) },
                                          reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }
     }

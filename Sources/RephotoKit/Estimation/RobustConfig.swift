@@ -59,7 +59,7 @@ public struct RobustConfig: Hashable, Sendable {
 
     package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
                                 maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
-                                prior: (rotation: Matrix3, degrees: Double, excess: Double)? = nil,
+                                prior: (rotation: Matrix3, degrees: Double, excess: Double, guidedSamples: Int, guidedAboveLog10Chance: Double, guidedMinInliers: Int)? = nil,
                                 reproduction: (count: Int, misses: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
                                 portableKernels: Bool = false) throws -> rp_robust_params {
         rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
@@ -72,6 +72,9 @@ public struct RobustConfig: Hashable, Sendable {
                          reproduce_above_log10_chance: reproduction?.aboveLog10Chance ?? 0,
                          reproduce_max_log10_chance: reproduction?.maxLog10Chance ?? 0,
                          reproduce_degrees: reproduction?.degrees ?? 0,
-                         reproduce_misses: try cInt(reproduction?.misses ?? 0, "reproductionMisses"))
+                         reproduce_misses: try cInt(reproduction?.misses ?? 0, "reproductionMisses"),
+                         guided_samples: try cInt(prior?.guidedSamples ?? 0, "sensorGuidedSamples"),
+                         guided_above_log10_chance: prior?.guidedAboveLog10Chance ?? 0,
+                         guided_min_inliers: try cInt(prior?.guidedMinInliers ?? 0, "minInliers"))
     }
 }

@@ -76,6 +76,8 @@ public enum ParameterRegistry {
               "gate: a pose over pose.maxChance still passes under this chance when the sensor's relative rotation is within pose.maxSensorDisagreement of it"),
         .real("pose.maxSensorDisagreement", \.pose.maxSensorDisagreement, 5, atLeast: 0, atMost: 180,
               "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose (pose.maxCorroboratedChance), and half the least that lets the sensor settle a rival (pose.minRivalExcess), degrees; 0: the sensor never does either"),
+        .integer("pose.sensorGuidedSamples", \.pose.sensorGuidedSamples, 1000, min: 0, max: 100_000,
+                 "lo_msac with the sensor's rotation: a pose too weak for pose.maxChance is also sought within pose.maxSensorDisagreement of that rotation, turned about the camera's vertical, with this many three-point samples; the pose found replaces one the sensor rules out or one it fits better; 0: never"),
         .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when pose.reproductions more searches (other seeds) reach it, within pose.maxReproductionDegrees"),
         .integer("pose.reproductions", \.pose.reproductions, 2, min: 0, max: 8,
