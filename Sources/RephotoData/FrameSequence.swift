@@ -249,6 +249,10 @@ public struct FrameSequence: Equatable, Sendable {
             if row.count == 1 && row[0].isEmpty { continue }  // blank line
             let place = "\(path) line \(line)"
             guard row.count == header.count else {
+                // An unclosed quote swallows the rest of the file into one field: name the quote, not the count.
+                if row.count < header.count, row.contains(where: { $0.contains(where: \.isNewline) }) {
+                    throw RephotoError.badInput("\(place): a quoted field is not closed (its quote runs on to the end of the file)")
+                }
                 throw RephotoError.badInput("\(place): \(row.count) fields, the header has \(header.count)")
             }
             func cell(_ name: String) -> String { index[name].map { row[$0] } ?? "" }

@@ -4,7 +4,10 @@ import RephotoKit
 /// Finds sequence folders (any folder with a sequence.json) under the given paths, in a deterministic order.
 public enum SequenceDiscovery {
     /// Follows symbolic links to folders (recorded data is often linked in), visiting each real folder once,
-    /// so a link loop ends and a sequence reached two ways is evaluated once.
+    /// so a link loop ends and a sequence reached two ways is evaluated once. Folders nested deeper than
+    /// `maxDepth` under a path are refused rather than skipped: a sequence there would go missing unnoticed.
+    public static let maxDepth = 64
+
     public static func find(_ paths: [String]) throws -> [URL] {
         let fm = FileManager.default
         var found: [String: String] = [:]  // real path -> the path it was first reached by
@@ -16,7 +19,10 @@ public enum SequenceDiscovery {
             }
             var stack = [(URL(fileURLWithPath: path).standardizedFileURL, 0)]
             while let (folder, depth) = stack.popLast() {
-                guard let real = realPath(folder.path), visited.insert(real).inserted, depth <= 64 else { continue }
+                guard let real = realPath(folder.path), visited.insert(real).inserted else { continue }
+                guard depth <= maxDepth else {
+                    throw RephotoError.badInput("\(folder.path): folders nested more than \(maxDepth) deep under \(path); point at a folder further down")
+                }
                 if fm.fileExists(atPath: folder.appendingPathComponent("sequence.json").path), found[real] == nil {
                     found[real] = folder.path
                 }

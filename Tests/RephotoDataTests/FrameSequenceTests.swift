@@ -51,6 +51,7 @@ import RephotoEvaluation
         ("\(header)\na.jpg,0,1,0,0,0,,,,,,,\nb.jpg,abc,1,0,0,0,,,,,,,\n", "frames.csv line 3: column 'timestamp': 'abc' is not a finite number"),
         ("\(header)\na.jpg,0,1,0,0,,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz must be all set or all empty"),
         ("\(header)\na.jpg,0,1,0,0,0\n", "frames.csv line 2: 6 fields, the header has 13"),
+        ("\(header)\na.jpg,\"0,1,0,0,0,,,,,,,\nb.jpg,0,1,0,0,0,,,,,,,\n", "frames.csv line 2: a quoted field is not closed"),
         ("file,foo\na.jpg,1\n", "frames.csv line 1: unknown column 'foo'"),
         ("name,qw\na.jpg,1\n", "frames.csv line 1: the header must name a 'file' column"),
         ("\(header)\na.jpg,0,2,0,0,0,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz: attitude quaternion (2, 0, 0, 0) has norm 2"),
@@ -121,5 +122,16 @@ import RephotoEvaluation
         let found = try SequenceDiscovery.find([root.path]).map { $0.path.replacingOccurrences(of: root.path + "/", with: "") }
         // Depth first in name order: a is reached through "linked" before "linked-again".
         #expect(found == ["linked/a", "linked/b", "own"], "\(found)")
+    }
+
+    /// A tree nested deeper than the limit is refused, naming the folder, not searched partly.
+    @Test func aTooDeepTreeIsRefused() throws {
+        let root = try Scratch.directory()
+        let deep = (0...SequenceDiscovery.maxDepth).reduce(root) { url, _ in url.appendingPathComponent("d") }
+        try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+        let error = #expect(throws: RephotoError.self) { try SequenceDiscovery.find([root.path]) }
+        #expect(error?.kind == .badInput)
+        #expect(error?.message.hasPrefix(deep.path + ": folders nested more than 64 deep under \(root.path)") == true, "\(error?.message ?? "")")
+        #expect(try SequenceDiscovery.find([root.appendingPathComponent("d").path]).isEmpty)
     }
 }
