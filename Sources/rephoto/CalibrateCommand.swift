@@ -25,8 +25,9 @@ struct CalibrateCommand: ParsableCommand {
         }
         try OutputPaths.checkFile(out, apartFrom: images)
         // The same photo twice is one view counted twice: it calibrated 812 px where the camera has 538.
-        var seen: [Int: [String]] = [:]  // hash of the bytes: one file in memory at a time
+        var seen: [Int: [String]] = [:]  // hash of the bytes: one file's bytes in memory at a time
         let limit = PipelineConfig().maxBytes
+        var loaded: [Image] = []
         for path in images {
             let bytes = try readSmallFile(path, limit: limit)
             var hasher = Hasher()
@@ -36,8 +37,13 @@ struct CalibrateCommand: ParsableCommand {
                 throw RephotoError.badInput("\(path) and \(first) are the same photo: one view, counted twice")
             }
             seen[key, default: []].append(path)
+            // Decoded from the bytes already read: each photo is read once (it was read again to decode).
+            do {
+                loaded.append(try Image(data: bytes))
+            } catch let error as RephotoError {
+                throw error.prefixed(path)
+            }
         }
-        let loaded = try images.map { try Image(contentsOfFile: $0) }
         let result = try ChessboardCalibration.calibrate(loaded, boardWidth: parts[0], boardHeight: parts[1], squareSize: square,
                                                          minimumViews: minimumViews)
         try result.write(to: out)
