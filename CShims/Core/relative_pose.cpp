@@ -594,12 +594,13 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
 }
 
 // The sensor-guided search, for a weak pose and the phone's rotation. A phone's attitude errs mostly in heading,
-// a turn about the vertical, which for a camera held upright is its own y axis: the search takes the rotation
-// as R_prior Ry(φ) with |φ| up to `degrees`, which leaves three unknowns (φ and t's direction) and three-point
+// a turn about the vertical: with both attitudes off in heading, the relative rotation is R_prior turned about
+// the vertical in the reference camera's axes (`axis`). The search takes it as R_prior Qᵀ Ry(φ) Q, where Q turns
+// the axis onto y and |φ| is up to `degrees`, which leaves three unknowns (φ and t's direction) and three-point
 // samples, drawn far more often all-inlier than five-point ones (at 15 % inliers, 1 in 300 against 1 in 13,000).
-// For a sample, with b' = R_priorᵀ b and v_i(φ) = Ry(φ) a_i × b'_i, every v_i is orthogonal to t' = R_priorᵀ t,
-// so det[v_1 v_2 v_3] vanishes at the true φ: its roots on [-degrees, degrees] are bracketed on a grid and
-// bisected. Each model is scored by MSAC; the best, optimised on every correspondence (all five degrees of
+// For a sample, with a' = Q a, b' = Q R_priorᵀ b and v_i(φ) = Ry(φ) a'_i × b'_i, every v_i is orthogonal to
+// t' = Q R_priorᵀ t, so det[v_1 v_2 v_3] vanishes at the true φ: its roots on [-degrees, degrees] are bracketed on
+// a grid and bisected. Each model is scored by MSAC; the best, optimised on every correspondence (all five degrees of
 // freedom, so a tilted phone's pose is still reached when its hypothesis is near), is returned, or cost
 // HUGE_VAL when no sample gave one.
 struct Guided {
@@ -612,13 +613,25 @@ cv::Matx33d turn_about_y(double angle) {
     return cv::Matx33d(c, 0, s, 0, 1, 0, -s, 0, c);
 }
 
-Guided guided_search(const Bearings &x, const cv::Matx33d &prior, double degrees, double tau2, long max_samples, uint64_t seed) {
+// A rotation taking the unit vector u onto y: its rows are an orthonormal, right-handed basis with u second.
+cv::Matx33d onto_y(const cv::Vec3d &u) {
+    const cv::Vec3d helper = std::abs(u[0]) < 0.9 ? cv::Vec3d(1, 0, 0) : cv::Vec3d(0, 0, 1);
+    const cv::Vec3d first = cv::normalize(u.cross(helper)), third = first.cross(u);
+    return cv::Matx33d(first[0], first[1], first[2], u[0], u[1], u[2], third[0], third[1], third[2]);
+}
+
+Guided guided_search(const Bearings &x, const cv::Matx33d &prior, const cv::Vec3d &axis, double degrees, double tau2, long max_samples,
+                     uint64_t seed) {
     Guided out;
     const size_t n = x.size();
     if (n < 3 || !(degrees > 0)) return out;
     const double limit = degrees / kDegrees;
-    std::vector<cv::Vec3d> b(n);
-    for (size_t i = 0; i < n; ++i) b[i] = prior.t() * x.b[i];
+    const cv::Matx33d Q = onto_y(cv::normalize(axis)), to_camera = prior * Q.t();
+    std::vector<cv::Vec3d> a(n), b(n);
+    for (size_t i = 0; i < n; ++i) {
+        a[i] = Q * x.a[i];
+        b[i] = to_camera.t() * x.b[i];
+    }
     std::mt19937_64 random(seed);
     std::uniform_int_distribution<size_t> pick(0, n - 1);
     constexpr int kGrid = 16;  // intervals on [-degrees, degrees]: roots closer than this apart are rare
@@ -629,7 +642,7 @@ Guided guided_search(const Bearings &x, const cv::Matx33d &prior, double degrees
         for (int i = 0; i < 3; ++i) index[i] = rp::draw_unlike(random, pick, index, i);
         auto normals = [&](double angle, cv::Vec3d v[3]) {
             const cv::Matx33d turn = turn_about_y(angle);
-            for (int i = 0; i < 3; ++i) v[i] = (turn * x.a[index[i]]).cross(b[index[i]]);
+            for (int i = 0; i < 3; ++i) v[i] = (turn * a[index[i]]).cross(b[index[i]]);
         };
         auto det = [&](double angle) {
             cv::Vec3d v[3];
@@ -664,8 +677,8 @@ Guided guided_search(const Bearings &x, const cv::Matx33d &prior, double degrees
             if (cv::norm(t) < 1e-9) t = v[0].cross(v[2]);
             if (!(cv::norm(t) > 1e-12)) continue;
             Pose candidate;
-            candidate.R = prior * turn_about_y(root);
-            candidate.t = cv::normalize(prior * t);
+            candidate.R = to_camera * turn_about_y(root) * Q;
+            candidate.t = cv::normalize(to_camera * t);
             for (double sign : {1.0, -1.0}) {
                 Pose signed_pose = candidate;
                 signed_pose.t *= sign;
@@ -881,9 +894,12 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                                                  params.reproductions, params.reproduce_misses, params.reproduce_above_log10_chance,
                                                  params.reproduce_max_log10_chance, params.reproduce_degrees));
     }
-    if (params.guided_samples < 0 || params.guided_min_inliers < 0 || std::isnan(params.guided_above_log10_chance)) {
-        fail(RP_ERR_INVALID_ARGUMENT, cv::format("guided samples and inliers must be 0 or more with a chance bound that is a number (got %d, %d, %g)",
-                                                 params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance));
+    const double axis_length = std::hypot(params.prior_axis[0], params.prior_axis[1], params.prior_axis[2]);
+    if (params.guided_samples < 0 || params.guided_min_inliers < 0 || std::isnan(params.guided_above_log10_chance) ||
+        (params.guided_samples > 0 && params.prior_degrees > 0 && !(axis_length > 1e-6 && std::isfinite(axis_length)))) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("guided samples and inliers must be 0 or more, with a chance bound that is a number and a finite, "
+                                                 "non-zero axis (got %d, %d, %g, |axis| %g)",
+                                                 params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance, axis_length));
     }
     Bearings x = undistorted(reference, current, reference_camera, current_camera);
     x.avx2 = has_avx2() && !params.portable_kernels;
@@ -935,7 +951,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0 && params.guided_samples > 0 &&
         log10_chance(int(n), count_within(pose.essential(), x, tau2), p, models) > params.guided_above_log10_chance) {
         const cv::Matx33d prior(params.prior_R);
-        Guided found = guided_search(x, prior, params.prior_degrees, tau2, params.guided_samples, params.seed ^ 0x6A09E667F3BCC909ULL);
+        const cv::Vec3d axis(params.prior_axis[0], params.prior_axis[1], params.prior_axis[2]);
+        Guided found = guided_search(x, prior, axis, params.prior_degrees, tau2, params.guided_samples, params.seed ^ 0x6A09E667F3BCC909ULL);
         models += params.guided_samples;
         if (std::isfinite(found.cost)) {
             if (params.refine) refine(x, tau2, found.pose, 50);

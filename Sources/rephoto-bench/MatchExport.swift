@@ -114,11 +114,14 @@ enum MatchExport {
                                             current: order.map { matched.current[$0] })
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
-                let recorded = try sequence.attitudes(for: frame).map { attitudes in
+                let path = try sequence.attitudes(for: frame).map { attitudes in
                     try SensorPath.compute(reference: attitudes.reference, current: attitudes.current, referenceSize: reference.size,
                                            currentSize: image.fullSize, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                           config: config.sensor).rotation
+                                           config: config.sensor)
                 }
+                let recorded = path?.rotation
+                // The simulated sensor errs about the camera's y axis; a recorded one about the vertical.
+                let vertical = simulatedSensor == nil ? path?.referenceVertical : SIMD3(0, -1, 0)
                 let sensorRotations = (0..<seeds).map { index -> Matrix3? in
                     guard let degrees = simulatedSensor else { return recorded }
                     let turn = Quaternion(axis: SIMD3(0, 1, 0), angle: (index % 2 == 0 ? 1 : -1) * degrees * .pi / 180).rotationMatrix
@@ -133,7 +136,7 @@ enum MatchExport {
                     })
                     if let sensor = sensorRotations[index] {
                         answers["rephoto+sensor"] = try answer("rephoto+sensor", seeded, pairs, referenceCamera, currentCamera, homography,
-                                                               sensorRotation: sensor)
+                                                               sensorRotation: sensor, sensorVertical: vertical)
                     }
                     return answers
                 }
@@ -155,14 +158,16 @@ enum MatchExport {
 
     /// One method's answer on one pair, with its time; a refusal is an answer too.
     static func answer(_ name: String, _ variant: PipelineConfig, _ pairs: Correspondences, _ referenceCamera: CameraIntrinsics,
-                       _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate, sensorRotation: Matrix3? = nil) throws -> Answer {
+                       _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate, sensorRotation: Matrix3? = nil,
+                       sensorVertical: SIMD3<Double>? = nil) throws -> Answer {
         let start = ContinuousClock.now
         do {
             if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
                 throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
             }
             let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                                 homography: homography, config: variant.pose, sensorRotation: sensorRotation)
+                                                 homography: homography, config: variant.pose, sensorRotation: sensorRotation,
+                                                 sensorVertical: sensorVertical)
             return Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation, translation: pose.translation.map { [$0.x, $0.y, $0.z] },
                           rotationOnly: pose.rotationOnly, milliseconds: milliseconds(ContinuousClock.now - start), evidence: pose.evidence,
                           pureRotation: pose.pureRotation)

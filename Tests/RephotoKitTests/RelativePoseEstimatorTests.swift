@@ -353,9 +353,9 @@ import RephotoShimTools
         config.essential.maxIterations = 50
         config.minIterations = 0
         config.reproductions = 0
-        func estimate(sensor: Matrix3?, _ config: PoseConfig) throws -> RelativePose {
+        func estimate(sensor: Matrix3?, vertical: SIMD3<Double>? = nil, _ config: PoseConfig) throws -> RelativePose {
             try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: config,
-                                      sensorRotation: sensor)
+                                      sensorRotation: sensor, sensorVertical: vertical)
         }
         func turned(_ degrees: Double) -> Matrix3 { r * Quaternion(axis: SIMD3(0, 1, 0), angle: degrees * .pi / 180).rotationMatrix }
         let pose = try estimate(sensor: turned(3), config)
@@ -367,10 +367,18 @@ import RephotoShimTools
         #expect(throws: RephotoError.self) { try estimate(sensor: turned(3), unguided) }
         #expect(throws: RephotoError.self) { try estimate(sensor: nil, config) }
         #expect(throws: RephotoError.self) { try estimate(sensor: turned(20), config) }
-        // A tilt error (about the camera's x axis) is outside the guided search's model: refused or right, never wrong.
+        // A camera pitched up 60°: the heading error turns about the vertical, 60° off its y axis. Given that
+        // vertical (SensorPath.referenceVertical) the search finds the pose; without it, or with a tilt error it
+        // does not model, the answer is refused or right, never wrong.
+        let up = Quaternion(axis: SIMD3(1, 0, 0), angle: 60 * .pi / 180).rotationMatrix * SIMD3(0, -1, 0)
+        let pitched = r * Quaternion(axis: up, angle: -4 * .pi / 180).rotationMatrix
+        let found = try estimate(sensor: pitched, vertical: up, config)
+        #expect(GroundTruthErrors.rotationError(estimate: found.rotation, truth: r) < 0.5)
         let tilted = r * Quaternion(axis: SIMD3(1, 0, 0), angle: 2 * .pi / 180).rotationMatrix
-        if let pose = try? estimate(sensor: tilted, config) {
-            #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
+        for (sensor, vertical) in [(pitched, nil), (tilted, SIMD3<Double>?.none)] {
+            if let pose = try? estimate(sensor: sensor, vertical: vertical, config) {
+                #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
+            }
         }
     }
 

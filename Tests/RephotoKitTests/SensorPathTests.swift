@@ -61,6 +61,12 @@ import RephotoEvaluation
         let ahead = SIMD3<Double>(0, 0, 1)
         #expect(length(pan.rotation * ahead - SIMD3(s, 0, c)) < 1e-12)
         #expect(length(tilt.rotation * ahead - SIMD3(0, s, c)) < 1e-12)
+        // Up in the reference camera's axes (the guided search's axis): −y for an upright camera; tilted up by θ,
+        // the optical axis gains sin θ of it and the image's downward y loses cos θ.
+        #expect(length(pan.referenceVertical - SIMD3(0, -1, 0)) < 1e-12)
+        let fromTilted = try SensorPath.compute(reference: Attitude(quaternion: tiltedUp), current: Attitude(quaternion: q0),
+                                                referenceSize: size, currentSize: size, referenceCamera: nil, currentCamera: nil)
+        #expect(length(fromTilted.referenceVertical - SIMD3(0, -c, s)) < 1e-12)
     }
 
     /// The sensor quadrilateral is the target's corners turned by the relative rotation; past the point where a

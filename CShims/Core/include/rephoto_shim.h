@@ -292,12 +292,13 @@ typedef struct rp_robust_params {
     double reproduce_degrees;             /* (each stops once it does), or more than reproduce_misses have ended */
     int reproduce_misses;                 /* further */
     int guided_samples;   /* LO-MSAC with a prior only: when the pose's log10_chance exceeds guided_above_log10_chance,
-                             a search near prior_R (rotations prior_R Ry(φ), |φ| <= prior_degrees, and a translation:
+                             a search near prior_R (prior_R turned by φ about prior_axis, |φ| <= prior_degrees, and a translation:
                              this many three-point samples, then local optimisation of the best on all five). Its
                              pose, if it has guided_min_inliers inliers, replaces one more than prior_degrees from
                              prior_R, or one it fits better, and the replaced pose becomes its rival. 0: never */
     double guided_above_log10_chance;
     int guided_min_inliers;
+    double prior_axis[3];  /* the guided search's axis, in the reference camera's axes: up (any length) */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

@@ -41,9 +41,10 @@ extension RelativePose {
     /// `sensorRotation`: the phone's relative rotation (`SensorPath.rotation`), independent evidence that can
     /// corroborate a pose whose inliers alone are too few (`pose.maxCorroboratedChance`).
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
-                                homography: HomographyEstimate, config: PoseConfig, sensorRotation: Matrix3? = nil) throws -> RelativePose {
+                                homography: HomographyEstimate, config: PoseConfig, sensorRotation: Matrix3? = nil,
+                                sensorVertical: SIMD3<Double>? = nil) throws -> RelativePose {
         let search = search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                            settings: SearchSettings(config, pairs: pairs, sensorRotation: sensorRotation))
+                            settings: SearchSettings(config, pairs: pairs, sensorRotation: sensorRotation, sensorVertical: sensorVertical))
         return try decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
                           homography: homography, config: config, sensorRotation: sensorRotation)
     }
@@ -164,6 +165,7 @@ extension RelativePose {
             let guidedSamples: Int
             let guidedAboveLog10Chance: Double
             let guidedMinInliers: Int
+            let vertical: SIMD3<Double>
         }
         /// A pose the chance gate alone would refuse, but `pose.maxReproducedChance` might pass, is searched
         /// for again (the bounds of that window, log10, and the tolerance).
@@ -176,8 +178,9 @@ extension RelativePose {
             let degrees: Double
         }
 
-        /// PROSAC only where every correspondence has a descriptor distance to order by.
-        public init(_ config: PoseConfig, pairs: Correspondences, sensorRotation: Matrix3? = nil) {
+        /// PROSAC only where every correspondence has a descriptor distance to order by. `sensorVertical`: up in
+        /// the reference camera's axes (`SensorPath.referenceVertical`); without it, the camera's own vertical.
+        public init(_ config: PoseConfig, pairs: Correspondences, sensorRotation: Matrix3? = nil, sensorVertical: SIMD3<Double>? = nil) {
             essential = config.essential
             refine = config.refine
             minIterations = config.minIterations
@@ -190,7 +193,7 @@ extension RelativePose {
                 config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
                     ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess,
                             guidedSamples: config.sensorGuidedSamples, guidedAboveLog10Chance: log10(config.maxChance),
-                            guidedMinInliers: config.minInliers) : nil
+                            guidedMinInliers: config.minInliers, vertical: sensorVertical ?? SIMD3(0, -1, 0)) : nil
             }
             reproduction = config.reproductions > 0 && config.maxReproducedChance > config.maxChance
                 ? Reproduction(count: config.reproductions, misses: config.reproductionMisses, aboveLog10Chance: log10(config.maxChance),
@@ -200,7 +203,7 @@ extension RelativePose {
         func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers) },
+                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
                                          reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }
     }

@@ -59,7 +59,8 @@ public struct RobustConfig: Hashable, Sendable {
 
     package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
                                 maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
-                                prior: (rotation: Matrix3, degrees: Double, excess: Double, guidedSamples: Int, guidedAboveLog10Chance: Double, guidedMinInliers: Int)? = nil,
+                                prior: (rotation: Matrix3, degrees: Double, excess: Double, guidedSamples: Int, guidedAboveLog10Chance: Double, guidedMinInliers: Int,
+                                         vertical: SIMD3<Double>)? = nil,
                                 reproduction: (count: Int, misses: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
                                 portableKernels: Bool = false) throws -> rp_robust_params {
         rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
@@ -75,6 +76,7 @@ public struct RobustConfig: Hashable, Sendable {
                          reproduce_misses: try cInt(reproduction?.misses ?? 0, "reproductionMisses"),
                          guided_samples: try cInt(prior?.guidedSamples ?? 0, "sensorGuidedSamples"),
                          guided_above_log10_chance: prior?.guidedAboveLog10Chance ?? 0,
-                         guided_min_inliers: try cInt(prior?.guidedMinInliers ?? 0, "minInliers"))
+                         guided_min_inliers: try cInt(prior?.guidedMinInliers ?? 0, "minInliers"),
+                         prior_axis: (prior?.vertical.x ?? 0, prior?.vertical.y ?? -1, prior?.vertical.z ?? 0))
     }
 }

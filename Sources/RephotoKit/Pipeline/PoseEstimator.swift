@@ -127,7 +127,8 @@ public struct PoseEstimator: Sendable {
         var poseFailure: String?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
-            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: sensor?.rotation)
+            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: sensor?.rotation,
+                                                       sensorVertical: sensor?.referenceVertical)
             var searchMilliseconds: Double?
             let search: RelativePose.SearchOutcome
             if let stages {

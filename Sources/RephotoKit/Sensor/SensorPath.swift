@@ -18,6 +18,9 @@ public struct SensorPath: Encodable, Sendable {
     /// Level indicator for a new capture, from the current attitude alone.
     public var level: Level
     public var warnings: [String]
+    /// Up in the reference camera's axes (unit). A phone's attitude errs mostly in heading, a turn about the
+    /// vertical, so the sensor-guided search varies the rotation about this axis. Not part of the JSON.
+    public var referenceVertical: SIMD3<Double> = SIMD3(0, -1, 0)
 
     enum CodingKeys: String, CodingKey {
         case rotation, rotationDegrees, relativeQuaternion, euler, navigationPoint, quadrilateral, level, warnings
@@ -102,7 +105,8 @@ public struct SensorPath: Encodable, Sendable {
         let level = level(current, frameSize: currentSize, config: config, targetFraction: targetFraction)
         return SensorPath(rotation: rotation, rotationDegrees: rotation.rotationAngleDegrees, relativeQuaternion: delta,
                           euler: euler.degrees, navigationPoint: point, quadrilateral: quad, level: level,
-                          warnings: warnings + (quadWarning.map { [$0] } ?? []) + (level.warning.map { [$0] } ?? []))
+                          warnings: warnings + (quadWarning.map { [$0] } ?? []) + (level.warning.map { [$0] } ?? []),
+                          referenceVertical: worldFromCamera(reference, frame: reference.frame.toEastNorthUp, config: config).transposed * SIMD3(0, 0, 1))
     }
 
     /// Within this angle of straight up or down the level indicator is flagged as undefined.
