@@ -945,8 +945,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     long models = params.method == RP_METHOD_LO_MSAC ? iterations : params.max_iterations;
     // A pose too weak to stand alone, with the phone's rotation: the search may have missed the basin the prior
     // points to (a weak pair's all-inlier sample is rare), so the guided search looks there. Its pose, when
-    // within the prior, replaces one the prior rules out, or one it fits better; the replaced pose becomes its
-    // rival (the gate weighs the two with the sensor). Its samples count among the models the chance gate bounds.
+    // within the prior, replaces one the prior rules out, or another answer it fits better; the replaced pose
+    // becomes its rival (the gate weighs the two with the sensor).
     bool guided = false;
     if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0 && params.guided_samples > 0 &&
         log10_chance(int(n), count_within(pose.essential(), x, tau2), p, models) > params.guided_above_log10_chance) {
@@ -957,10 +957,14 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         if (std::isfinite(found.cost)) {
             if (params.refine) refine(x, tau2, found.pose, 50);
             found.cost = msac_cost(found.pose.essential(), x, tau2);
-            // One with too few inliers to pass the gate would only hide the pose's own reason for failing.
+            // One with too few inliers to pass the gate would only hide the pose's own reason for failing. A pose
+            // the prior backs is kept unless the guided one is another answer (a rival's distance away) that fits
+            // better: found independently of the sensor, its agreement with it is evidence; the guided one's is not.
+            const Separation apart = separation(found.pose, pose);
             if (rotation_apart(found.pose.R, prior) <= params.prior_degrees &&
                 count_within(found.pose.essential(), x, tau2) >= params.guided_min_inliers &&
-                (rotation_apart(pose.R, prior) > params.prior_degrees || found.cost < pose_cost)) {
+                (rotation_apart(pose.R, prior) > params.prior_degrees ||
+                 (found.cost < pose_cost && std::max(apart.rotation, apart.translation) >= kRivalDegrees))) {
                 rivals.emplace_back(pose_cost, pose);
                 pose = found.pose;
                 pose_cost = found.cost;
@@ -1101,7 +1105,10 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     std::memcpy(out.rival_R, rival_R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
-    out.log10_chance = log10_chance(int(n), within, p, models);
+    // A guided pose was drawn from the guided search's models alone; the gate judges it on those (the sensor's
+    // agreement is no evidence for it: that search looked only near the sensor).
+    out.log10_chance = log10_chance(int(n), within, p, guided ? long(params.guided_samples) : models);
+    out.guided = guided ? 1 : 0;
 
     // A weak pose that independent searches land on again is the data's answer, not the search's luck: on
     // a repetitive facade the wrong models scatter from seed to seed (Strecha 0->7 at full resolution: 9-154°

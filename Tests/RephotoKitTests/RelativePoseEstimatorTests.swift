@@ -362,6 +362,7 @@ import RephotoShimTools
         #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
         #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t / length(t)) < 3)
         #expect(try #require(pose.evidence).inliers >= 13)
+        #expect(pose.evidence?.sensorGuided == true)
         var unguided = config
         unguided.sensorGuidedSamples = 0
         #expect(throws: RephotoError.self) { try estimate(sensor: turned(3), unguided) }
@@ -380,6 +381,21 @@ import RephotoShimTools
                 #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.5)
             }
         }
+
+        // The gate: a guided pose stands on its own count (over the guided samples) under pose.maxGuidedChance;
+        // the sensor's agreement, which the search was built to have, does not lift it (Strecha 0->7 at full
+        // resolution, 2 true inliers: a guided pose of 10 chance inliers 4.2° from the sensor, 22.7° wrong).
+        var weak = try #require(pose.evidence)
+        weak.log10Chance = -3.2
+        weak.sensorDisagreementDegrees = 4.2
+        #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
+            ($0 as? RephotoError)?.message.hasSuffix("chance 10^-3.2 over those samples, over pose.maxGuidedChance 0.0001: they could be chance") == true
+        }
+        weak.log10Chance = -5.2
+        #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence found near the sensor's rotation") })
+        weak.sensorGuided = nil
+        weak.log10Chance = -3.2
+        #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") })
     }
 
     /// pose.reproductionMisses: with a small cap, a reproduction search sometimes misses a right weak pose.

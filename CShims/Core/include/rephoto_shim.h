@@ -295,7 +295,8 @@ typedef struct rp_robust_params {
                              a search near prior_R (prior_R turned by φ about prior_axis, |φ| <= prior_degrees, and a translation:
                              this many three-point samples, then local optimisation of the best on all five). Its
                              pose, if it has guided_min_inliers inliers, replaces one more than prior_degrees from
-                             prior_R, or one it fits better, and the replaced pose becomes its rival. 0: never */
+                             prior_R, or one 10 degrees or more away that it fits better; the replaced pose becomes
+                             its rival, and `guided` is set in the result. 0: never */
     double guided_above_log10_chance;
     int guided_min_inliers;
     double prior_axis[3];  /* the guided search's axis, in the reference camera's axes: up (any length) */
@@ -348,6 +349,8 @@ typedef struct rp_relative_pose {
     double reproduction_degrees;  /* none ran; the rotation from the pose within which the required number of them
                                      ended (the n-th nearest of them for n required; HUGE_VAL when fewer than n found
                                      anything) */
+    int guided;                 /* 1 when the pose came from the sensor-guided search (rp_robust_params.guided_samples):
+                                   log10_chance then counts that search's samples, not the main search's */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

@@ -27,6 +27,8 @@ public struct PoseConfig: Equatable, Sendable {
     public var maxSensorDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxSensorDisagreement)
     /// A weak pose the sensor rules out is searched for again near the sensor's rotation (samples; 0: never).
     public var sensorGuidedSamples: Int = ParameterRegistry.defaultValue(\.pose.sensorGuidedSamples)
+    /// A guided pose over `maxChance` passes under this chance, counted over the guided search's samples.
+    public var maxGuidedChance: Double = ParameterRegistry.defaultValue(\.pose.maxGuidedChance)
     /// Weak visual evidence reproduced: a pose whose chance lies between `maxChance` and this passes when
     /// `reproductions` more searches (other seeds) land within `maxReproductionDegrees` of it before more
     /// than `reproductionMisses` land elsewhere.

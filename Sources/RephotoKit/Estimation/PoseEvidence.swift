@@ -43,6 +43,10 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// which the required number of those searches' poses landed (the n-th nearest for n required), degrees
     /// (180 when fewer found any). `nil` when none ran.
     public var reproductionDegrees: Double?
+    /// `true` when the pose came from the sensor-guided search (`pose.sensorGuidedSamples`): `log10Chance` then
+    /// counts that search's samples, and the pose passes on it under `pose.maxGuidedChance`, never on the
+    /// sensor's agreement (the search looked only near the sensor). `nil` otherwise.
+    public var sensorGuided: Bool?
 
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)
@@ -60,6 +64,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
         reproductionDegrees = pose.reproductions > 0 ? min(pose.reproduction_degrees, 180) : nil
+        sensorGuided = pose.guided != 0 ? true : nil
     }
 
     /// General motion, a plane (GRIC prefers the homography and too few inliers off it refute the plane's

@@ -227,7 +227,17 @@ extension RelativePose {
         if evidence.log10Chance > log10(config.maxChance) {
             let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
                                 evidence.inliers, evidence.log10Chance, config.maxChance)
-            if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
+            if evidence.sensorGuided == true {
+                // Sought only near the sensor, so the sensor's agreement is no evidence: the count must stand on
+                // its own, over the guided search's samples.
+                let found = String(format: "found near the sensor's rotation (pose.sensorGuidedSamples %d): %d essential inliers, chance 10^%.1f over those samples",
+                                   config.sensorGuidedSamples, evidence.inliers, evidence.log10Chance)
+                guard evidence.log10Chance <= log10(config.maxGuidedChance) else {
+                    throw RephotoError.estimationFailed(found + String(format: ", over pose.maxGuidedChance %g: they could be chance", config.maxGuidedChance))
+                }
+                warnings.append("weak visual evidence " + found + String(format: " (over pose.maxChance %g, under pose.maxGuidedChance %g)",
+                                                                          config.maxChance, config.maxGuidedChance))
+            } else if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
                apart <= config.maxSensorDisagreement {
                 warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
