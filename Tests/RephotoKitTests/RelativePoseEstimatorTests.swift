@@ -393,6 +393,9 @@ import RephotoShimTools
         }
         weak.log10Chance = -5.2
         #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence found near the sensor's rotation") })
+        weak.sensorDisagreementDegrees = 40
+        #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: PoseConfig()) }
+        weak.sensorDisagreementDegrees = 4.2
         weak.sensorGuided = nil
         weak.log10Chance = -3.2
         #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") })

@@ -235,6 +235,11 @@ extension RelativePose {
                 guard evidence.log10Chance <= log10(config.maxGuidedChance) else {
                     throw RephotoError.estimationFailed(found + String(format: ", over pose.maxGuidedChance %g: they could be chance", config.maxGuidedChance))
                 }
+                // Cheirality may pick the essential matrix's other rotation: then the pose is no longer near the sensor.
+                if let apart = evidence.sensorDisagreementDegrees, apart > config.maxSensorDisagreement {
+                    throw RephotoError.estimationFailed(found + String(format: ", but the pose ended %.1f° from the sensor's rotation (pose.maxSensorDisagreement %g°)",
+                                                                       apart, config.maxSensorDisagreement))
+                }
                 warnings.append("weak visual evidence " + found + String(format: " (over pose.maxChance %g, under pose.maxGuidedChance %g)",
                                                                           config.maxChance, config.maxGuidedChance))
             } else if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
