@@ -339,8 +339,8 @@ import RephotoShimTools
         #expect(throws: RephotoError.self) { try RelativePose.gate(weak, config: PoseConfig()) }
     }
 
-    /// pose.sensorGuidedSamples: a search too short to draw an all-inlier sample (14 true matches among 84, 50
-    /// samples: under 1 % chance) ends on a weak wrong pose. With the phone's rotation 3° off the truth in
+    /// pose.sensorGuidedSamples: a search too short to draw an all-inlier sample (14 true matches among 50, 50
+    /// samples: about a 5 % chance) ends on a weak wrong pose. With the phone's rotation 3° off the truth in
     /// heading, the guided search finds the true pose near it; with the guided search off, or a rotation 20° off,
     /// the estimate is refused rather than answered wrong.
     @Test(arguments: [UInt64(71), 72, 73])

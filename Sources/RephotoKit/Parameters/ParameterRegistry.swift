@@ -77,7 +77,7 @@ public enum ParameterRegistry {
         .real("pose.maxSensorDisagreement", \.pose.maxSensorDisagreement, 5, atLeast: 0, atMost: 180,
               "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose (pose.maxCorroboratedChance), and half the least that lets the sensor settle a rival (pose.minRivalExcess), degrees; 0: the sensor never does either"),
         .integer("pose.sensorGuidedSamples", \.pose.sensorGuidedSamples, 1000, min: 0, max: 100_000,
-                 "lo_msac with the sensor's rotation: a pose too weak for pose.maxChance is also sought within pose.maxSensorDisagreement of that rotation, turned about the camera's vertical, with this many three-point samples; the pose found replaces one the sensor rules out or one it fits better; 0: never"),
+                 "lo_msac with the sensor's rotation: a pose too weak for pose.maxChance is also sought within pose.maxSensorDisagreement of that rotation, turned about the vertical of the reference attitude, with this many three-point samples; the pose found replaces one the sensor rules out, or another answer 10° or more away that it fits better; 0: never"),
         .real("pose.maxGuidedChance", \.pose.maxGuidedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose the sensor-guided search found passes over pose.maxChance only under this chance, counted over that search's samples; the sensor's agreement does not count for it (the search looked only near the sensor)"),
         .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
