@@ -226,6 +226,17 @@ public struct FrameSequence: Equatable, Sendable {
     }
 
     static func parseFrames(_ text: String, path: String, frame: AttitudeReferenceFrame) throws -> [SequenceFrame] {
+        // An unclosed quote swallows the rest of the file into one field, and on the last line without a newline
+        // the parser accepts it silently: quotes are checked first ("" inside a field toggles twice).
+        var open: Int?
+        var textLine = 1
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "\n") { textLine += 1 }
+            if byte == UInt8(ascii: "\"") { open = open == nil ? textLine : nil }
+        }
+        if let open {
+            throw RephotoError.badInput("\(path) line \(open): a quoted field is not closed (its quote runs on to the end of the file)")
+        }
         let reader: CSVReader
         do {
             reader = try CSVReader(string: text, hasHeaderRow: true, trimFields: true)
@@ -249,10 +260,6 @@ public struct FrameSequence: Equatable, Sendable {
             if row.count == 1 && row[0].isEmpty { continue }  // blank line
             let place = "\(path) line \(line)"
             guard row.count == header.count else {
-                // An unclosed quote swallows the rest of the file into one field: name the quote, not the count.
-                if row.count < header.count, row.contains(where: { $0.contains(where: \.isNewline) }) {
-                    throw RephotoError.badInput("\(place): a quoted field is not closed (its quote runs on to the end of the file)")
-                }
                 throw RephotoError.badInput("\(place): \(row.count) fields, the header has \(header.count)")
             }
             func cell(_ name: String) -> String { index[name].map { row[$0] } ?? "" }

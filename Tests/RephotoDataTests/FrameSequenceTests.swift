@@ -52,6 +52,8 @@ import RephotoEvaluation
         ("\(header)\na.jpg,0,1,0,0,,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz must be all set or all empty"),
         ("\(header)\na.jpg,0,1,0,0,0\n", "frames.csv line 2: 6 fields, the header has 13"),
         ("\(header)\na.jpg,\"0,1,0,0,0,,,,,,,\nb.jpg,0,1,0,0,0,,,,,,,\n", "frames.csv line 2: a quoted field is not closed"),
+        // On the last line without a newline the parser took it silently (found by probing).
+        ("\(header)\na.jpg,0,1,0,0,0,,,,,,,\nb.jpg,0,1,0,0,0,,,,,,,\"0.5", "frames.csv line 3: a quoted field is not closed"),
         ("file,foo\na.jpg,1\n", "frames.csv line 1: unknown column 'foo'"),
         ("name,qw\na.jpg,1\n", "frames.csv line 1: the header must name a 'file' column"),
         ("\(header)\na.jpg,0,2,0,0,0,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz: attitude quaternion (2, 0, 0, 0) has norm 2"),
