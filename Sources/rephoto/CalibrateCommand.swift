@@ -24,11 +24,14 @@ struct CalibrateCommand: ParsableCommand {
             throw RephotoError.badInput("--out \(out) must end in .yml, .yaml, .xml or .json (OpenCV FileStorage)")
         }
         try OutputPaths.checkFile(out, apartFrom: images)
+        // Checked before any photo is searched: a bad setting is reported at once, not after minutes of search.
+        var views = ChessboardCalibration.Views(board: try .init(width: parts[0], height: parts[1], squareSize: square, minimumViews: minimumViews))
         // The same photo twice is one view counted twice: it calibrated 812 px where the camera has 538.
         var seen: [Int: [String]] = [:]  // hash of the bytes: one file's bytes in memory at a time
         let limit = PipelineConfig().maxBytes
-        var loaded: [Image] = []
-        for path in images {
+        let progress = Progress(label: "calibrate")
+        for (done, path) in images.enumerated() {
+            progress.update(done, of: images.count)
             let bytes = try readSmallFile(path, limit: limit)
             var hasher = Hasher()
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -37,15 +40,15 @@ struct CalibrateCommand: ParsableCommand {
                 throw RephotoError.badInput("\(path) and \(first) are the same photo: one view, counted twice")
             }
             seen[key, default: []].append(path)
-            // Decoded from the bytes already read: each photo is read once (it was read again to decode).
+            // One photo decoded at a time, from the bytes already read; only its corners are kept.
             do {
-                loaded.append(try Image(data: bytes))
+                try views.add(try Image(data: bytes))
             } catch let error as RephotoError {
                 throw error.prefixed(path)
             }
         }
-        let result = try ChessboardCalibration.calibrate(loaded, boardWidth: parts[0], boardHeight: parts[1], squareSize: square,
-                                                         minimumViews: minimumViews)
+        progress.update(images.count, of: images.count)
+        let result = try views.calibrate()
         try result.write(to: out)
         let k = result.intrinsics
         if json {

@@ -236,6 +236,37 @@ import RephotoEvaluation
         #expect(zip(back.distortion, result.intrinsics.distortion).allSatisfy { abs($0 - $1) < 1e-12 })
     }
 
+    /// A photo over RP_CHESSBOARD_SEARCH_SIDE is searched reduced and refined at full size. left01..14 enlarged
+    /// 5x (3200x2400, searched at 2048x1536): corners at 5x the originals' (pixel centres kept; the originals
+    /// are good to about 0.15 px, so 0.75 px here), and the calibration of the sample's 535.9 px at 5x, within 1 %.
+    @Test func largePhotosAreSearchedReducedAndRefinedAtFullSize() throws {
+        let board = try ChessboardCalibration.Board(width: 9, height: 6, squareSize: 0.025)
+        let names = (1...14).map { String(format: "left%02d.jpg", $0) }.filter { (try? Fixtures.sample($0)) != nil }
+        var small = ChessboardCalibration.Views(board: board), large = ChessboardCalibration.Views(board: board)
+        for name in names {
+            let image = try Fixtures.image(name)
+            try small.add(image)
+            try large.add(try image.resized(width: 3200, height: 2400))
+        }
+        let original = try #require(small.corners[0]), found = try #require(large.corners[0])
+        let offsets = zip(original, found).map { abs(($0 + 0.5) * 5 - 0.5 - $1) }.sorted()
+        #expect(offsets[offsets.count / 2] < 0.5 && offsets.last! < 1.5, "median \(offsets[offsets.count / 2]), worst \(offsets.last!) px")
+        #expect(large.imageSize == ImageSize(width: 3200, height: 2400))
+        let result = try large.calibrate()
+        #expect(result.viewErrors.allSatisfy { $0 != nil })
+        #expect(abs(result.intrinsics.fx - 5 * 535.9157) / (5 * 535.9157) < 0.01, "fx \(result.intrinsics.fx)")
+        #expect(abs(result.intrinsics.fy - 5 * 535.9157) / (5 * 535.9157) < 0.01, "fy \(result.intrinsics.fy)")
+        #expect(result.meanError < 5 * 0.5)
+    }
+
+    /// The board's settings are refused before any photo is searched.
+    @Test func aBadBoardIsRefusedBeforeAnySearch() throws {
+        let error = #expect(throws: RephotoError.self) { try ChessboardCalibration.Board(width: 9, height: 6, squareSize: .infinity) }
+        #expect(error?.message == "square size must be 0.0001...10 metres, got inf")
+        let views = #expect(throws: RephotoError.self) { try ChessboardCalibration.Board(width: 9, height: 6, squareSize: 0.025, minimumViews: 2) }
+        #expect(views?.message == "at least 3 views are needed to calibrate, not 2")
+    }
+
     @Test func calibrationNeedsFiveViewsWithTheBoard() throws {
         let images = try ["left01.jpg", "left02.jpg", "left03.jpg"].map { try Fixtures.image($0) } + [try Fixtures.image("graf1.png").resized(width: 640, height: 480)]
         let error = #expect(throws: RephotoError.self) {

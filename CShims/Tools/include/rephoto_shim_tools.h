@@ -47,10 +47,20 @@ int rp_render_planes(const rp_plane *planes, int plane_count, const double K[9],
 
 /* ---------------------------------------------------------------- chessboard calibration */
 
-/* Chessboard calibration (findChessboardCorners, cornerSubPix, calibrateCamera). `board_width` and
-   `board_height` count inner corners; `square_size` is in metres. `found` (capacity >= n) marks the views where
-   the board was found; `view_errors` (capacity >= n) their RMS reprojection error in pixels (0 where not
-   found). Needs at least `minimum_views` views with the board. All images must have one size. */
+/* Chessboard calibration (findChessboardCorners, cornerSubPix, calibrateCamera), one view at a time so a caller
+   holds one photo's pixels, never all of them. `board_width` and `board_height` count inner corners (3...100);
+   `square_size` is in metres (0.0001...10); calibration needs `minimum_views` (3 or more) views with the board. */
+int rp_chessboard_check(int board_width, int board_height, double square_size, int minimum_views, rp_status *status);
+
+/* The board's inner corners in one view: `corners_xy` (capacity >= 2 x board_width x board_height) receives
+   them as x,y pairs, row by row, and *found 1; *found 0 when the board is not seen. The search runs on a
+   copy reduced by area averaging to at most RP_CHESSBOARD_SEARCH_SIDE pixels on its longer side (on a 48 MP
+   photo the full-size search took 12 s and found no more boards); the corners are then refined on the full
+   image. */
+#define RP_CHESSBOARD_SEARCH_SIDE 2048
+int rp_chessboard_corners(const rp_image *image, int board_width, int board_height, float *corners_xy,
+                          size_t corners_capacity, int *found, rp_status *status);
+
 typedef struct rp_chessboard_result {
     rp_camera calibration;
     double rms;        /* calibrateCamera's overall RMS reprojection error, px */
@@ -58,10 +68,12 @@ typedef struct rp_chessboard_result {
     int views_used;
 } rp_chessboard_result;
 
-int rp_calibrate_chessboard(const rp_image *const *images, int n, int board_width, int board_height,
-                            double square_size, int minimum_views, uint8_t *found, size_t found_capacity,
-                            double *view_errors, size_t view_errors_capacity, rp_chessboard_result *result,
-                            rp_status *status);
+/* Calibrates a width x height camera from `views` views' corners (rp_chessboard_corners, concatenated:
+   2 x board_width x board_height floats each); `view_errors` (capacity >= views) receives each view's RMS
+   reprojection error in pixels. */
+int rp_chessboard_calibrate(const float *corners_xy, int views, int board_width, int board_height, double square_size,
+                            int minimum_views, int width, int height, double *view_errors, size_t view_errors_capacity,
+                            rp_chessboard_result *result, rp_status *status);
 
 
 /* ---------------------------------------------------------------- solver checks (tests) */
