@@ -800,15 +800,15 @@ constexpr double kRefuting = 3;
 // decompositions. Only points off the plane tell them apart. Sets `refutation` to the inliers of `pose` that
 // the other solution (the decomposition furthest from `pose`, refined) rejects, minus the correspondences it
 // accepts and `pose` rejects. False when there is no other solution: every decomposition is (or refines back
-// to) `pose`, within `same_degrees` in rotation and 5 times that in translation.
-bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation) {
+// to) `pose`, within `same_degrees` in rotation and 5 times that in translation. `twin` receives the other solution.
+bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation,
+                     Pose &twin) {
     std::vector<cv::Mat> rotations, translations, normals;
     try {
         cv::decomposeHomographyMat(cv::Mat(H), cv::Mat::eye(3, 3, CV_64F), rotations, translations, normals);
     } catch (const cv::Exception &) {
         return false;  // a homography OpenCV cannot decompose offers no second solution
     }
-    Pose twin;
     double furthest = -1;
     for (size_t k = 0; k < rotations.size(); ++k) {
         cv::Vec3d t(translations[k]);
@@ -1069,7 +1069,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     }
     // A decomposition within three sigma of the pose (or 0.5°) is the pose itself, not its other solution.
     int refutation = 0;
-    const bool twin = planar_fit && twin_refutation(Hp, x, tau2, pose, std::max(0.5, 3 * rotation_sigma), refutation);
+    Pose other_solution;
+    const bool twin = planar_fit && twin_refutation(Hp, x, tau2, pose, std::max(0.5, 3 * rotation_sigma), refutation, other_solution);
     gric_e += std::log(r4) * 3 * nf + 5 * std::log(r4 * nf);
     gric_h += std::log(r4) * 2 * nf + 8 * std::log(r4 * nf);
 
@@ -1105,6 +1106,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     std::memcpy(out.rival_R, rival_R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
+    const cv::Matx33d twin_R = twin ? other_solution.R : cv::Matx33d::eye();
+    std::memcpy(out.twin_R, twin_R.val, 9 * sizeof(double));
     // A guided pose was drawn from the guided search's models alone; the gate judges it on those (the sensor's
     // agreement is no evidence for it: that search looked only near the sensor).
     out.log10_chance = log10_chance(int(n), within, p, guided ? long(params.guided_samples) : models);

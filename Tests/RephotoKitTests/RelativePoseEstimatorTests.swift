@@ -201,6 +201,38 @@ import RephotoShimTools
         #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t)) < 2)
     }
 
+    /// The phone's rotation settles the plane's two solutions as it settles a rival: on the bare wall above, a
+    /// sensor 3° from the truth reports the translation, and right; a sensor that backs neither solution, or
+    /// the other one, leaves the translation undetermined.
+    @Test(arguments: [UInt64(31), 32, 33])
+    func theSensorDecidesBetweenAPlanesTwoSolutions(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 2, -30, 1)
+        let t = SIMD3(4.0, 0.3, 1.2)
+        let wall = correspondences(rotation: r, translation: t, inliers: 300, outliers: 30, seed: seed, depth: 10...10.000_1)
+        let h = try HomographyEstimate.estimate(wall, config: PipelineConfig().homography)
+        func estimate(sensor: Matrix3) throws -> RelativePose {
+            try RelativePose.estimate(wall, referenceCamera: camera, currentCamera: camera, homography: h, config: PoseConfig(),
+                                      sensorRotation: sensor)
+        }
+        let settled = try estimate(sensor: Fixtures.rotationXYZ(degrees: 0, 3, 0) * r)
+        let evidence = try #require(settled.evidence)
+        #expect(evidence.model(minParallax: 2, minTwinRefutation: 5) == .planar, "\(evidence)")
+        #expect(try #require(evidence.twinSensorDisagreementDegrees) > 10, "\(evidence)")
+        #expect(GroundTruthErrors.rotationError(estimate: settled.rotation, truth: r) < 0.5)
+        let translation = try #require(settled.translation)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t)) < 2)
+        #expect(settled.warnings.contains { $0.contains("settled by the sensor") })
+
+        // A sensor 20° off backs neither; one at the other solution's rotation rules the pose out.
+        let off = try estimate(sensor: Fixtures.rotationXYZ(degrees: 20, 0, 0) * r)
+        #expect(off.translation == nil && off.warnings.contains { $0.hasPrefix("planar scene") && $0.contains("undetermined") })
+        let (found, _) = try RelativePose.search(wall, referenceCamera: camera, currentCamera: camera,
+                                                 settings: .init(PoseConfig(), pairs: wall)).get()
+        #expect(found.has_twin != 0)
+        let other = try estimate(sensor: Matrix3(found.twin_R))
+        #expect(other.translation == nil, "the sensor backs the other solution, not the pose: \(other.warnings)")
+    }
+
     /// The rival gate: a runner-up 10° or more away that fits within `pose.minRivalExcess` inliers' worth
     /// fails the pose (either could be the truth); one that fits clearly worse, or none, does not.
     @Test func aNearlyAsGoodDistantRivalFailsThePose() throws {

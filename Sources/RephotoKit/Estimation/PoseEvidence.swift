@@ -38,6 +38,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var sensorDisagreementDegrees: Double?
     /// The same for the rival's rotation; `nil` without attitudes or without a rival.
     public var rivalSensorDisagreementDegrees: Double?
+    /// The same for the rotation of the plane's other solution; `nil` without attitudes or without one.
+    public var twinSensorDisagreementDegrees: Double?
     /// A pose over `pose.maxChance` but under `pose.maxReproducedChance` is searched for again
     /// (`pose.reproductions`, other seeds, `pose.reproductionMisses` of them may miss): the rotation within
     /// which the required number of those searches' poses landed (the n-th nearest for n required), degrees
@@ -84,5 +86,12 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
             return Double(rotationSupport) >= 0.8 * Double(inliers) || !planar ? .rotationOnly : .planar
         }
         return planar ? .planar : .general
+    }
+
+    /// The phone's rotation tells the plane's two solutions apart as it does a rival (the gate's rule): it
+    /// corroborates the pose and lies over twice that tolerance from the other solution.
+    public func sensorSettlesTwin(maxSensorDisagreement: Double) -> Bool {
+        guard let pose = sensorDisagreementDegrees, let twin = twinSensorDisagreementDegrees else { return false }
+        return pose <= maxSensorDisagreement && twin > 2 * maxSensorDisagreement
     }
 }

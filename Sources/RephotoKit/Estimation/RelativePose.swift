@@ -110,6 +110,9 @@ extension RelativePose {
             if evidence.rivalExcess != nil {
                 evidence.rivalSensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: sensorRotation)
             }
+            if out.has_twin != 0 {
+                evidence.twinSensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: sensorRotation)
+            }
         }
         let warnings = try gate(evidence, config: config)
 
@@ -130,16 +133,23 @@ extension RelativePose {
             pose.pureRotation = Matrix3(out.rotation_only_R)
             pose.warnings.append(String(format: "rotation-only motion: median parallax %.2f° of the %d inliers is under pose.minParallax %g°; translation direction undetermined",
                                         evidence.parallaxDegrees, evidence.inliers, config.minParallax))
-        case .planar:
-            pose.translation = nil
-            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); translation direction undetermined, and the rotation may be that other solution",
-                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation))
+        case .planar where evidence.sensorSettlesTwin(maxSensorDisagreement: config.maxSensorDisagreement):
+            // The plane's two solutions fit its points alike; with the other one ruled out, the translation is
+            // as well determined as in any scene (its uncertainty is still checked).
+            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the other solution's (pose.maxSensorDisagreement %g°)",
+                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation,
+                                        evidence.sensorDisagreementDegrees ?? 0, evidence.twinSensorDisagreementDegrees ?? 0, config.maxSensorDisagreement))
+            fallthrough
         case .general:
             if evidence.translationSigmaDegrees > config.maxTranslationSigma {
                 pose.translation = nil
                 pose.warnings.append(String(format: "translation direction uncertain: ±%.1f° (1 sigma, pose.maxTranslationSigma %g°); reported as undetermined",
                                             evidence.translationSigmaDegrees, config.maxTranslationSigma))
             }
+        case .planar:
+            pose.translation = nil
+            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); translation direction undetermined, and the rotation may be that other solution",
+                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation))
         }
         return pose
     }
