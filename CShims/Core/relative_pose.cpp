@@ -407,6 +407,22 @@ double refine(const Bearings &x, double tau2, Pose &pose, int iterations) {
 // matches, LO on all of them was most of the estimator's time.
 constexpr size_t kLocalInliers = 256;
 
+// The model refitted to the correspondences within 3 thresholds of it, then 2 (at most kLocalInliers, best
+// first as the caller orders them): a start for the optimisation at 1 threshold when a minimal model sits a
+// pixel or two off most of its inliers (the shrinking threshold of Lebeda, Matas & Chum's LO+).
+void widen(const Bearings &x, double tau2, Pose &pose) {
+    for (double factor : {9.0, 4.0}) {
+        std::vector<size_t> within;
+        within_threshold(pose.essential(), x, factor * tau2, within);
+        if (within.size() < 5) return;
+        within.resize(std::min(within.size(), kLocalInliers));
+        Bearings subset;
+        subset.avx2 = x.avx2;
+        for (size_t i : within) subset.add(x.a[i], x.b[i]);
+        refine(subset, factor * tau2, pose, 10);
+    }
+}
+
 // Two rounds of: the model's inliers (a seeded random subset when there are more than kLocalInliers),
 // Levenberg-Marquardt on them, the cost on all correspondences. Returns that cost; `pose` moves only when it fell.
 double local_optimisation(const Bearings &x, double tau2, Pose &pose, std::mt19937_64 &random) {
@@ -701,20 +717,10 @@ Guided guided_search(const Bearings &x, const cv::Matx33d &prior, const cv::Vec3
     }
     // Optimised in all five degrees of freedom, the best that stays within `degrees` of the prior: the search
     // exists to find the pose near it. A three-point model can sit a pixel or two off most of its inliers, so
-    // the optimisation starts from those within 3 thresholds and narrows to 2, then 1 (Lebeda, Matas & Chum's
-    // LO+ shrinks its threshold alike).
+    // the optimisation starts widened.
     for (auto &[cost, pose] : pool) {
         Pose optimised = pose;
-        for (double widen : {9.0, 4.0}) {
-            std::vector<size_t> within;
-            within_threshold(optimised.essential(), x, widen * tau2, within);
-            if (within.size() < 5) break;
-            within.resize(std::min(within.size(), kLocalInliers));  // best matches first, as the caller orders them
-            Bearings subset;
-            subset.avx2 = x.avx2;
-            for (size_t i : within) subset.add(x.a[i], x.b[i]);
-            refine(subset, widen * tau2, optimised, 10);
-        }
+        widen(x, tau2, optimised);
         const double optimised_cost = std::min(cost, local_optimisation(x, tau2, optimised, random));
         const Pose &kept = optimised_cost < cost ? optimised : pose;
         if (optimised_cost < out.cost && rotation_apart(kept.R, prior) <= degrees) {

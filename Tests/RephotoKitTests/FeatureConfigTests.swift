@@ -65,6 +65,8 @@ import RephotoEvaluation
         (#"{"matching": {"ratio": 0}}"#, "matching.ratio = 0 is out of range"),
         (#"{"pose": {"essential": {"method": "rho"}}}"#, "pose.essential.method = rho is out of range"),
         (#"{"homography": {"confidence": 1.5}}"#, "homography.confidence = 1.5 is out of range"),
+        // A tolerance wide enough for wrong models (9° or more off) to be corroborated: 180 passed one 45° wrong.
+        (#"{"pose": {"maxSensorDisagreement": 30}}"#, "pose.maxSensorDisagreement = 30 is out of range (allowed: [0, 15])"),
         (#"{"features": {"detector": "surf"}}"#, "features.detector"),
         (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, 2]]}}"#, "sensor.cameraFromDevice"),
         (#"{"sensor": {"cameraFromDevice": [[1, 0, 0], [0, 1, 0], [0, 0, -1]]}}"#, "sensor.cameraFromDevice = [[1, 0, 0], [0, 1, 0], [0, 0, -1]] is out of range (allowed: a rotation matrix)"),
