@@ -78,7 +78,7 @@ public enum ParameterRegistry {
               "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose (pose.maxCorroboratedChance), and half the least that lets the sensor settle a rival (pose.minRivalExcess), degrees; 0: the sensor never does either; at most 15, since wrong models of 10-13 inliers land 9° or more from the truth and a wider tolerance passes them (at 30°, a pose 55° wrong)"),
         .integer("pose.sensorGuidedSamples", \.pose.sensorGuidedSamples, 1000, min: 0, max: 100_000,
                  "lo_msac with the sensor's rotation: a pose too weak for pose.maxChance is also sought within pose.maxSensorDisagreement of that rotation, turned about the vertical of the reference attitude, with this many three-point samples; the pose found replaces one the sensor rules out, or another answer 10° or more away that it fits better; 0: never"),
-        .real("pose.maxGuidedChance", \.pose.maxGuidedChance, 1e-4, above: 0, atMost: 1, scale: .log,
+        .real("pose.maxGuidedChance", \.pose.maxGuidedChance, 1e-6, above: 0, atMost: 1, scale: .log,
               "gate: a pose the sensor-guided search found passes over pose.maxChance only under this chance, counted over that search's samples; the sensor's agreement does not count for it (the search looked only near the sensor)"),
         .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when pose.reproductions more searches (other seeds) reach it, within pose.maxReproductionDegrees"),
