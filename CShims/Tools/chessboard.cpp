@@ -5,6 +5,8 @@
 #include <opencv2/calib3d.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -22,6 +24,20 @@ void check_board(int board_width, int board_height, double square_size, int mini
     }
     // Zhang's method needs three views of the plane for all four intrinsics.
     if (minimum_views < 3) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("at least 3 views are needed to calibrate, not %d", minimum_views));
+}
+
+// cornerSubPix's half window for these corners: a quarter of the closest spacing between neighbours, within
+// [least, most] pixels.
+int window(const std::vector<cv::Point2f> &corners, cv::Size pattern, int least, int most) {
+    double closest = HUGE_VAL;
+    for (int r = 0; r < pattern.height; ++r) {
+        for (int c = 0; c < pattern.width; ++c) {
+            const cv::Point2f &p = corners[size_t(r * pattern.width + c)];
+            if (c + 1 < pattern.width) closest = std::min(closest, double(cv::norm(p - corners[size_t(r * pattern.width + c + 1)])));
+            if (r + 1 < pattern.height) closest = std::min(closest, double(cv::norm(p - corners[size_t((r + 1) * pattern.width + c)])));
+        }
+    }
+    return int(std::clamp(std::lround(0.25 * closest), long(least), long(most)));
 }
 
 }  // namespace
@@ -42,25 +58,35 @@ extern "C" int rp_chessboard_corners(const rp_image *image, int board_width, int
         cv::Mat gray;
         if (m.channels() == 1) gray = m;
         else cv::cvtColor(m, gray, cv::COLOR_BGR2GRAY);
-        const double scale = std::min(1.0, double(RP_CHESSBOARD_SEARCH_SIDE) / double(std::max(gray.cols, gray.rows)));
-        cv::Mat search = gray;
-        if (scale < 1) cv::resize(gray, search, cv::Size(), scale, scale, cv::INTER_AREA);
         const cv::Size pattern(board_width, board_height);
         const cv::TermCriteria until(cv::TermCriteria::EPS + cv::TermCriteria::COUNT, 30, 0.01);
+        constexpr int kFlags = cv::CALIB_CB_ADAPTIVE_THRESH | cv::CALIB_CB_NORMALIZE_IMAGE | cv::CALIB_CB_FAST_CHECK;
         std::vector<cv::Point2f> corners;
-        if (!cv::findChessboardCorners(search, pattern, corners,
-                                       cv::CALIB_CB_ADAPTIVE_THRESH | cv::CALIB_CB_NORMALIZE_IMAGE | cv::CALIB_CB_FAST_CHECK)) {
-            return;
-        }
-        constexpr int kHalfWindow = 11;  // cornerSubPix's half window at the search's scale
-        cv::cornerSubPix(search, corners, cv::Size(kHalfWindow, kHalfWindow), cv::Size(-1, -1), until);
+        const double scale = std::min(1.0, double(RP_CHESSBOARD_SEARCH_SIDE) / double(std::max(gray.cols, gray.rows)));
+        bool seen = false;
         if (scale < 1) {
-            // Pixel centres: x_full + 0.5 = (x_reduced + 0.5) / scale. The window grows with the image so that it
-            // spans the same part of the board: left01 enlarged 5x and searched at 0.64 came within 0.9 px of 5x
-            // its corners this way, 4.5 px with the window kept at 11.
-            for (auto &c : corners) c = cv::Point2f(float((c.x + 0.5) / scale - 0.5), float((c.y + 0.5) / scale - 0.5));
-            const int half = int(std::lround(kHalfWindow / scale));
-            cv::cornerSubPix(gray, corners, cv::Size(half, half), cv::Size(-1, -1), until);
+            // Sized explicitly: a 5000x1 photo would otherwise round to an empty copy.
+            const cv::Size reduced(std::max(1, int(std::lround(gray.cols * scale))), std::max(1, int(std::lround(gray.rows * scale))));
+            cv::Mat search;
+            cv::resize(gray, search, reduced, 0, 0, cv::INTER_AREA);
+            if (cv::findChessboardCorners(search, pattern, corners, kFlags)) {
+                // The window must stay inside a square, or the neighbouring corners pull the estimate: a quarter of
+                // the closest corners' spacing, at both sizes (the fixed 11 px window of the full-size path, scaled
+                // up, spanned a whole square of a small board in a 48 MP photo and put fx 3.4 % off).
+                const int near = window(corners, pattern, 2, 11);
+                cv::cornerSubPix(search, corners, cv::Size(near, near), cv::Size(-1, -1), until);
+                const double sx = double(gray.cols) / reduced.width, sy = double(gray.rows) / reduced.height;
+                for (auto &c : corners) c = cv::Point2f(float((c.x + 0.5) * sx - 0.5), float((c.y + 0.5) * sy - 0.5));  // pixel centres
+                const int full = window(corners, pattern, 5, INT_MAX);
+                cv::cornerSubPix(gray, corners, cv::Size(full, full), cv::Size(-1, -1), until);
+                seen = true;
+            }
+        }
+        // At full size when the photo is small enough, or when the reduced copy lost a small board (squares of
+        // 35 px in a 48 MP photo are 9 px at 2048): slower, but a board in the photo is found.
+        if (!seen) {
+            if (!cv::findChessboardCorners(gray, pattern, corners, kFlags)) return;
+            cv::cornerSubPix(gray, corners, cv::Size(11, 11), cv::Size(-1, -1), until);
         }
         for (size_t i = 0; i < count; ++i) {
             corners_xy[2 * i] = corners[i].x;

@@ -41,7 +41,7 @@ public struct ChessboardCalibration: Sendable {
         /// Searches `image` for the board. Every view must have the first one's size.
         public mutating func add(_ image: Image) throws {
             if let size = imageSize, size != image.size {
-                throw RephotoError.badInput("image \(corners.count) is \(image.width)x\(image.height) but the first is \(size.width)x\(size.height): all views need one size")
+                throw RephotoError.badInput("view \(corners.count + 1) is \(image.width)x\(image.height) (as displayed, after its EXIF orientation) but the first is \(size.width)x\(size.height): all views need one size")
             }
             var found: Int32 = 0
             var xy = [Float](repeating: 0, count: 2 * board.width * board.height)

@@ -259,6 +259,28 @@ import RephotoEvaluation
         #expect(result.meanError < 5 * 0.5)
     }
 
+    /// A small board in a large photo (probe): samples pasted at their own size into a 6000x4500 grey photo.
+    /// Its squares nearly vanish in the 2048 px copy: the copy shows the board in left03 and 04 (then the
+    /// window stays inside a square), not in 01, 05 and 06 (then the full photo is searched). Every corner
+    /// lands within 0.3 px of where the 640x480 image put it. (left02 so pasted defeats OpenCV's search at
+    /// any size.) A 5000x1 photo, whose copy would round to nothing, is simply boardless.
+    @Test func aSmallBoardInALargePhotoIsFoundWhereItIs() throws {
+        let board = try ChessboardCalibration.Board(width: 9, height: 6, squareSize: 0.025)
+        let canvas = try Image(width: 6000, height: 4500, channels: 1, pixels: [UInt8](repeating: 128, count: 6000 * 4500))
+        for name in ["left01.jpg", "left03.jpg", "left04.jpg", "left05.jpg", "left06.jpg"] {
+            let image = try Fixtures.image(name)
+            var alone = ChessboardCalibration.Views(board: board), pasted = ChessboardCalibration.Views(board: board)
+            try alone.add(image)
+            try pasted.add(try canvas.pasting(image, x: 2700, y: 2000))
+            let original = try #require(alone.corners[0]), found = try #require(pasted.corners[0], "\(name): board not found")
+            let worst = zip(original.indices, zip(original, found)).map { i, p in abs(p.0 + (i % 2 == 0 ? 2700 : 2000) - p.1) }.max() ?? .infinity
+            #expect(worst < 0.3, "\(name): worst corner \(worst) px off")
+        }
+        var thin = ChessboardCalibration.Views(board: board)
+        try thin.add(try Image(width: 5000, height: 1, channels: 1, pixels: [UInt8](repeating: 0, count: 5000)))
+        #expect(thin.corners == [nil])
+    }
+
     /// The board's settings are refused before any photo is searched.
     @Test func aBadBoardIsRefusedBeforeAnySearch() throws {
         let error = #expect(throws: RephotoError.self) { try ChessboardCalibration.Board(width: 9, height: 6, squareSize: .infinity) }

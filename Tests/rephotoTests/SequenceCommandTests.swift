@@ -81,12 +81,16 @@ import Testing
              "--out \(copy)/graf1.png is the input \(copy)/graf1.png: it would be overwritten"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(samples)/left01.jpg"],
              "must end in .yml, .yaml, .xml or .json"),
+            // A hard link is the input under another name (probe: the photo was replaced by the calibration).
+            (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", "\(copy)/hard.png"],
+             "--out \(copy)/hard.png is the input \(copy)/graf1.png: it would be overwritten"),
             (["evaluate", sequence, "--out", Self.directory(), "--grace", "1e19"], "--grace 1e+19 must be a number of seconds from 0 to 86400"),
             // Foundation's words were "NSCocoaErrorDomain error 512".
             (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", copy + "/folder.png"],
              "\(copy)/folder.png: cannot write image (a folder is in the way)"),
         ]
         try FileManager.default.createDirectory(atPath: copy + "/folder.png", withIntermediateDirectories: true)
+        try FileManager.default.linkItem(atPath: "\(copy)/graf1.png", toPath: "\(copy)/hard.png")
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")

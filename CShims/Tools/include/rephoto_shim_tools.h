@@ -53,10 +53,10 @@ int rp_render_planes(const rp_plane *planes, int plane_count, const double K[9],
 int rp_chessboard_check(int board_width, int board_height, double square_size, int minimum_views, rp_status *status);
 
 /* The board's inner corners in one view: `corners_xy` (capacity >= 2 x board_width x board_height) receives
-   them as x,y pairs, row by row, and *found 1; *found 0 when the board is not seen. The search runs on a
-   copy reduced by area averaging to at most RP_CHESSBOARD_SEARCH_SIDE pixels on its longer side (on a 48 MP
-   photo the full-size search took 12 s and found no more boards); the corners are then refined on the full
-   image. */
+   them as x,y pairs, row by row, and *found 1; *found 0 when the board is not seen. A larger photo is first
+   searched on a copy reduced by area averaging to RP_CHESSBOARD_SEARCH_SIDE pixels on its longer side, the
+   corners then refined on the full image with a window a quarter of their spacing; when the copy shows no
+   board (a small board's squares may vanish in it), the full image is searched. */
 #define RP_CHESSBOARD_SEARCH_SIDE 2048
 int rp_chessboard_corners(const rp_image *image, int board_width, int board_height, float *corners_xy,
                           size_t corners_capacity, int *found, rp_status *status);

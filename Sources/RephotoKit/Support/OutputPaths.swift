@@ -21,10 +21,19 @@ package enum OutputPaths {
         path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
     }
 
-    /// Refuses an output file that is one of the input files.
+    /// Device and inode of an existing file, symlinks followed: a hard link is the same file under another name
+    /// (probe: `--out` on a hard link to an input photo replaced the photo with the calibration).
+    static func identity(_ path: String) -> [Int]? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: canonical(path)),
+              let device = (attributes[.systemNumber] as? NSNumber)?.intValue,
+              let inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue else { return nil }
+        return [device, inode]
+    }
+
+    /// Refuses an output file that is one of the input files, under its name or any other.
     package static func checkFile(_ output: String, apartFrom inputs: [String], option: String = "--out") throws {
-        let out = canonical(output)
-        if let input = inputs.first(where: { canonical($0) == out }) {
+        let out = canonical(output), same = identity(output)
+        if let input = inputs.first(where: { canonical($0) == out || (same != nil && identity($0) == same) }) {
             throw RephotoError.badInput("\(option) \(output) is the input \(input): it would be overwritten; write elsewhere")
         }
     }
