@@ -281,6 +281,18 @@ import RephotoEvaluation
         #expect(thin.corners == [nil])
     }
 
+    /// The same view in another encoding (blurred, noisier) is refused as one view counted twice; the next
+    /// sample, the board moved, is not.
+    @Test func aRetouchedCopyOfAViewIsOneView() throws {
+        var views = ChessboardCalibration.Views(board: try .init(width: 9, height: 6, squareSize: 0.025))
+        let image = try Fixtures.image("left01.jpg")
+        try views.add(image)
+        try views.add(try Fixtures.image("left02.jpg"))
+        let error = #expect(throws: RephotoError.self) { try views.add(try image.adjusted(contrast: 0.9, blur: 0.8, noise: 2, seed: 1)) }
+        #expect(error?.message == "the board lies where view 1 shows it (every corner within 1 px): one view, counted twice")
+        #expect(views.corners.count == 2)
+    }
+
     /// The board's settings are refused before any photo is searched.
     @Test func aBadBoardIsRefusedBeforeAnySearch() throws {
         let error = #expect(throws: RephotoError.self) { try ChessboardCalibration.Board(width: 9, height: 6, squareSize: .infinity) }
