@@ -6,7 +6,6 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -77,7 +76,9 @@ extern "C" int rp_chessboard_corners(const rp_image *image, int board_width, int
                 cv::cornerSubPix(search, corners, cv::Size(near, near), cv::Size(-1, -1), until);
                 const double sx = double(gray.cols) / reduced.width, sy = double(gray.rows) / reduced.height;
                 for (auto &c : corners) c = cv::Point2f(float((c.x + 0.5) * sx - 0.5), float((c.y + 0.5) * sy - 0.5));  // pixel centres
-                const int full = window(corners, pattern, 5, INT_MAX);
+                // Never wider than the full-size path's window scaled alike: a board filling a 48 MP photo has
+                // squares of hundreds of pixels, and the window's cost grows with its area.
+                const int full = window(corners, pattern, 5, std::max(5, int(std::lround(11 / scale))));
                 cv::cornerSubPix(gray, corners, cv::Size(full, full), cv::Size(-1, -1), until);
                 seen = true;
             }

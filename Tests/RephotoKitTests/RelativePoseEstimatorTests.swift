@@ -175,15 +175,20 @@ import RephotoShimTools
         #expect(model(support: 95, planar: true) == .planar)
     }
 
+    /// 300 points of a wall 10 m away, seen 30° and 4 m apart, and 30 outliers.
+    func wall(seed: UInt64) -> (Matrix3, SIMD3<Double>, Correspondences) {
+        let r = Fixtures.rotationXYZ(degrees: 2, -30, 1)
+        let t = SIMD3(4.0, 0.3, 1.2)
+        return (r, t, correspondences(rotation: r, translation: t, inliers: 300, outliers: 30, seed: seed, depth: 10...10.000_1))
+    }
+
     /// Model selection on a plane: 300 points of a wall 10 m away, seen 30° and 4 m apart. Alone they leave the
     /// pose ambiguous (the plane's two solutions fit them alike): planar. With 12 points 4-6 m away, GRIC still
     /// prefers the homography (most inliers lie on it), but those points refute the other solution and the
     /// translation is reported, and right.
     @Test(arguments: [UInt64(31), 32, 33])
     func pointsOffADominantPlaneDecideBetweenItsTwoSolutions(seed: UInt64) throws {
-        let r = Fixtures.rotationXYZ(degrees: 2, -30, 1)
-        let t = SIMD3(4.0, 0.3, 1.2)
-        let wall = correspondences(rotation: r, translation: t, inliers: 300, outliers: 30, seed: seed, depth: 10...10.000_1)
+        let (r, t, wall) = wall(seed: seed)
         let planar = try estimate(wall)
         let planarEvidence = try #require(planar.evidence)
         #expect(planar.translation == nil && !planar.rotationOnly)
@@ -206,9 +211,7 @@ import RephotoShimTools
     /// the other one, leaves the translation undetermined.
     @Test(arguments: [UInt64(31), 32, 33])
     func theSensorDecidesBetweenAPlanesTwoSolutions(seed: UInt64) throws {
-        let r = Fixtures.rotationXYZ(degrees: 2, -30, 1)
-        let t = SIMD3(4.0, 0.3, 1.2)
-        let wall = correspondences(rotation: r, translation: t, inliers: 300, outliers: 30, seed: seed, depth: 10...10.000_1)
+        let (r, t, wall) = wall(seed: seed)
         let h = try HomographyEstimate.estimate(wall, config: PipelineConfig().homography)
         func estimate(sensor: Matrix3) throws -> RelativePose {
             try RelativePose.estimate(wall, referenceCamera: camera, currentCamera: camera, homography: h, config: PoseConfig(),

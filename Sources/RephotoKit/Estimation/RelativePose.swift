@@ -126,6 +126,8 @@ extension RelativePose {
             throw RephotoError.estimationFailed(
                 "inconsistent pose: only \(evidence.inFront) of \(evidence.inliers) essential inliers lie in front of both cameras")
         }
+        let planar = String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d)",
+                            evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation)
         switch model {
         case .rotationOnly:
             pose.rotationOnly = true
@@ -136,9 +138,8 @@ extension RelativePose {
         case .planar where evidence.sensorSettlesTwin(maxSensorDisagreement: config.maxSensorDisagreement):
             // The plane's two solutions fit its points alike; with the other one ruled out, the translation is
             // as well determined as in any scene (its uncertainty is still checked).
-            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the other solution's (pose.maxSensorDisagreement %g°)",
-                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation,
-                                        evidence.sensorDisagreementDegrees ?? 0, evidence.twinSensorDisagreementDegrees ?? 0, config.maxSensorDisagreement))
+            pose.warnings.append(planar + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the other solution's (pose.maxSensorDisagreement %g°)",
+                                                 evidence.sensorDisagreementDegrees ?? 0, evidence.twinSensorDisagreementDegrees ?? 0, config.maxSensorDisagreement))
             fallthrough
         case .general:
             if evidence.translationSigmaDegrees > config.maxTranslationSigma {
@@ -148,8 +149,7 @@ extension RelativePose {
             }
         case .planar:
             pose.translation = nil
-            pose.warnings.append(String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d); translation direction undetermined, and the rotation may be that other solution",
-                                        evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation))
+            pose.warnings.append(planar + "; translation direction undetermined, and the rotation may be that other solution")
         }
         return pose
     }
