@@ -399,6 +399,7 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     const cv::Size full = transposed ? cv::Size(h.height, h.width) : cv::Size(h.width, h.height);
     const double s = analysis_scale(reduction.max_dimension, reduction.scale, full.width, full.height);
     rp_image out{cv::Mat(), std::string(), full};
+    out.exif_orientation = h.orientation;
     if (h.format == RP_FORMAT_PNG) verify_png_chunks(bytes, length);
     if (h.format == RP_FORMAT_JPEG) {
         // The smallest M/8 that is still at least the analysis scale, so detection only ever downsamples.
@@ -482,6 +483,7 @@ const char *rp_image_decode_warning(const rp_image *image) { return image->warni
 int rp_image_width(const rp_image *image) { return image->mat.cols; }
 int rp_image_full_width(const rp_image *image) { return image->full.width; }
 int rp_image_full_height(const rp_image *image) { return image->full.height; }
+int rp_image_exif_orientation(const rp_image *image) { return image->exif_orientation; }
 int rp_image_height(const rp_image *image) { return image->mat.rows; }
 int rp_image_channels(const rp_image *image) { return image->mat.channels(); }
 

@@ -30,6 +30,7 @@ struct rp_image {
     // axis: mat.size() and 1 unless the image was decoded reduced (libjpeg's M/8 scaling, or a resize).
     cv::Size full;
     double pixel_scale_x = 1.0, pixel_scale_y = 1.0;
+    int exif_orientation = 1;  // the JPEG header's EXIF orientation the pixels were turned by; 1 otherwise
 };
 
 

@@ -33,13 +33,19 @@ public struct ChessboardCalibration: Sendable {
     public struct Views: Sendable {
         public let board: Board
         public private(set) var imageSize: ImageSize?
+        private var exifOrientation: Int?
         /// Per photo added: its corners as x,y pairs, nil where the board was not found.
         public private(set) var corners: [[Float]?] = []
 
         public init(board: Board) { self.board = board }
 
-        /// Searches `image` for the board. Every view must have the first one's size.
+        /// Searches `image` for the board. Every view must have the first one's size and EXIF orientation.
         public mutating func add(_ image: Image) throws {
+            // Turned 180° a photo keeps its size, but the lens centre moves to the other side of the frame:
+            // mixed, the principal point came out averaged (cx 309.8 where the camera has 342.4), silently.
+            if let first = exifOrientation, first != image.exifOrientation {
+                throw RephotoError.badInput("view \(corners.count + 1) has EXIF orientation \(image.exifOrientation) but the first has \(first): the lens centre lies elsewhere in each frame; calibrate from photos of one orientation")
+            }
             if let size = imageSize, size != image.size {
                 throw RephotoError.badInput("view \(corners.count + 1) is \(image.width)x\(image.height) (as displayed, after its EXIF orientation) but the first is \(size.width)x\(size.height): all views need one size")
             }
@@ -58,6 +64,7 @@ public struct ChessboardCalibration: Sendable {
                                                    twin + 1, Double(Self.sameViewPixels)))
             }
             imageSize = imageSize ?? image.size
+            exifOrientation = exifOrientation ?? image.exifOrientation
             corners.append(found != 0 ? xy : nil)
         }
 

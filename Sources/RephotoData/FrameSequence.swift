@@ -266,7 +266,7 @@ public struct FrameSequence: Equatable, Sendable {
             func number(_ name: String) throws -> Double? {
                 let text = cell(name)
                 if text.isEmpty { return nil }
-                guard let value = Double(text), value.isFinite else {
+                guard let value = decimalNumber(text) else {
                     throw RephotoError.badInput("\(place): column '\(name)': '\(text)' is not a finite number")
                 }
                 return value

@@ -15,7 +15,11 @@ public enum SequenceDiscovery {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw RephotoError.badInput("\(path): no such folder")
+                // A link to itself once read "no such folder", sending the user to look for a missing folder.
+                var info = stat()
+                let reason = stat(path, &info) == 0 ? "not a folder"
+                    : errno == ENOENT ? "no such folder" : "cannot open (\(String(cString: strerror(errno))))"
+                throw RephotoError.badInput("\(path): \(reason)")
             }
             var stack = [(URL(fileURLWithPath: path).standardizedFileURL, 0)]
             while let (folder, depth) = stack.popLast() {

@@ -146,7 +146,7 @@ public struct EvaluationRow: Equatable, Sendable {
             for (name, path) in numbers {
                 let text = cell(name)
                 if text.isEmpty { continue }
-                guard let v = Double(text), v.isFinite, !(v < 0 && name.contains("error")) else {
+                guard let v = decimalNumber(text), !(v < 0 && name.contains("error")) else {
                     throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a finite number\(name.contains("error") ? " at least 0" : "")")
                 }
                 row[keyPath: path] = v

@@ -32,11 +32,11 @@ struct CalibrateCommand: ParsableCommand {
         let progress = Progress(label: "calibrate")
         for (done, path) in images.enumerated() {
             progress.update(done, of: images.count)
-            let bytes = try readSmallFile(path, limit: limit)
+            let bytes = try Image.readFile(path, maxBytes: limit)
             var hasher = Hasher()
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
             let key = hasher.finalize()
-            for first in seen[key] ?? [] where try readSmallFile(first, limit: limit) == bytes {
+            for first in seen[key] ?? [] where try Image.readFile(first, maxBytes: limit) == bytes {
                 throw RephotoError.badInput("\(path) and \(first) are the same photo: one view, counted twice")
             }
             seen[key, default: []].append(path)

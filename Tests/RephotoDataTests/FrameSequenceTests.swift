@@ -58,6 +58,9 @@ import RephotoEvaluation
         ("name,qw\na.jpg,1\n", "frames.csv line 1: the header must name a 'file' column"),
         ("\(header)\na.jpg,0,2,0,0,0,,,,,,,\n", "frames.csv line 2: columns qw, qx, qy, qz: attitude quaternion (2, 0, 0, 0) has norm 2"),
         ("\(header)\na.jpg,0,nan,0,0,0,,,,,,,\n", "frames.csv line 2: column 'qw': 'nan' is not a finite number"),
+        // Swift's Double("0x1") is 1: a hexadecimal cell was taken as a unit quaternion (found by probing).
+        ("\(header)\na.jpg,0,0x1,0,0,0,,,,,,,\n", "frames.csv line 2: column 'qw': '0x1' is not a finite number"),
+        ("\(header)\na.jpg,0,1,0,0,0,,,,,1e,0,0\n", "frames.csv line 2: column 'gt_tx': '1e' is not a finite number"),
         ("\(header)\na.jpg,0,,,,,1,0,0,0,0,0,0\n", "frames.csv line 2: ground-truth translation is zero"),
         // Its length overflows: the unit direction came out zero and every error against it 0° (found by probing).
         ("\(header)\na.jpg,0,,,,,1,0,0,0,1e308,0,0\n", "frames.csv line 2: ground-truth translation (1e+308, 0.0, 0.0) is too large to have a length"),

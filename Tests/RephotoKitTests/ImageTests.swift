@@ -102,23 +102,12 @@ import RephotoEvaluation
         let stored = try Image(width: 64, height: 32, channels: 1, pixels: pixels)
         var jpeg = try stored.encoded(as: .jpeg(quality: 95))
         #expect(try Image(data: jpeg).width == 64)
-        jpeg.insert(contentsOf: exifOrientationSegment(6), at: 2)
+        jpeg.insert(contentsOf: Fixtures.exifOrientationSegment(6), at: 2)
         let oriented = try Image(data: jpeg)
-        #expect((oriented.width, oriented.height) == (32, 64))
+        #expect((oriented.width, oriented.height) == (32, 64) && oriented.exifOrientation == 6)
         let gray = try oriented.grayscale().pixels()
         #expect(gray[5 * 32 + 26] > 200)  // top-right is the white block
         #expect(gray[5 * 32 + 5] < 50)
-    }
-
-    /// APP1 Exif segment holding one IFD entry: Orientation (0x0112), SHORT, value.
-    private func exifOrientationSegment(_ orientation: UInt8) -> Data {
-        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00,  // little-endian TIFF, IFD at 8
-                             0x01, 0x00,  // one entry
-                             0x12, 0x01, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, orientation, 0x00, 0x00, 0x00,
-                             0x00, 0x00, 0x00, 0x00]  // no next IFD
-        let payload: [UInt8] = Array("Exif".utf8) + [0, 0] + tiff
-        let length = payload.count + 2
-        return Data([0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload)
     }
 
     @Test func refusesImagesOverThePixelLimitBeforeDecoding() throws {

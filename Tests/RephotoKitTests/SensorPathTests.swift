@@ -216,7 +216,8 @@ import RephotoEvaluation
         let a = try Attitude(quaternion: Quaternion(w: 1.005, x: 0, y: 0, z: 0))
         #expect(a.quaternion == .identity)
         #expect(try Attitude(parsing: "0.7071068, 0, 0.7071068, 0").quaternion.norm == 1)
-        for bad in ["1,0,0", "1,0,0,x", "", "1,,0,0"] {
+        #expect(try Attitude(parsing: "-.5E+0, +0.5, 5e-1, .5").quaternion == Quaternion(w: -0.5, x: 0.5, y: 0.5, z: 0.5))
+        for bad in ["1,0,0", "1,0,0,x", "", "1,,0,0", "0x1,0,0,0", "1.,0,0,inf", "1,0,0,1e", "1,0,0,."] {
             #expect(throws: RephotoError.self, "\(bad)") { try Attitude(parsing: bad) }
         }
     }

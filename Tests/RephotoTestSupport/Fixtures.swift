@@ -26,6 +26,17 @@ public enum Fixtures {
 
     public static func image(_ name: String) throws -> Image { try Image(contentsOfFile: sample(name)) }
 
+    /// APP1 Exif segment holding one IFD entry: Orientation (0x0112), SHORT, value.
+    public static func exifOrientationSegment(_ orientation: UInt8) -> Data {
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00,  // little-endian TIFF, IFD at 8
+                             0x01, 0x00,  // one entry
+                             0x12, 0x01, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, orientation, 0x00, 0x00, 0x00,
+                             0x00, 0x00, 0x00, 0x00]  // no next IFD
+        let payload: [UInt8] = Array("Exif".utf8) + [0, 0] + tiff
+        let length = payload.count + 2
+        return Data([0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload)
+    }
+
     public static let sharedDatasets = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/datasets")
     public static var strecha: URL? {
         let url = sharedDatasets.appendingPathComponent("strecha-herzjesu-p8")

@@ -111,6 +111,12 @@ import Testing
         }
         let none = try CLI.run(["evaluate", "/nonexistent-folder"])
         #expect(none.status == 2 && none.stderr.contains("/nonexistent-folder: no such folder"))
+        let loop = SequenceCommandTests.directory()
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        let looped = try CLI.run(["evaluate", loop])
+        #expect(looped.status == 2 && looped.stderr.contains("\(loop): cannot open (Too many levels of symbolic links)"), "\(looped.stderr)")
+        let notFolder = try CLI.run(["evaluate", try CLI.temporaryFile("frames.csv", Data("x".utf8))])
+        #expect(notFolder.status == 2 && notFolder.stderr.contains("frames.csv: not a folder"), "\(notFolder.stderr)")
         // An unusable --out is refused before any frame is evaluated, with the reason.
         let file = try CLI.temporaryFile("not-a-folder", Data("x".utf8))
         for (out, message) in [("", "--out is empty"), ("\(file)/results", "\(file) is a file, not a folder")] {

@@ -27,7 +27,13 @@ import Testing
 
     @Test func importAndCalibrateRefuseBadInput() throws {
         let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        // A pipe named as a photo: calibrate read it as a settings file would, and waited for a writer forever.
+        let fifo = Self.directory() + ".jpg"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
         let cases: [([String], String)] = [
+            (["calibrate", "\(samples)/left01.jpg", fifo, "--board", "9x6", "--square", "0.025", "--out", "\(Self.directory()).yml"],
+             "\(fifo): not a regular file"),
             (["import", "strecha", "/nonexistent", "--out", Self.directory()], "/nonexistent/images/K.txt: cannot read"),
             (["import", "opencv-samples", "/nonexistent", "--out", Self.directory()], "/nonexistent/H1to3p.xml: no such file"),
             (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", "\(samples)/left03.jpg", "--board", "9x6", "--square", "0.025",
@@ -87,7 +93,10 @@ import Testing
             (["evaluate", sequence, "--out", Self.directory(), "--grace", "1e19"], "--grace 1e+19 must be a number of seconds from 0 to 86400"),
             // Foundation's words were "NSCocoaErrorDomain error 512".
             (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", copy + "/folder.png"],
-             "\(copy)/folder.png: cannot write image (a folder is in the way)"),
+             "--out \(copy)/folder.png: cannot write (a folder is in the way)"),
+            // Reported before the work, not after minutes of board search.
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", copy + "/no/such/folder/out.yml"],
+             "--out \(copy)/no/such/folder/out.yml: cannot write (no folder \(copy)/no/such/folder)"),
         ]
         try FileManager.default.createDirectory(atPath: copy + "/folder.png", withIntermediateDirectories: true)
         try FileManager.default.linkItem(atPath: "\(copy)/graf1.png", toPath: "\(copy)/hard.png")

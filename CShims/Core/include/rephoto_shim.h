@@ -91,6 +91,9 @@ int rp_image_channels(const rp_image *image);
 /* The full-resolution size the image stands for: its own size unless decoded reduced. */
 int rp_image_full_width(const rp_image *image);
 int rp_image_full_height(const rp_image *image);
+/* The EXIF orientation (1...8) read from a JPEG's header and applied in decoding; 1 for other formats (HEIF's
+   own transformations and OpenCV's decoders apply theirs unreported) and for images not decoded from bytes. */
+int rp_image_exif_orientation(const rp_image *image);
 /* Copies pixels out, tightly packed rows; capacity must be width*height*channels. */
 int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t capacity, rp_status *status);
 int rp_image_to_gray(const rp_image *image, rp_image **out, rp_status *status);

@@ -18,6 +18,8 @@ public final class Image: @unchecked Sendable {
     public let fullSize: ImageSize
     /// What the decoder said about damaged data it decoded anyway ("Corrupt JPEG data: ..."); nil when clean.
     public let decodeWarning: String?
+    /// The EXIF orientation (1...8) a JPEG's header gave, already applied to the pixels; 1 for other formats.
+    public let exifOrientation: Int
 
     package init(handle: OpaquePointer) {
         self.handle = handle
@@ -27,6 +29,7 @@ public final class Image: @unchecked Sendable {
         fullSize = ImageSize(width: Int(rp_image_full_width(handle)), height: Int(rp_image_full_height(handle)))
         let warning = String(cString: rp_image_decode_warning(handle))
         decodeWarning = warning.isEmpty ? nil : warning
+        exifOrientation = Int(rp_image_exif_orientation(handle))
     }
 
     deinit { rp_image_free(handle) }

@@ -26,9 +26,9 @@ public struct Attitude: Equatable, Sendable, Codable {
     /// Parses "w,x,y,z".
     public init(parsing text: String, frame: AttitudeReferenceFrame = .xArbitraryZVertical,
                 orientation: ScreenOrientation = .portrait) throws {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
         guard parts.count == 4, let w = parts[0], let x = parts[1], let y = parts[2], let z = parts[3] else {
-            throw RephotoError.badInput("attitude '\(text)' must be four numbers w,x,y,z")
+            throw RephotoError.badInput("attitude '\(text)' must be four finite decimal numbers w,x,y,z")
         }
         try self.init(quaternion: Quaternion(w: w, x: x, y: y, z: z), frame: frame, orientation: orientation)
     }

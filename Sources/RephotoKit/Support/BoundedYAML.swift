@@ -22,7 +22,8 @@ package enum BoundedYAML {
         guard let root else { return nil }
         var budget = maxNodes
         guard visit(root, budget: &budget) else {
-            throw RephotoError.badInput("\(what) expands to more than \(maxNodes) values through YAML aliases")
+            // A plain JSON file this large gets the same words: it is its values, not aliases, that are too many.
+            throw RephotoError.badInput("\(what) has more than \(maxNodes) values, counting each copy a YAML alias makes")
         }
         return root
     }

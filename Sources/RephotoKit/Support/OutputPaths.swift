@@ -36,6 +36,27 @@ package enum OutputPaths {
         if let input = inputs.first(where: { canonical($0) == out || (same != nil && identity($0) == same) }) {
             throw RephotoError.badInput("\(option) \(output) is the input \(input): it would be overwritten; write elsewhere")
         }
+        try checkWritable(output, option: option)
+    }
+
+    /// An output that cannot be written is reported before the work, not after it (probe: `calibrate` searched
+    /// every photo for minutes, then failed on an `--out` in a read-only folder).
+    static func checkWritable(_ output: String, option: String) throws {
+        var isDirectory: ObjCBool = false
+        let target: String
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { throw RephotoError.badInput("\(option) \(output): cannot write (a folder is in the way)") }
+            target = output
+        } else {
+            let parent = URL(fileURLWithPath: output).deletingLastPathComponent().path
+            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw RephotoError.badInput("\(option) \(output): cannot write (no folder \(parent))")
+            }
+            target = parent
+        }
+        guard access(target, W_OK) == 0 else {
+            throw RephotoError.badInput("\(option) \(output): cannot write (\(String(cString: strerror(errno))))")
+        }
     }
 
     /// Refuses an output folder that is an input folder; with `disjoint`, also one inside an input folder or
