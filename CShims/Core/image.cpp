@@ -181,7 +181,7 @@ Format check_signature(const uint8_t *b, size_t n, uint64_t total) {
                                 cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");
 }
 
-// TIFF: ImageWidth (256) and ImageLength (257) of the first IFD, the page OpenCV decodes.
+// TIFF: ImageWidth (256), ImageLength (257) and Orientation (274) of the first IFD, the page OpenCV decodes.
 rp_image_header probe_tiff(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_TIFF, 0, 0, 1};
     if (n < 8) rp::fail(RP_ERR_DECODE, "truncated TIFF: no header");
@@ -195,6 +195,11 @@ rp_image_header probe_tiff(const uint8_t *b, size_t n) {
         const size_t at = ifd + 2 + 12 * i;
         if (at > n || n - at < 12) rp::fail(RP_ERR_DECODE, "truncated TIFF: the first directory is cut short");
         const uint16_t tag = u16(at), type = u16(at + 2);
+        // OpenCV turns a TIFF by its Orientation tag as it decodes: reported, as a JPEG's is.
+        if (tag == 0x0112 && type == 3) {
+            const int value = u16(at + 8);
+            h.orientation = value >= 1 && value <= 8 ? value : 1;
+        }
         if (tag != 256 && tag != 257) continue;
         const uint32_t value = type == 3 ? u16(at + 8) : type == 4 ? u32(at + 8) : 0;
         (tag == 256 ? h.width : h.height) = int(std::min<uint32_t>(value, INT32_MAX));

@@ -30,7 +30,7 @@ struct rp_image {
     // axis: mat.size() and 1 unless the image was decoded reduced (libjpeg's M/8 scaling, or a resize).
     cv::Size full;
     double pixel_scale_x = 1.0, pixel_scale_y = 1.0;
-    int exif_orientation = 1;  // the JPEG header's EXIF orientation the pixels were turned by; 1 otherwise
+    int exif_orientation = 1;  // the JPEG's or TIFF's orientation the pixels were turned by; 1 otherwise
 };
 
 
@@ -111,7 +111,6 @@ void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
     }
 }
 // Opens a FileStorage for writing, turning failures into clear statuses.
-void open_storage(cv::FileStorage &fs, const char *path, int mode);
 cv::Mat camera_matrix(const rp_camera &camera);
 cv::Mat distortion_vector(const rp_camera &camera);
 

@@ -111,7 +111,17 @@ public struct ChessboardCalibration: Sendable {
             var report = rp_calibration_report(mean_error: meanError, view_errors: errors.baseAddress, view_count: try cInt(views.count, "views"),
                                                board_width: try cInt(boardWidth, "board width"), board_height: try cInt(boardHeight, "board height"),
                                                square_size: squareSize)
-            try shimCall { rp_calibration_write(path, &camera, &report, $0) }
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            let format = (path as NSString).pathExtension.lowercased()
+            try shimCall { rp_calibration_encode(format, &camera, &report, &bytes, &length, $0) }
+            defer { rp_buffer_free(bytes) }
+            // Atomic: a full disk or a kill mid-write leaves the earlier calibration whole, and the error is seen.
+            do {
+                try Data(bytes: bytes!, count: length).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw RephotoError.badInput("\(path): cannot write the calibration (\(fileErrorReason(error)))")
+            }
         }
     }
 }

@@ -214,12 +214,18 @@ public struct FrameSequence: Equatable, Sendable {
         guard manifest.name.count <= 128, manifest.name.allSatisfy(allowed.contains), manifest.name.first != ".",
               manifest.name.first != " ", manifest.name.last != " " else {
             throw RephotoError.badInput(
-                "\(manifestPath): name '\(manifest.name)' must be 1 to 128 letters, digits, '.', '_', '-' or inner spaces, not starting with '.'")
+                "\(manifestPath): name '\(manifest.name)' must be 1 to 128 ASCII letters, digits, '.', '_', '-' or inner spaces, not starting with '.'")
         }
         if manifest.calibration != nil && manifest.intrinsics != nil {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }
         if let i = manifest.intrinsics { try i.camera.validate("\(manifestPath): intrinsics") }
+        // A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown (probe).
+        for name in [manifest.reference].compactMap({ $0 }) + frames.flatMap({ [$0.file, $0.referenceFile].compactMap { $0 } }) {
+            if name.hasPrefix("/") || name.split(separator: "/").contains("..") {
+                throw RephotoError.badInput("\(manifestPath): image '\(name)' lies outside the sequence folder: name files inside it, relative to it")
+            }
+        }
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
         }
@@ -305,7 +311,11 @@ public struct FrameSequence: Equatable, Sendable {
             }
             if let h = try group(homographyColumns) {
                 let m = Matrix3(h)
-                guard abs(m.determinant) > 1e-12 else { throw RephotoError.badInput("\(place): ground-truth homography is singular") }
+                // Judged at unit scale: one entry of 1e300 made the determinant overflow past the check (probe).
+                let scale = m.elements.map(abs).max() ?? 0
+                guard scale > 0, abs(m.scaled(by: 1 / scale).determinant) > 1e-12 else {
+                    throw RephotoError.badInput("\(place): ground-truth homography is singular")
+                }
                 entry.truthHomography = m
             }
             let reference = cell("reference_file")

@@ -6,9 +6,21 @@ import Foundation
 /// Summaries and reports are computed from the rows alone, so shards merge into exactly the unsharded result.
 public enum EvaluationOutput {
     /// Creates `path` and checks it takes files, before any work, so a run never ends in "cannot write".
-    public static func prepare(_ path: String) throws -> URL {
+    public static func prepare(_ path: String, resultsMarkedBy markers: [String] = [EvaluationRunState.fileName, "summary.json"]) throws -> URL {
         guard !path.isEmpty else { throw RephotoError.badInput("--out is empty: name a folder for the results") }
         let folder = URL(fileURLWithPath: path)
+        // Results replace their own earlier files and folders (thumbnails/ whole): a folder holding anything else
+        // is refused, not emptied (probe: a user's thumbnails/sub/mine.jpg was deleted, another sequence's
+        // frames.csv overwritten, exit 0). Hidden files (a Finder's .DS_Store) do not count.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+            if names.contains("sequence.json") {
+                throw RephotoError.badInput("\(path) is a sequence folder (it has sequence.json): its frames.csv would be overwritten; name a folder for the results")
+            }
+            let others = names.filter { !$0.hasPrefix(".") }.sorted()
+            if !others.isEmpty, !markers.contains(where: names.contains) {
+                throw RephotoError.badInput("\(path) holds files that no earlier run wrote (\(others.prefix(3).joined(separator: ", "))\(others.count > 3 ? ", ..." : "")), and they could be overwritten or deleted: name a new or empty folder")
+            }
+        }
         // Foundation's errors here say only "could not be completed": name the cause.
         var ancestor = folder
         var isDirectory: ObjCBool = false

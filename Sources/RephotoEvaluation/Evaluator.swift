@@ -152,7 +152,7 @@ public struct Evaluator: Sendable {
             let attitudes = try sequence.attitudes(for: frame)
             let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
                                                 attitudes: attitudes, stages: featureCache == nil ? nil : stageCache)
-            row.fill(from: result, truth: truth)
+            try row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)
             row.failed = true
@@ -199,8 +199,8 @@ public struct Evaluator: Sendable {
 
 extension EvaluationRow {
     /// The row of an estimated frame; errors are computed here, against the sequence's truth, never in the pipeline.
-    mutating func fill(from r: PoseResult, truth: GroundTruth) {
-        let errors = GroundTruthErrors.compute(truth: truth, rotation: r.pose?.rotation, translation: r.pose?.translation,
+    mutating func fill(from r: PoseResult, truth: GroundTruth) throws {
+        let errors = try GroundTruthErrors.compute(truth: truth, rotation: r.pose?.rotation, translation: r.pose?.translation,
                                                homography: r.homography, referenceSize: r.referenceSize)
         keypointsReference = Double(r.counts.keypointsReference)
         keypointsCurrent = Double(r.counts.keypointsCurrent)

@@ -15,7 +15,7 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
     public var cornerErrorPixels: Double?
 
     public static func compute(truth: GroundTruth, rotation: Matrix3?, translation: SIMD3<Double>?,
-                               homography: Matrix3?, referenceSize: ImageSize) -> GroundTruthErrors {
+                               homography: Matrix3?, referenceSize: ImageSize) throws -> GroundTruthErrors {
         var errors = GroundTruthErrors()
         if let gt = truth.rotation, let est = rotation {
             errors.rotationErrorDegrees = rotationError(estimate: est, truth: gt)
@@ -25,6 +25,13 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
             errors.translationErrorUnsignedDegrees = translationDirectionErrorUnsigned(estimate: est, truth: gt)
         }
         if let gt = truth.homography, let est = homography {
+            // A homography whose plane's horizon crosses the image sends a corner to infinity: the error is not a
+            // number, and an infinite one broke the summary's JSON (probe: gt_h31 -0.00125 on graf, exit 2 with
+            // an encoder's error, run.json left in progress).
+            for (name, h) in [("ground-truth", gt), ("estimated", est)] where !mapsCornersToFinitePoints(h, size: referenceSize) {
+                throw RephotoError.badInput(String(format: "the %@ homography sends a corner of the %dx%d reference to infinity (its horizon crosses the image)",
+                                                   name, referenceSize.width, referenceSize.height))
+            }
             errors.cornerErrorPixels = cornerError(estimate: est, truth: gt, size: referenceSize)
         }
         return errors
@@ -42,6 +49,16 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
     public static func translationDirectionErrorUnsigned(estimate: SIMD3<Double>, truth: SIMD3<Double>) -> Double {
         let c = abs(dot(estimate, truth)) / (length(estimate) * length(truth))
         return acos(min(1, c)) * 180 / .pi
+    }
+
+    /// Whether every corner of an image of `size` maps to a finite point on the same side of the horizon.
+    static func mapsCornersToFinitePoints(_ h: Matrix3, size: ImageSize) -> Bool {
+        let w = Double(size.width), hh = Double(size.height)
+        let depths = [(0.0, 0.0), (w, 0), (w, hh), (0, hh)].map { (x, y) in (h * SIMD3(x, y, 1)) }
+        let scale = depths.map { max(abs($0.x), abs($0.y), abs($0.z)) }.max() ?? 0
+        guard scale.isFinite, scale > 0 else { return false }
+        let z = depths.map { $0.z / scale }
+        return z.allSatisfy { $0 > 1e-9 } || z.allSatisfy { $0 < -1e-9 }
     }
 
     public static func cornerError(estimate: Matrix3, truth: Matrix3, size: ImageSize) -> Double {

@@ -76,7 +76,7 @@ struct EvaluateCommand: ParsableCommand {
             }
             print(EvaluateCommand.table(summary))
             print("results in \(out)/ (frames.csv, summary.json, report.html)")
-            for broken in summary.brokenSequences { CLIOutput.standardError(Data("rephoto: not evaluated: \(broken.error)\n".utf8)) }
+            for broken in summary.brokenSequences { CLIOutput.standardError(Data("rephoto: not evaluated: \(CLIOutput.visible(broken.error))\n".utf8)) }
             if interrupted {
                 CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))
                 throw ExitCode(interruption.exitCode)

@@ -41,6 +41,10 @@ struct PoseCommand: ParsableCommand {
     var draw: String?
 
     func run() throws {
+        // Probe: --draw on the reference replaced the photo with the drawing, exit 0.
+        if let draw {
+            try OutputPaths.checkFile(draw, apartFrom: [reference, current] + [calibration, referenceCalibration, pipeline.config].compactMap { $0 }, option: "--draw")
+        }
         let settings = try pipeline.resolve()
         let estimator = try PoseEstimator(config: settings)
 
@@ -66,7 +70,7 @@ struct PoseCommand: ParsableCommand {
             let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,
                                                       attitudes: attitudes!, failure: failure)
             if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
-            CLIOutput.standardError(Data("rephoto: \(failure.message)\n".utf8))
+            CLIOutput.standardError(Data("rephoto: \(CLIOutput.visible(failure.message))\n".utf8))
             throw ExitCode(failure.exitCode)
         }
         result.timings.loadReference = loadReference

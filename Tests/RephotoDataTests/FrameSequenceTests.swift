@@ -65,6 +65,9 @@ import RephotoEvaluation
         // Its length overflows: the unit direction came out zero and every error against it 0° (found by probing).
         ("\(header)\na.jpg,0,,,,,1,0,0,0,1e308,0,0\n", "frames.csv line 2: ground-truth translation (1e+308, 0.0, 0.0) is too large to have a length"),
         ("\(header)\n,0,,,,,,,,,,,\n", "frames.csv line 2: column 'file' is empty"),
+        ("file,gt_h11,gt_h12,gt_h13,gt_h21,gt_h22,gt_h23,gt_h31,gt_h32,gt_h33\na.jpg,1,0,0,0,1,0,0,0,0\n", "frames.csv line 2: ground-truth homography is singular"),
+        // Its determinant overflowed to infinity and passed (found by probing).
+        ("file,gt_h11,gt_h12,gt_h13,gt_h21,gt_h22,gt_h23,gt_h31,gt_h32,gt_h33\na.jpg,1e300,0,0,0,1,0,0,0,1\n", "frames.csv line 2: ground-truth homography is singular"),
         ("file,gt_qw,gt_qx,gt_qy,gt_qz,gt_qw\na.jpg,1,0,0,0,0.5\n", "frames.csv line 1: column 'gt_qw' appears twice"),
         ("", "frames.csv: empty, no header row"),
     ])
@@ -87,9 +90,12 @@ import RephotoEvaluation
         (#"{"name": "x", "reference": "a.jpg", "calibration": "c.yml", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}}"#, "not both"),
         (#"{"name": "x"}"#, "no reference, and frames.csv line 2 names none"),
         // The name becomes an output folder: no way out of it, no nesting, nothing hidden.
-        (#"{"name": "../../escaped", "reference": "a.jpg"}"#, "name '../../escaped' must be 1 to 128 letters"),
+        (#"{"name": "../../escaped", "reference": "a.jpg"}"#, "name '../../escaped' must be 1 to 128 ASCII letters"),
         (#"{"name": "a/b", "reference": "a.jpg"}"#, "name 'a/b' must be"),
         (#"{"name": ".hidden", "reference": "a.jpg"}"#, "name '.hidden' must be"),
+        // A sequence is its folder (probe: a frame named ../../etc/passwd was read).
+        (#"{"name": "x", "reference": "../../etc/passwd"}"#, "image '../../etc/passwd' lies outside the sequence folder"),
+        (#"{"name": "x", "reference": "/etc/passwd"}"#, "image '/etc/passwd' lies outside the sequence folder"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
         ("not json", "sequence.json"),
         (#"{"name": "x", "reference": "a.jpg", "reference": "b.jpg"}"#, "sequence.json line 1: key 'reference' given twice in one mapping"),

@@ -47,7 +47,7 @@ import RephotoEvaluation
             let result = try PoseEstimator().estimate(
                 reference: Image(contentsOfFile: sequence.path(of: try #require(sequence.referenceFile(for: frame)))),
                 current: Image(contentsOfFile: sequence.path(of: frame.file)), camera: try sequence.camera())
-            let errors = Fixtures.errors(result, frame.truth)
+            let errors = try Fixtures.errors(result, frame.truth)
             if check == "corner" { #expect(try #require(errors.cornerErrorPixels) < 2) }
             if check == "rotation" { #expect(try #require(errors.rotationErrorDegrees) < 1) }
         }

@@ -209,7 +209,7 @@ import RephotoEvaluation
 
     @Test func parsesIntrinsicsText() throws {
         #expect(try CameraIntrinsics(parsing: "700,701.5, 320,240") == CameraIntrinsics(fx: 700, fy: 701.5, cx: 320, cy: 240))
-        for bad in ["700,700,320", "a,b,c,d", "700,700,320,240,1", "nan,700,320,240", "0,700,320,240", "1e308,1e308,320,240", "1e-308,1e-308,320,240", "0x2bc,700,320,240"] {
+        for bad in ["700,700,320", "a,b,c,d", "700,700,320,240,1", "nan,700,320,240", "0,700,320,240", "1e308,1e308,320,240", "1e-308,1e-308,320,240", "0x2bc,700,320,240", "700,700,320,240,"] {
             #expect(throws: RephotoError.self, "\(bad)") { try CameraIntrinsics(parsing: bad) }
         }
         let outside = #expect(throws: RephotoError.self) {

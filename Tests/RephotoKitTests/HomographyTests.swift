@@ -11,7 +11,7 @@ import RephotoEvaluation
         let truth = try Fixtures.graf13()
         let estimator = try PoseEstimator()
         let result = try estimator.estimate(reference: try Fixtures.image("graf1.png"), current: try Fixtures.image("graf3.png"), camera: nil)
-        let error = try #require(Fixtures.errors(result, GroundTruth(homography: truth)).cornerErrorPixels)
+        let error = try #require(try Fixtures.errors(result, GroundTruth(homography: truth)).cornerErrorPixels)
         #expect(error < 2, "mean corner error \(error) px")
     }
 
@@ -36,7 +36,7 @@ import RephotoEvaluation
         var config = PipelineConfig()
         config.homography.method = method
         let result = try PoseEstimator(config: config).estimate(reference: texture, current: warped, camera: nil)
-        let error = try #require(Fixtures.errors(result, GroundTruth(homography: truth)).cornerErrorPixels)
+        let error = try #require(try Fixtures.errors(result, GroundTruth(homography: truth)).cornerErrorPixels)
         #expect(error < 1.0, "\(method.rawValue): mean corner error \(error) px")
         #expect(result.metrics.homographyRmsPixels < 1.5)
     }

@@ -110,6 +110,34 @@ import RephotoEvaluation
         #expect(gray[5 * 32 + 5] < 50)
     }
 
+    /// OpenCV turns a TIFF by its Orientation tag as it decodes; the orientation is reported as a JPEG's is, so
+    /// calibration can refuse a mix (probe: TIFFs of orientation 3 among upright ones averaged cx, exit 0).
+    @Test func reportsATIFFsOrientation() throws {
+        // An uncompressed 8x4 grey TIFF, stored with one white pixel at the top left.
+        func tiff(orientation: UInt16) -> Data {
+            let (w, h): (UInt16, UInt16) = (8, 4)
+            let tags: [(UInt16, UInt16, UInt32)] = [(256, 3, UInt32(w)), (257, 3, UInt32(h)), (258, 3, 8), (259, 3, 1), (262, 3, 1),
+                                                    (273, 4, 8 + 2 + 10 * 12 + 4), (274, 3, UInt32(orientation)), (277, 3, 1),
+                                                    (278, 3, UInt32(h)), (279, 4, UInt32(w) * UInt32(h))]
+            var bytes: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0, UInt8(tags.count), 0]
+            for (tag, type, value) in tags {
+                bytes += [UInt8(tag & 0xFF), UInt8(tag >> 8), UInt8(type), 0, 1, 0, 0, 0]
+                bytes += [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)]
+            }
+            bytes += [0, 0, 0, 0]
+            var pixels = [UInt8](repeating: 0, count: Int(w) * Int(h))
+            pixels[0] = 255
+            return Data(bytes + pixels)
+        }
+        let upright = try Image(data: tiff(orientation: 1))
+        #expect(try upright.exifOrientation == 1 && upright.grayscale().pixels()[0] == 255)
+        let turned = try Image(data: tiff(orientation: 3))
+        #expect(turned.exifOrientation == 3 && (turned.width, turned.height) == (8, 4))
+        #expect(try turned.grayscale().pixels()[3 * 8 + 7] == 255)  // the stored top left, displayed bottom right
+        let sideways = try Image(data: tiff(orientation: 6))
+        #expect(sideways.exifOrientation == 6 && (sideways.width, sideways.height) == (4, 8))
+    }
+
     @Test func refusesImagesOverThePixelLimitBeforeDecoding() throws {
         // A PNG header claiming 20000x20000 followed by no real image data: only a header check can answer.
         var header = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13])

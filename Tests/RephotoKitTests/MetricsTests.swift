@@ -28,7 +28,7 @@ import RephotoEvaluation
         #expect(clamped.score == 0)
     }
 
-    @Test func groundTruthErrors() {
+    @Test func groundTruthErrors() throws {
         let r = Matrix3.rotation(axis: SIMD3(1, 2, 3), angle: 0.3)
         let off = Matrix3.rotation(axis: SIMD3(0, 0, 1), angle: 2 * .pi / 180) * r
         #expect(close(GroundTruthErrors.rotationError(estimate: off, truth: r), 2, 1e-9))
@@ -41,9 +41,20 @@ import RephotoEvaluation
         #expect(close(GroundTruthErrors.translationDirectionErrorUnsigned(estimate: SIMD3(-1, 1, 0), truth: SIMD3(1, 0, 0)), 45, 1e-9))
         // A flipped estimate fails a frame's pair error in the evaluator: mAA counts it as wrong.
         let truth = GroundTruth(rotation: r, translation: SIMD3(0, 0, 1))
-        let flipped = GroundTruthErrors.compute(truth: truth, rotation: r, translation: SIMD3(0, 0, -1), homography: nil, referenceSize: ImageSize(width: 10, height: 10))
+        let flipped = try GroundTruthErrors.compute(truth: truth, rotation: r, translation: SIMD3(0, 0, -1), homography: nil, referenceSize: ImageSize(width: 10, height: 10))
         #expect(flipped.translationErrorDegrees == 180 && flipped.translationErrorUnsignedDegrees == 0)
         let shift = Matrix3([1, 0, 3, 0, 1, 4, 0, 0, 1])
         #expect(close(GroundTruthErrors.cornerError(estimate: shift, truth: .identity, size: ImageSize(width: 10, height: 10)), 5, 1e-9))
+        // graf's 800x640 reference under a truth whose horizon is the line x = 800: its right corners go to
+        // infinity, and an infinite corner error broke the summary (probe). The frame is refused, in words.
+        let horizon = Matrix3([1, 0, 0, 0, 1, 0, -0.00125, 0, 1])
+        let error = #expect(throws: RephotoError.self) {
+            try GroundTruthErrors.compute(truth: GroundTruth(homography: horizon), rotation: nil, translation: nil, homography: shift,
+                                          referenceSize: ImageSize(width: 800, height: 640))
+        }
+        #expect(error?.message == "the ground-truth homography sends a corner of the 800x640 reference to infinity (its horizon crosses the image)")
+        let fine = try GroundTruthErrors.compute(truth: GroundTruth(homography: horizon), rotation: nil, translation: nil, homography: horizon,
+                                                 referenceSize: ImageSize(width: 700, height: 640))
+        #expect(fine.cornerErrorPixels == 0)
     }
 }

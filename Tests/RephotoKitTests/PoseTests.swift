@@ -20,7 +20,7 @@ import RephotoEvaluation
         let pose = try #require(result.pose)
         #expect(pose.rotationOnly)
         #expect(pose.translation == nil)
-        let error = try #require(Fixtures.errors(result, GroundTruth(rotation: truth)).rotationErrorDegrees)
+        let error = try #require(try Fixtures.errors(result, GroundTruth(rotation: truth)).rotationErrorDegrees)
         #expect(error < 1, "rotation error \(error)°")
         // The pure rotation fitted to the inliers, reported beside it.
         let pure = try #require(pose.pureRotation)
@@ -48,8 +48,8 @@ import RephotoEvaluation
         let result = try PoseEstimator(config: config).estimate(reference: reference, current: current, camera: Fixtures.camera)
         let pose = try #require(result.pose)
         #expect(!pose.rotationOnly)
-        let rotationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
-        let translationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees)
+        let rotationError = try #require(try Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
+        let translationError = try #require(try Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees)
         #expect(rotationError < 0.15, "\(detector): rotation error \(rotationError)°")
         #expect(translationError < 0.6, "\(detector): translation error \(translationError)°")
         // Direction, not just the line: t points the same way as the truth.
@@ -65,7 +65,7 @@ import RephotoEvaluation
         let pose = try #require(result.pose)
         #expect(pose.rotationOnly && pose.translation == nil)
         #expect(result.warnings.contains { $0.hasPrefix("rotation-only motion") })
-        let error = try #require(Fixtures.errors(result, GroundTruth(rotation: r)).rotationErrorDegrees)
+        let error = try #require(try Fixtures.errors(result, GroundTruth(rotation: r)).rotationErrorDegrees)
         #expect(error < 0.1, "rotation error \(error)°")
         #expect(Matrix3.angleDegrees(between: try #require(pose.pureRotation), and: r) < 0.1)
     }
@@ -186,8 +186,8 @@ import RephotoEvaluation
             let r = rj.transposed * ri
             let t = rj.transposed * (ci - cj)
             let result = try estimator.estimate(reference: images[i], current: images[i + 1], camera: intrinsics)
-            let rotationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
-            let translationError = try #require(Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees, "pair \(i)->\(i + 1): \(result.warnings)")
+            let rotationError = try #require(try Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).rotationErrorDegrees)
+            let translationError = try #require(try Fixtures.errors(result, GroundTruth(rotation: r, translation: t / length(t))).translationErrorDegrees, "pair \(i)->\(i + 1): \(result.warnings)")
             #expect(rotationError < 1, "pair \(i)->\(i + 1): rotation error \(rotationError)°")
             #expect(translationError < 3, "pair \(i)->\(i + 1): translation error \(translationError)°")
         }

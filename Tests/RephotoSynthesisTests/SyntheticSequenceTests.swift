@@ -141,7 +141,7 @@ import RephotoEvaluation
             let frame = sequence.currentFrames[index]
             let result = try estimator.estimate(reference: reference, current: Image(contentsOfFile: sequence.path(of: frame.file)),
                                                 camera: camera)
-            let errors = GroundTruthErrors.compute(truth: frame.truth, rotation: result.pose?.rotation, translation: result.pose?.translation,
+            let errors = try GroundTruthErrors.compute(truth: frame.truth, rotation: result.pose?.rotation, translation: result.pose?.translation,
                                                    homography: result.homography, referenceSize: result.referenceSize)
             #expect(try #require(errors.rotationErrorDegrees) < 0.5, "\(frame.file)")
             // Converging on the reference, the baseline vanishes: translation must then be reported undetermined.

@@ -67,8 +67,8 @@ public enum Fixtures {
     }
 
     /// A result's errors against a truth, as the evaluator computes them.
-    public static func errors(_ result: PoseResult, _ truth: GroundTruth) -> GroundTruthErrors {
-        GroundTruthErrors.compute(truth: truth, rotation: result.pose?.rotation, translation: result.pose?.translation,
+    public static func errors(_ result: PoseResult, _ truth: GroundTruth) throws -> GroundTruthErrors {
+        try GroundTruthErrors.compute(truth: truth, rotation: result.pose?.rotation, translation: result.pose?.translation,
                                   homography: result.homography, referenceSize: result.referenceSize)
     }
 

@@ -191,7 +191,19 @@ import Testing
         let badConfig = try CLI.temporaryFile("c.json", Data(#"{"matching": {"ratoi": 0.7}}"#.utf8))
         let bomb = try CLI.temporaryFile("bomb.yaml", Data(Fixtures.yamlAliasBomb.utf8))
         let greyA = try grey("a.png"), greyB = try grey("b.png")
+        // A named pipe no process writes to: opening it waited forever (probe: --config, --calibration).
+        let fifo = try Scratch.directory().appendingPathComponent("settings.yml").path
+        guard mkfifo(fifo, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        let loop = try Scratch.directory().appendingPathComponent("loop.jpg").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
         return [
+            // Said "is a directory, not an image".
+            ("image link loop", ["--reference", loop, "--current", graf3], 2, "\(loop): cannot open (Too many levels of symbolic links)"),
+            // One line, whatever the name holds: a newline split the message, an ESC reached the terminal (probe).
+            // (--json's message keeps the name as it is: JSON escapes it.)
+            ("control characters", ["--reference", "/no/a\nb\u{1B}[31m.jpg", "--current", graf3], 2, "[31m.jpg: no such file"),
+            ("config FIFO", ["--reference", graf1, "--current", graf3, "--config", fifo], 2, "\(fifo): the config must be an object of settings"),
+            ("calibration FIFO", ["--reference", graf1, "--current", graf3, "--calibration", fifo], 2, "\(fifo) is empty"),
             ("missing file", ["--reference", "/no/such.jpg", "--current", graf3], 2, "/no/such.jpg: no such file"),
             ("empty file", ["--reference", graf1, "--current", empty], 2, "empty file (0 bytes)"),
             ("not an image", ["--reference", text, "--current", graf3], 2, "not a JPEG, PNG, HEIC/HEIF, TIFF, WebP, BMP, PNM or JPEG 2000 image (19 bytes"),
@@ -229,6 +241,8 @@ import Testing
             #expect(run.status == status, "\(name): exit \(run.status), stderr \(run.stderr)")
             #expect(run.stderr.hasPrefix("rephoto: ") && run.stderr.filter { $0 == "\n" }.count == 1, "\(name): \(run.stderr)")
             #expect(run.stderr.contains(message), "\(name): \(run.stderr)")
+            #expect(!run.stderr.unicodeScalars.contains { $0.value == 0x1B }, "\(name): \(run.stderr)")
+            if name == "control characters" { #expect(run.stderr.contains("/no/a\\nb\\u{1B}[31m.jpg: no such file"), "\(run.stderr)") }
             #expect(run.stdout.isEmpty, "\(name)")
 
             let json = try CLI.run(["pose"] + arguments + ["--json"])

@@ -39,6 +39,7 @@ import Testing
             (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", "\(samples)/left03.jpg", "--board", "9x6", "--square", "0.025",
               "--out", "\(Self.directory()).yml"], "the 9x6 board was found in 3 of 3 images; calibration needs at least 5 views"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9by6", "--square", "0.025", "--out", "x.yml"], "--board '9by6' must be WIDTHxHEIGHT"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6x", "--square", "0.025", "--out", "x.yml"], "--board '9x6x' must be WIDTHxHEIGHT"),
             // Once ate 6 GB searching for the corners.
             (["calibrate", "\(samples)/left01.jpg", "--board", "30000x30000", "--square", "0.025", "--out", "\(Self.directory()).yml"],
              "board must have 3...100 inner corners a side, got 30000x30000"),
@@ -78,6 +79,9 @@ import Testing
             try FileManager.default.copyItem(atPath: "\(samples)/\(name)", toPath: "\(copy)/\(name)")
         }
         let graf1 = try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png"))
+        let other = Self.directory()
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(other)/sequence.json"))
         let cases: [([String], String)] = [
             (["evaluate", sequence, "--out", sequence], "--out \(sequence) is the input folder \(sequence): its files would be overwritten"),
             (["evaluate", sequence, "--out", sequence + "/."], "is the input folder"),
@@ -87,6 +91,17 @@ import Testing
              "--out \(copy)/graf1.png is the input \(copy)/graf1.png: it would be overwritten"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(samples)/left01.jpg"],
              "must end in .yml, .yaml, .xml or .json"),
+            // Probe: the reference photo was replaced by the drawing, exit 0.
+            (["pose", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--draw", "\(copy)/./graf1.png"],
+             "--draw \(copy)/./graf1.png is the input \(copy)/graf1.png: it would be overwritten"),
+            // Probe: a user's file in thumbnails/ was deleted and a sequence's frames.csv overwritten, exit 0.
+            (["evaluate", sequence, "--out", copy], "\(copy) holds files that no earlier run wrote (H1to3p.xml, fifo.png, folder.png, ...), and they could be overwritten or deleted"),
+            (["evaluate", sequence, "--out", other], "\(other) is a sequence folder (it has sequence.json): its frames.csv would be overwritten"),
+            // A FIFO takes no write until a reader comes, /dev/full none at all (probe: both reported success or hung).
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(copy)/full.yml"],
+             "--out \(copy)/full.yml: cannot write (not a regular file)"),
+            (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", "\(copy)/fifo.png"],
+             "--out \(copy)/fifo.png: cannot write (not a regular file)"),
             // A hard link is the input under another name (probe: the photo was replaced by the calibration).
             (["align", "--reference", "\(copy)/graf1.png", "--current", "\(copy)/graf3.png", "--out", "\(copy)/hard.png"],
              "--out \(copy)/hard.png is the input \(copy)/graf1.png: it would be overwritten"),
@@ -100,6 +115,8 @@ import Testing
         ]
         try FileManager.default.createDirectory(atPath: copy + "/folder.png", withIntermediateDirectories: true)
         try FileManager.default.linkItem(atPath: "\(copy)/graf1.png", toPath: "\(copy)/hard.png")
+        try FileManager.default.createSymbolicLink(atPath: "\(copy)/full.yml", withDestinationPath: "/dev/full")
+        #expect(mkfifo("\(copy)/fifo.png", 0o600) == 0)
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
@@ -131,7 +148,7 @@ import Testing
         let cases: [(String, [String], String)] = [
             (try folder(centres: ["0 0 0", "0 0 0"]), [], "camera centre equals 0000.jpg's: no baseline"),
             (try folder(centres: ["0 0 0", "1 0 0"], rotation: "0 0 0 0 0 0 0 0 0"), [], "R is not a rotation"),
-            (try folder(centres: ["0 0 0", "1 0 0"]), ["--name", "../evil"], "name '../evil' must be 1 to 128 letters"),
+            (try folder(centres: ["0 0 0", "1 0 0"]), ["--name", "../evil"], "name '../evil' must be 1 to 128 ASCII letters"),
         ]
         for (source, extra, message) in cases {
             let out = Self.directory()

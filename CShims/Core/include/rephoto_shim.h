@@ -91,8 +91,8 @@ int rp_image_channels(const rp_image *image);
 /* The full-resolution size the image stands for: its own size unless decoded reduced. */
 int rp_image_full_width(const rp_image *image);
 int rp_image_full_height(const rp_image *image);
-/* The EXIF orientation (1...8) read from a JPEG's header and applied in decoding; 1 for other formats (HEIF's
-   own transformations and OpenCV's decoders apply theirs unreported) and for images not decoded from bytes. */
+/* The EXIF orientation (1...8) read from a JPEG's or a TIFF's header and applied in decoding; 1 for other
+   formats (HEIF applies its own transformations) and for images not decoded from bytes. */
 int rp_image_exif_orientation(const rp_image *image);
 /* Copies pixels out, tightly packed rows; capacity must be width*height*channels. */
 int rp_image_copy_pixels(const rp_image *image, uint8_t *destination, size_t capacity, rp_status *status);
@@ -391,11 +391,13 @@ typedef struct rp_calibration_report {
     double square_size;         /* metres */
 } rp_calibration_report;
 
-/* Writes OpenCV FileStorage (format from the extension: .yml/.yaml, .xml, .json) with image_width,
+/* Encodes OpenCV FileStorage text (format from `extension`: "yml"/"yaml", "xml", "json") with image_width,
    image_height, camera_matrix, distortion_coefficients and, when `report` is non-NULL, its fields as
-   avg_reprojection_error, per_view_reprojection_errors, board_width, board_height, square_size. */
-int rp_calibration_write(const char *path, const rp_camera *camera, const rp_calibration_report *report,
-                         rp_status *status);
+   avg_reprojection_error, per_view_reprojection_errors, board_width, board_height, square_size. The caller
+   writes *bytes (released with rp_buffer_free): FileStorage reports no write error, so a full disk left a
+   truncated file behind a success. */
+int rp_calibration_encode(const char *extension, const rp_camera *camera, const rp_calibration_report *report,
+                          uint8_t **bytes, size_t *length, rp_status *status);
 
 #ifdef __cplusplus
 }

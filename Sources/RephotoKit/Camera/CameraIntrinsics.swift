@@ -25,7 +25,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
 
     /// Parses "fx,fy,cx,cy" (pixels of the full-resolution frames).
     public init(parsing text: String) throws {
-        let parts = text.split(separator: ",").map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
         guard parts.count == 4, let fx = parts[0], let fy = parts[1], let cx = parts[2], let cy = parts[3] else {
             throw RephotoError.badInput("intrinsics '\(text)' must be four finite decimal numbers fx,fy,cx,cy")
         }

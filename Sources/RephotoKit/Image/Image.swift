@@ -18,7 +18,7 @@ public final class Image: @unchecked Sendable {
     public let fullSize: ImageSize
     /// What the decoder said about damaged data it decoded anyway ("Corrupt JPEG data: ..."); nil when clean.
     public let decodeWarning: String?
-    /// The EXIF orientation (1...8) a JPEG's header gave, already applied to the pixels; 1 for other formats.
+    /// The EXIF orientation (1...8) a JPEG's or TIFF's header gave, already applied to the pixels; 1 for other formats.
     public let exifOrientation: Int
 
     package init(handle: OpaquePointer) {
@@ -85,15 +85,16 @@ public final class Image: @unchecked Sendable {
     /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
     /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
     package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes) throws -> Data {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw RephotoError.badInput("\(path): no such file")
+        // The system's own reason: a link to itself read "is a directory" through Foundation (probe).
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw RephotoError.badInput(errno == ENOENT || errno == ENOTDIR ? "\(path): no such file"
+                                                                            : "\(path): cannot open (\(String(cString: strerror(errno))))")
         }
-        guard !isDirectory.boolValue else { throw RephotoError.badInput("\(path): is a directory, not an image") }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw RephotoError.badInput("\(path): is a directory, not an image") }
         // Devices, pipes and sockets (/dev/stdin, /proc/self/fd/0) are no image files: reading one could take
         // another reader's input or never end.
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw RephotoError.badInput("\(path): not a regular file")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -170,7 +171,7 @@ public final class Image: @unchecked Sendable {
         }
         let data = try encoded(as: format)
         do {
-            try data.write(to: URL(fileURLWithPath: path))
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw RephotoError.badInput("\(path): cannot write image (\(fileErrorReason(error)))")
         }

@@ -46,6 +46,11 @@ package enum OutputPaths {
         let target: String
         if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw RephotoError.badInput("\(option) \(output): cannot write (a folder is in the way)") }
+            // A FIFO blocks the write until a reader comes; /dev/full takes nothing (probe: both, via a link).
+            var info = stat()
+            guard stat(output, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                throw RephotoError.badInput("\(option) \(output): cannot write (not a regular file)")
+            }
             target = output
         } else {
             let parent = URL(fileURLWithPath: output).deletingLastPathComponent().path

@@ -71,9 +71,9 @@ package func fileErrorReason(_ error: Error) -> String {
     return (error as NSError).localizedFailureReason ?? error.localizedDescription
 }
 
-/// A text or settings file's bytes, refused past `limit` without being read (a hostile 3 GB frames.csv) and
-/// never read when empty (Foundation leaks a buffer reading an empty file); a pipe or device (`--config
-/// /dev/stdin`) is read up to `limit`. Errors name the path.
+/// A text or settings file's bytes, refused past `limit` without being read (a hostile 3 GB frames.csv); an
+/// empty file, a pipe or a device (`--config /dev/stdin`) is read in chunks up to `limit` (Foundation's
+/// `Data(contentsOf:)` leaks a buffer reading an empty file). Errors name the path.
 package func readSmallFile(_ path: String, limit: Int) throws -> Data {
     var directory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &directory), directory.boolValue {
@@ -84,19 +84,24 @@ package func readSmallFile(_ path: String, limit: Int) throws -> Data {
     if let attributes = try? FileManager.default.attributesOfItem(atPath: path), attributes[.type] as? FileAttributeType == .typeRegular {
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         guard size <= limit else { throw RephotoError.badInput("\(path): \(size) bytes, more than the \(limit) such a file may have") }
-        guard size > 0 else { return Data() }
-        do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+        // A size of 0 may be an empty file or one the kernel writes as it is read (/proc): read it as a pipe.
+        if size > 0 {
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+            }
         }
     }
-    let handle: FileHandle
-    do {
-        handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-    } catch {
-        throw RephotoError.badInput("\(path): cannot read (\(fileErrorReason(error)))")
+    // Opened without waiting: a named FIFO no process writes to blocked the open forever (probe: --config,
+    // --calibration, a sequence's frames.csv). Then read blocking, so a writer still starting (`<(...)`) is
+    // waited for, and a FIFO without one reads as empty.
+    let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else {
+        throw RephotoError.badInput("\(path): cannot read (\(String(cString: strerror(errno))))")
     }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
     defer { try? handle.close() }
     var data = Data()
     do {
