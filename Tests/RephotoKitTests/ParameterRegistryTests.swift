@@ -131,5 +131,10 @@ import Testing
         let error = #expect(throws: RephotoError.self) { try readSmallFile(largePath, limit: 4096) }
         withExtendedLifetime((small, large)) {}
         #expect(error?.message.hasSuffix(": more than the 4096 bytes such a file may have") == true, "\(error?.message ?? "")")
+        // A kernel file says size 0 and is written as it is read: it read as empty (probe).
+        if FileManager.default.fileExists(atPath: "/proc/self/status") {
+            #expect(String(decoding: try readSmallFile("/proc/self/status", limit: 1 << 20), as: UTF8.self).contains("Pid:"))
+        }
+        #expect(try readSmallFile(try Fixtures.temporaryFile("empty.yml", Data()), limit: 4096).isEmpty)
     }
 }
