@@ -220,14 +220,16 @@ public struct FrameSequence: Equatable, Sendable {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }
         if let i = manifest.intrinsics { try i.camera.validate("\(manifestPath): intrinsics") }
-        // A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown (probe).
-        for name in [manifest.reference].compactMap({ $0 }) + frames.flatMap({ [$0.file, $0.referenceFile].compactMap { $0 } }) {
-            if name.hasPrefix("/") || name.split(separator: "/").contains("..") {
-                throw RephotoError.badInput("\(manifestPath): image '\(name)' lies outside the sequence folder: name files inside it, relative to it")
-            }
-        }
+        if let reference = manifest.reference { try Self.checkInside(reference, place: manifestPath) }
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
+        }
+    }
+
+    /// A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown (probe).
+    static func checkInside(_ name: String, place: String) throws {
+        if name.hasPrefix("/") || name.split(separator: "/").contains("..") {
+            throw RephotoError.badInput("\(place): image '\(name)' lies outside the sequence folder: name files inside it, relative to it")
         }
     }
 
@@ -287,6 +289,7 @@ public struct FrameSequence: Equatable, Sendable {
             }
             let file = cell("file")
             guard !file.isEmpty else { throw RephotoError.badInput("\(place): column 'file' is empty") }
+            try checkInside(file, place: place)
             var entry = SequenceFrame(file: file, timestamp: try number("timestamp"))
             func quaternion(_ names: [String]) throws -> Quaternion? {
                 guard let q = try group(names) else { return nil }
@@ -319,6 +322,7 @@ public struct FrameSequence: Equatable, Sendable {
                 entry.truthHomography = m
             }
             let reference = cell("reference_file")
+            if !reference.isEmpty { try checkInside(reference, place: place) }
             entry.referenceFile = reference.isEmpty ? nil : reference
             frames.append(entry)
         }

@@ -6,7 +6,9 @@ import Foundation
 /// Summaries and reports are computed from the rows alone, so shards merge into exactly the unsharded result.
 public enum EvaluationOutput {
     /// Creates `path` and checks it takes files, before any work, so a run never ends in "cannot write".
-    public static func prepare(_ path: String, resultsMarkedBy markers: [String] = [EvaluationRunState.fileName, "summary.json"]) throws -> URL {
+    /// `isEarlierRun` tells a folder an earlier run wrote, from its files' content: a name alone is no proof (probe:
+    /// a user's own summary.json let the folder through, and was overwritten).
+    public static func prepare(_ path: String, isEarlierRun: (URL) -> Bool = EvaluationOutput.isEarlierEvaluation) throws -> URL {
         guard !path.isEmpty else { throw RephotoError.badInput("--out is empty: name a folder for the results") }
         let folder = URL(fileURLWithPath: path)
         // Results replace their own earlier files and folders (thumbnails/ whole): a folder holding anything else
@@ -17,7 +19,7 @@ public enum EvaluationOutput {
                 throw RephotoError.badInput("\(path) is a sequence folder (it has sequence.json): its frames.csv would be overwritten; name a folder for the results")
             }
             let others = names.filter { !$0.hasPrefix(".") }.sorted()
-            if !others.isEmpty, !markers.contains(where: names.contains) {
+            if !others.isEmpty, !isEarlierRun(folder) {
                 throw RephotoError.badInput("\(path) holds files that no earlier run wrote (\(others.prefix(3).joined(separator: ", "))\(others.count > 3 ? ", ..." : "")), and they could be overwritten or deleted: name a new or empty folder")
             }
         }
@@ -39,6 +41,11 @@ public enum EvaluationOutput {
             throw RephotoError.badInput("\(path): cannot write results there (\(fileErrorReason(error)))")
         }
         return folder
+    }
+
+    /// Whether `folder` holds an evaluation's run.json or summary.json (an `evaluate merge` writes no run.json).
+    public static func isEarlierEvaluation(_ folder: URL) -> Bool {
+        (try? EvaluationRunState.load(folder)) != nil || (try? loadSummary(folder)) != nil
     }
 
     /// Writes frames.csv (sorted), summary.json, report.html and thumbnails; `run` marks the summary complete

@@ -8,6 +8,8 @@ struct MultipartForm: Sendable {
     var parts: [String: Data] = [:]
 
     static let maxParts = 16
+    /// Every part any operation reads: another name is a client's mistake, refused rather than ignored.
+    static let knownParts: Set = ["reference", "retake", "referenceId", "metadata", "image"]
 
     /// Parts given directly (the stdio mode).
     init(parts: [String: Data]) { self.parts = parts }
@@ -37,7 +39,16 @@ struct MultipartForm: Sendable {
         parser.onPartComplete = {
             count += 1
             if count > Self.maxParts { failure = .badRequest("more than \(Self.maxParts) parts") }
-            if let name, collected[name] == nil { collected[name] = current }
+            // A repeated part kept the first silently, and a misspelt one was ignored (probe).
+            if let name {
+                if collected[name] != nil {
+                    failure = failure ?? .badRequest("part '\(name.prefix(64))' given twice")
+                } else if !Self.knownParts.contains(name) {
+                    failure = failure ?? .badRequest("unknown part '\(name.prefix(64))' (the parts are \(Self.knownParts.sorted().joined(separator: ", ")))")
+                } else {
+                    collected[name] = current
+                }
+            }
             name = nil
             current = Data()
         }

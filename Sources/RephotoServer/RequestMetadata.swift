@@ -48,6 +48,31 @@ struct RequestMetadata: Decodable, Sendable {
         hasConfig = c.contains(.config)
     }
 
+    /// The keys each object of the metadata may have; `config`'s are the parameter registry's to check.
+    private indirect enum Keys {
+        case object([String: Keys])
+        case any
+        static let photo = Keys.object(["calibration": .any,
+                                        "intrinsics": .object(["fx": .any, "fy": .any, "cx": .any, "cy": .any, "distortion": .any,
+                                                               "imageWidth": .any, "imageHeight": .any]),
+                                        "attitude": .object(["quaternion": .any, "orientation": .any, "frame": .any])])
+        static let metadata = Keys.object(["reference": photo, "retake": photo, "config": .any,
+                                           "align": .object(["mode": .any, "opacity": .any, "format": .any])])
+    }
+
+    /// A misspelt key was dropped without a word, and its default used instead (probe: "orientaton" for a
+    /// landscape photo gave a target rectangle turned 180°, 200 OK): every key must be one the schema has.
+    private static func refuseUnknownKeys(_ value: Any, _ keys: Keys, at path: String) throws {
+        guard case .object(let known) = keys, let object = value as? [String: Any] else { return }
+        for (key, child) in object.sorted(by: { $0.key < $1.key }) {
+            let place = path.isEmpty ? key : "\(path).\(key)"
+            guard let expected = known[key] else {
+                throw ServerError.badRequest("metadata: unknown key '\(place)' (\(path.isEmpty ? "the metadata" : path) has \(known.keys.sorted().joined(separator: ", ")))")
+            }
+            try refuseUnknownKeys(child, expected, at: place)
+        }
+    }
+
     /// The part's bytes, decoded; the raw `config` object is kept for the registry.
     static func parse(_ data: Data?) throws -> (RequestMetadata, config: Data?) {
         guard let data, !data.isEmpty else { return (RequestMetadata(), nil) }
@@ -59,8 +84,10 @@ struct RequestMetadata: Decodable, Sendable {
             } catch let error as RephotoError {
                 throw ServerError.badRequest(error.message)
             }
+            let parsed = try JSONSerialization.jsonObject(with: data)
+            try refuseUnknownKeys(parsed, Keys.metadata, at: "")
             var config: Data?
-            if metadata.hasConfig, let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let tree = object["config"] {
+            if metadata.hasConfig, let object = parsed as? [String: Any], let tree = object["config"] {
                 // JSONSerialization traps (not throws) on a top-level value that is no object: check first.
                 guard let settings = tree as? [String: Any], JSONSerialization.isValidJSONObject(settings) else {
                     throw ServerError.badRequest("metadata.config must be an object of settings, as in a config file")

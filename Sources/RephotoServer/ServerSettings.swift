@@ -13,6 +13,9 @@ public struct ServerSettings: Sendable {
     public var maxBodyBytes = 64 << 20
     /// Longest a request may take, seconds; then 503 (the pipeline's work is abandoned, not interrupted).
     public var requestTimeout = 30.0
+    /// Longest a connection may go without sending any part of a request, seconds; then it is closed (a
+    /// client trickling a header one byte at a time held its connection and memory indefinitely).
+    public var idleTimeout = 30.0
     /// Content-addressed reference store shared by instances (nil: references live in memory only).
     public var referenceStore: String?
     /// Memory for prepared references (features), bytes.
@@ -34,6 +37,7 @@ public struct ServerSettings: Sendable {
         guard queueLength >= 0 else { throw RephotoError.badInput("--queue-length \(queueLength) must be at least 0") }
         guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("--max-body-bytes \(maxBodyBytes) is too small for an upload") }
         guard requestTimeout > 0, requestTimeout.isFinite else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be positive") }
+        guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("--idle-timeout \(idleTimeout) must be 0.1 to 86400 seconds") }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {
             throw RephotoError.badInput("refusing to serve \(host) without a token: give --token-file, or --allow-unauthenticated on a trusted network")

@@ -24,7 +24,10 @@ enum CLIOutput {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out += String(format: "\\u{%02X}", scalar.value)
+            // Controls, and the bidirectional overrides that reorder what a terminal shows (U+202E in a name).
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
+                || (0x2066...0x2069).contains(scalar.value):
+                out += String(format: "\\u{%02X}", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -11,6 +11,9 @@ struct Rephoto: AsyncParsableCommand {
 
     /// Exit codes: 0 success, 1 internal error, 2 bad input (including bad arguments), 3 could not estimate.
     static func main() async {
+        // Past `ulimit -f` a write fails with EFBIG, reported, instead of the signal killing the process silently
+        // in the middle of an atomic write (probe: exit 153, no message, a temporary file left behind).
+        signal(SIGXFSZ, SIG_IGN)
         do {
             // OpenCV's own log lines would break the one-line-error contract on stderr: every failure is reported.
             try OpenCVRuntime.configure(logLevel: .silent)
@@ -25,6 +28,10 @@ struct Rephoto: AsyncParsableCommand {
             CLIOutput.fail(error)
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
+            // A file error no command turned into words (a full disk under evaluate printed Foundation's dump).
+            let path = (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path
+            CLIOutput.fail(RephotoError.badInput((path.map { "\($0): " } ?? "") + "cannot write or read (\(fileErrorReason(error)))"))
         } catch {
             let code = exitCode(for: error)
             if code == .success {

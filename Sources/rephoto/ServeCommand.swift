@@ -16,6 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
     @Option(help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
     @Option(help: "Seconds a request may take before 503 (default 30).") var requestTimeout: Double?
+    @Option(help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).") var idleTimeout: Double?
     @Option(help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
     @Option(help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
     @Option(help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
@@ -39,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         s.queueLength = try value(queueLength, "REPHOTO_QUEUE_LENGTH", Int.init) ?? s.queueLength
         s.maxBodyBytes = try value(maxBodyBytes, "REPHOTO_MAX_BODY_BYTES", Int.init) ?? s.maxBodyBytes
         s.requestTimeout = try value(requestTimeout, "REPHOTO_REQUEST_TIMEOUT", Double.init) ?? s.requestTimeout
+        s.idleTimeout = try value(idleTimeout, "REPHOTO_IDLE_TIMEOUT", Double.init) ?? s.idleTimeout
         s.referenceStore = try value(referenceStore, "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
         s.calibrationDirectory = try value(calibrationDir, "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory

@@ -203,7 +203,7 @@ struct TuneCommand: ParsableCommand {
             return
         }
         // Empty, under a file, not writable, or holding what no tuning run wrote: one clear line.
-        _ = try EvaluationOutput.prepare(folder.path, resultsMarkedBy: ["tune.json", "space.yaml", Tuner.trialsFile])
+        _ = try EvaluationOutput.prepare(folder.path) { (try? TuneCommand.manifest($0.appendingPathComponent("tune.json").path)) != nil }
         if let earlier = try? Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
             // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed.
             CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(earlier.count) trials; --resume would have continued it)\n".utf8))

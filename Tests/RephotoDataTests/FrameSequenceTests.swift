@@ -65,6 +65,7 @@ import RephotoEvaluation
         // Its length overflows: the unit direction came out zero and every error against it 0° (found by probing).
         ("\(header)\na.jpg,0,,,,,1,0,0,0,1e308,0,0\n", "frames.csv line 2: ground-truth translation (1e+308, 0.0, 0.0) is too large to have a length"),
         ("\(header)\n,0,,,,,,,,,,,\n", "frames.csv line 2: column 'file' is empty"),
+        ("\(header)\na.jpg,0,,,,,,,,,,,\nimgs/../../b.jpg,0,,,,,,,,,,,\n", "frames.csv line 3: image 'imgs/../../b.jpg' lies outside the sequence folder"),
         ("file,gt_h11,gt_h12,gt_h13,gt_h21,gt_h22,gt_h23,gt_h31,gt_h32,gt_h33\na.jpg,1,0,0,0,1,0,0,0,0\n", "frames.csv line 2: ground-truth homography is singular"),
         // Its determinant overflowed to infinity and passed (found by probing).
         ("file,gt_h11,gt_h12,gt_h13,gt_h21,gt_h22,gt_h23,gt_h31,gt_h32,gt_h33\na.jpg,1e300,0,0,0,1,0,0,0,1\n", "frames.csv line 2: ground-truth homography is singular"),

@@ -175,6 +175,11 @@ struct Upload {
             ("deeply nested metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": "# + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}}"), .badRequest, "bad_input"),
             ("metadata nested past JSON's depth limit", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": "# + String(repeating: "[", count: 30_000) + String(repeating: "]", count: 30_000) + "}}"), .badRequest, "bad_input"),
             ("repeated setting", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1, "seed": 2}}}"#), .badRequest, "bad_input"),
+            // A misspelt key fell back to its default: a landscape retake was answered as portrait, 200 OK (probe).
+            ("misspelt orientation", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"attitude": {"quaternion": [1, 0, 0, 0], "orientaton": "landscapeLeft"}}}"#), .badRequest, "bad_input"),
+            ("repeated part", Upload().adding("reference", graf1).adding("retake", graf3).adding("retake", graf1), .badRequest, "bad_input"),
+            ("unknown part", Upload().adding("reference", graf1).adding("retake", graf3).adding("retkae", graf1), .badRequest, "bad_input"),
+            ("misspelt part of the metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retkae": {}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
         ]
         try await Self.app(try Self.settings()).test(.router) { http in
@@ -182,6 +187,9 @@ struct Upload {
                 try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
                     #expect(response.status == status, "\(name): \(String(buffer: response.body))")
                     #expect(Self.errorCode(response) == code, "\(name)")
+                    if name == "misspelt orientation" {
+                        #expect(String(buffer: response.body).contains("metadata: unknown key 'retake.attitude.orientaton' (retake.attitude has frame, orientation, quaternion)"))
+                    }
                 }
             }
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}")) {

@@ -21,10 +21,16 @@ enum CLI {
         var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] }
     }
 
-    static func run(_ arguments: [String]) throws -> Run {
+    /// `fileSizeLimitBlocks`: run under `ulimit -f` (512-byte blocks), as a full disk would stop a write.
+    static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let blocks = fileSizeLimitBlocks {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -6,14 +6,14 @@ import Testing
 /// Durable `rephoto evaluate` runs (issue 9, item 7), tested by signalling and killing real runs.
 @Suite(.serialized) struct DurableRunTests {
     /// An 80-frame synthetic sequence (480x360), rendered once, and its uninterrupted evaluation.
-    static let fixture: Result<(sequence: String, rows: [EvaluationRow]), Error> = Result {
+    static let fixture: Result<(sequence: String, rows: [EvaluationRow], results: String), Error> = Result {
         let sequence = try Scratch.directory().appendingPathComponent("durable-80").path
         let made = try CLI.run(["synth", "--frames", "80", "--width", "480", "--height", "360", "--out", sequence, "--name", "durable"])
         guard made.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: made.stderr]) }
         let out = try Scratch.directory().appendingPathComponent("durable-clean").path
         let clean = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--jobs", "1"])
         guard clean.status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: clean.stderr]) }
-        return (sequence, try rows(out))
+        return (sequence, try rows(out), out)
     }
 
     static func rows(_ out: String) throws -> [EvaluationRow] {
@@ -114,9 +114,11 @@ import Testing
     }
 
     @Test func earlierResultsAreRemovedBeforeANewRunStarts() throws {
+        // An earlier run's folder (a folder of other files is refused: SequenceCommandTests).
         let out = try Scratch.directory().appendingPathComponent("durable-old").path
+        try FileManager.default.copyItem(atPath: try Self.fixture.get().results, toPath: out)
         try FileManager.default.createDirectory(atPath: out + "/thumbnails/old", withIntermediateDirectories: true)
-        for name in ["frames.csv", "summary.json", "report.html", "thumbnails/old/best.jpg"] {
+        for name in ["frames.csv", "report.html", "thumbnails/old/best.jpg"] {
             try Data("from an earlier run".utf8).write(to: URL(fileURLWithPath: out + "/" + name))
         }
         let process = try Self.start(out, rows: 1)

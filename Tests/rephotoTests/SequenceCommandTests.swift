@@ -79,6 +79,9 @@ import Testing
             try FileManager.default.copyItem(atPath: "\(samples)/\(name)", toPath: "\(copy)/\(name)")
         }
         let graf1 = try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png"))
+        let mine = Self.directory()
+        try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: "\(mine)/summary.json"))
         let other = Self.directory()
         try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
         try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(other)/sequence.json"))
@@ -96,6 +99,8 @@ import Testing
              "--draw \(copy)/./graf1.png is the input \(copy)/graf1.png: it would be overwritten"),
             // Probe: a user's file in thumbnails/ was deleted and a sequence's frames.csv overwritten, exit 0.
             (["evaluate", sequence, "--out", copy], "\(copy) holds files that no earlier run wrote (H1to3p.xml, fifo.png, folder.png, ...), and they could be overwritten or deleted"),
+            // A result's name is no proof of one (probe: the user's summary.json was overwritten).
+            (["evaluate", sequence, "--out", mine], "\(mine) holds files that no earlier run wrote (summary.json)"),
             (["evaluate", sequence, "--out", other], "\(other) is a sequence folder (it has sequence.json): its frames.csv would be overwritten"),
             // A FIFO takes no write until a reader comes, /dev/full none at all (probe: both reported success or hung).
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--out", "\(copy)/full.yml"],
@@ -124,6 +129,23 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv")) == frames)
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(copy)/graf1.png")) == graf1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(mine)/summary.json")) == Data("precious".utf8))
+    }
+
+    /// A write that fails midway (past `ulimit -f`, as on a full disk) is reported in words and leaves the
+    /// earlier file whole (probe: the process died of SIGXFSZ with no message, a temporary file left behind; a
+    /// calibration was truncated in place with exit 0).
+    @Test func aFailedWriteLeavesTheEarlierFileWhole() throws {
+        let folder = Self.directory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let out = "\(folder)/aligned.png"
+        try Data("earlier".utf8).write(to: URL(fileURLWithPath: out))
+        let run = try CLI.run(["align", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--out", out],
+                              fileSizeLimitBlocks: 20)
+        #expect(run.status == 2 && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.status) \(run.stderr)")
+        #expect(run.stderr.contains("\(out): cannot write image (the write failed"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data("earlier".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["aligned.png"])
     }
 
     /// A Strecha-format folder with impossible cameras is refused before anything is written: two cameras at one

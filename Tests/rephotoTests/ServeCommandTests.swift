@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Glibc
 import RephotoTestSupport
 import Testing
 
@@ -57,6 +58,58 @@ import Testing
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0)
+    }
+
+    /// A client that sends part of a header and then nothing is disconnected after --idle-timeout (probe: 5,000
+    /// such connections were held open indefinitely); one announcing a body over the limit is answered 413 at
+    /// once, without the body being waited for.
+    @Test func slowAndOversizedClientsAreNotWaitedFor() async throws {
+        let port = 20_000 + Int((getpid() + 7) % 20_000)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["serve", "--port", "\(port)", "--idle-timeout", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = (try? await Self.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(up)
+        func connection() -> Int32 {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(connected == 0)
+            var wait = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            return socket
+        }
+        let huge = connection()
+        defer { close(huge) }
+        let announced = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000000\r\n\r\n"
+        #expect(send(huge, announced, announced.utf8.count, 0) == announced.utf8.count)
+        var answer = [UInt8](repeating: 0, count: 4096)
+        let got = recv(huge, &answer, answer.count, 0)
+        let text = String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 413") && text.contains("request body of 100000000 bytes over the limit"), "\(text)")
+
+        let socket = connection()
+        defer { close(socket) }
+        let partial = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\n"
+        #expect(send(socket, partial, partial.utf8.count, 0) == partial.utf8.count)
+        let start = ContinuousClock.now
+        var byte: UInt8 = 0
+        let received = recv(socket, &byte, 1, 0)
+        // 0: the server closed the connection (a timeout of the 10 s wait would be -1).
+        #expect(received == 0, "recv \(received) after \(ContinuousClock.now - start)")
     }
 
     @Test func stdioAnswersOneLinePerRequest() throws {

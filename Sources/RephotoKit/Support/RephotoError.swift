@@ -68,6 +68,18 @@ package func fileErrorReason(_ error: Error) -> String {
         if e.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(e.code))) }
         current = e.userInfo[NSUnderlyingErrorKey] as? NSError
     }
+    // Foundation on Linux often keeps no POSIX error beneath its own (a write past `ulimit -f`, a full disk).
+    if (error as NSError).domain == NSCocoaErrorDomain {
+        switch CocoaError.Code(rawValue: (error as NSError).code) {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "No such file or directory"
+        case .fileReadNoPermission, .fileWriteNoPermission: return "Permission denied"
+        case .fileWriteOutOfSpace: return "No space left on device"
+        case .fileWriteVolumeReadOnly: return "Read-only file system"
+        case .fileWriteUnknown: return "the write failed: the disk full, the file size limit reached, or the file system refusing it"
+        case .fileReadUnknown: return "the read failed"
+        default: break
+        }
+    }
     return (error as NSError).localizedFailureReason ?? error.localizedDescription
 }
 
