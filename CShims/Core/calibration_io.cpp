@@ -1,4 +1,4 @@
-// Writing calibration files in OpenCV FileStorage layout (reading is RephotoKit's FileStorageReader).
+// Encoding calibration files in OpenCV FileStorage layout (reading is RephotoKit's FileStorageReader).
 #include "shim_internal.hpp"
 
 #include <opencv2/calib3d.hpp>
@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-
 
 extern "C" int rp_calibration_encode(const char *extension, const rp_camera *calibration, const rp_calibration_report *report,
                                      uint8_t **bytes, size_t *length, rp_status *status) {

@@ -110,7 +110,6 @@ void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {
         fail(RP_ERR_INVALID_ARGUMENT, std::string(name) + " buffer holds " + std::to_string(capacity) + ", needs " + std::to_string(n));
     }
 }
-// Opens a FileStorage for writing, turning failures into clear statuses.
 cv::Mat camera_matrix(const rp_camera &camera);
 cv::Mat distortion_vector(const rp_camera &camera);
 

@@ -95,7 +95,10 @@ public enum EvaluationOutput {
     public static func loadSummary(_ folder: URL) throws -> EvaluationSummary {
         let path = folder.appendingPathComponent("summary.json")
         do {
-            return try JSONDecoder().decode(EvaluationSummary.self, from: Data(contentsOf: path))
+            // Bounded: a run's folder may hold anything under this name (a multi-gigabyte file was read whole).
+            return try JSONDecoder().decode(EvaluationSummary.self, from: readSmallFile(path.path, limit: 64 << 20))
+        } catch let error as RephotoError {
+            throw error
         } catch let error as DecodingError {
             throw RephotoError.badInput("\(path.path): \(ConfigFile.describe(error))")
         } catch {

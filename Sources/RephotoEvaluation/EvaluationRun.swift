@@ -71,7 +71,9 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
         let path = folder.appendingPathComponent(fileName)
         guard FileManager.default.fileExists(atPath: path.path) else { return nil }
         do {
-            return try JSONDecoder().decode(EvaluationRunState.self, from: Data(contentsOf: path))
+            return try JSONDecoder().decode(EvaluationRunState.self, from: readSmallFile(path.path, limit: 1 << 20))
+        } catch let error as RephotoError {
+            throw error
         } catch {
             throw RephotoError.badInput("\(path.path): not a readable run state (\(fileErrorReason(error)))")
         }

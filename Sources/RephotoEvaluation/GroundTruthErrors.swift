@@ -28,9 +28,11 @@ public struct GroundTruthErrors: Codable, Equatable, Sendable {
             // A homography whose plane's horizon crosses the image sends a corner to infinity: the error is not a
             // number, and an infinite one broke the summary's JSON (probe: gt_h31 -0.00125 on graf, exit 2 with
             // an encoder's error, run.json left in progress).
-            for (name, h) in [("ground-truth", gt), ("estimated", est)] where !mapsCornersToFinitePoints(h, size: referenceSize) {
-                throw RephotoError.badInput(String(format: "the %@ homography sends a corner of the %dx%d reference to infinity (its horizon crosses the image)",
-                                                   name, referenceSize.width, referenceSize.height))
+            // The truth's fault is bad input; the estimate's is a failed estimate.
+            for (kind, name, h) in [(RephotoError.Kind.badInput, "ground-truth", gt), (.estimationFailed, "estimated", est)]
+            where !mapsCornersToFinitePoints(h, size: referenceSize) {
+                throw RephotoError(kind, String(format: "the %@ homography sends a corner of the %dx%d reference to infinity (its horizon crosses the image)",
+                                                name, referenceSize.width, referenceSize.height))
             }
             errors.cornerErrorPixels = cornerError(estimate: est, truth: gt, size: referenceSize)
         }

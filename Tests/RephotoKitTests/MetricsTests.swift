@@ -53,6 +53,13 @@ import RephotoEvaluation
                                           referenceSize: ImageSize(width: 800, height: 640))
         }
         #expect(error?.message == "the ground-truth homography sends a corner of the 800x640 reference to infinity (its horizon crosses the image)")
+        #expect(error?.kind == .badInput)
+        // The same fault in an estimate is the estimate's failure, not the input's.
+        let estimated = #expect(throws: RephotoError.self) {
+            try GroundTruthErrors.compute(truth: GroundTruth(homography: shift), rotation: nil, translation: nil, homography: horizon,
+                                          referenceSize: ImageSize(width: 800, height: 640))
+        }
+        #expect(estimated?.kind == .estimationFailed && estimated?.message.hasPrefix("the estimated homography") == true)
         let fine = try GroundTruthErrors.compute(truth: GroundTruth(homography: horizon), rotation: nil, translation: nil, homography: horizon,
                                                  referenceSize: ImageSize(width: 700, height: 640))
         #expect(fine.cornerErrorPixels == 0)

@@ -42,19 +42,16 @@ package enum OutputPaths {
     /// An output that cannot be written is reported before the work, not after it (probe: `calibrate` searched
     /// every photo for minutes, then failed on an `--out` in a read-only folder).
     static func checkWritable(_ output: String, option: String) throws {
-        var isDirectory: ObjCBool = false
+        var info = stat()
         let target: String
-        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw RephotoError.badInput("\(option) \(output): cannot write (a folder is in the way)") }
+        if stat(output, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { throw RephotoError.badInput("\(option) \(output): cannot write (a folder is in the way)") }
             // A FIFO blocks the write until a reader comes; /dev/full takes nothing (probe: both, via a link).
-            var info = stat()
-            guard stat(output, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                throw RephotoError.badInput("\(option) \(output): cannot write (not a regular file)")
-            }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { throw RephotoError.badInput("\(option) \(output): cannot write (not a regular file)") }
             target = output
         } else {
             let parent = URL(fileURLWithPath: output).deletingLastPathComponent().path
-            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
                 throw RephotoError.badInput("\(option) \(output): cannot write (no folder \(parent))")
             }
             target = parent
