@@ -58,6 +58,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "MultipartKit", package: "multipart-kit"),
+            .product(name: "Yams", package: "Yams"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], resources: [.copy("openapi.yaml")]),
         .executableTarget(name: "rephoto", dependencies: [

@@ -152,6 +152,11 @@ int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutio
 double sampson_cost_for_tests(const cv::Matx33d &E, const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau2,
                               bool portable, int &within);
 
+// The estimator's check of a pose against its plane's other solution (relative_pose.cpp), for tests: on
+// normalised points (z = 1) from `R`, `t`; true when the other solution replaced them (then in `R`, `t`).
+bool plane_twin_check_for_tests(const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau, const rp_robust_params &params,
+                                cv::Matx33d &R, cv::Vec3d &t);
+
 // A homography b ~ H a fitted by seeded RANSAC (the most points within `threshold` of transfer error, at
 // most `max_samples` samples, fewer once `confidence` is reached) and least squares on its consensus
 // (plane_homography.cpp). False when no four points give one.

@@ -50,3 +50,25 @@ extern "C" int rp_tools_sampson_cost(const double essential[9], const double *re
         *cost = rp::sampson_cost_for_tests(cv::Matx33d(essential), a, b, tau2, portable != 0, *within);
     });
 }
+
+extern "C" int rp_tools_plane_twin_check(const double *reference_xy, const double *current_xy, int n, double tau, uint64_t seed,
+                                         double R[9], double t[3], int *replaced, rp_status *status) {
+    *replaced = 0;
+    return rp::guarded(status, [&] {
+        if (n < 0 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "a negative point count or a threshold that is not positive");
+        std::vector<cv::Vec3d> a, b;
+        for (int i = 0; i < n; ++i) {
+            a.emplace_back(reference_xy[2 * i], reference_xy[2 * i + 1], 1);
+            b.emplace_back(current_xy[2 * i], current_xy[2 * i + 1], 1);
+        }
+        rp_robust_params params{};
+        params.method = RP_METHOD_LO_MSAC;
+        params.refine = 1;
+        params.seed = seed;
+        cv::Matx33d rotation(R);
+        cv::Vec3d translation(t[0], t[1], t[2]);
+        *replaced = rp::plane_twin_check_for_tests(a, b, tau, params, rotation, translation) ? 1 : 0;
+        std::copy(rotation.val, rotation.val + 9, R);
+        for (int i = 0; i < 3; ++i) t[i] = translation[i];
+    });
+}

@@ -76,7 +76,11 @@ public struct ChessboardCalibration: Sendable {
             guard let size = imageSize else { throw RephotoError.badInput("no images to calibrate from") }
             let seen = corners.compactMap { $0 }
             guard seen.count >= board.minimumViews else {
-                throw RephotoError.badInput("the \(board.width)x\(board.height) board was found in \(seen.count) of \(corners.count) images; calibration needs at least \(board.minimumViews) views")
+                let message = "the \(board.width)x\(board.height) board was found in \(seen.count) of \(corners.count) images; calibration needs at least \(board.minimumViews) views"
+                // Too few photos is the caller's to fix (2); enough photos where the board was not found is a
+                // failed detection (3), as too few features is elsewhere: the board may be another size.
+                guard corners.count >= board.minimumViews else { throw RephotoError.badInput(message) }
+                throw RephotoError.estimationFailed(message + (seen.isEmpty ? " (--board counts inner corners: a 10x7-square board is 9x6)" : ""))
             }
             let flat = Array(seen.joined())
             var errors = [Double](repeating: 0, count: seen.count)

@@ -48,8 +48,8 @@ public enum EvaluationOutput {
         (try? EvaluationRunState.load(folder)) != nil || (try? loadSummary(folder)) != nil
     }
 
-    /// Writes frames.csv (sorted), summary.json, report.html and thumbnails; `run` marks the summary complete
-    /// or partial.
+    /// Writes frames.csv (sorted), thumbnails, report.html and, last, summary.json; `run` marks the summary
+    /// complete or partial.
     public static func write(_ outcome: EvaluationOutcome, to folder: URL, run: EvaluationRunState? = nil) throws -> EvaluationSummary {
         let rows = outcome.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
         var summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
@@ -60,9 +60,6 @@ public enum EvaluationOutput {
         let fm = FileManager.default
         try fm.createDirectory(at: folder, withIntermediateDirectories: true)
         try EvaluationRow.csv(rows).write(to: folder.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"))
         // An earlier run's thumbnails would otherwise stay beside this run's and pass for its own.
         let thumbnails = folder.appendingPathComponent("thumbnails")
         if fm.fileExists(atPath: thumbnails.path) { try fm.removeItem(at: thumbnails) }
@@ -73,6 +70,12 @@ public enum EvaluationOutput {
         }
         try EvaluationReport.html(summary: summary, rows: rows, thumbnails: outcome.thumbnails)
             .write(to: folder.appendingPathComponent("report.html"), atomically: true, encoding: .utf8)
+        // Last, and whole or not at all: a summary that says complete vouches for everything above (a full disk
+        // stopped the report after the summary was written, and the folder claimed a finished run that run.json
+        // still called in progress).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"), options: .atomic)
         return summary
     }
 

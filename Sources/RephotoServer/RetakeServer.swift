@@ -19,7 +19,7 @@ public enum RetakeServer {
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
         router.add(middleware: BearerAuth(token: settings.token))
-        let maxBody = settings.maxBodyBytes
+        router.add(middleware: MethodNotAllowed(openAPI: openAPI))
 
         router.get("/healthz") { _, _ in jsonResponse(.ok, Data(#"{"status":"alive"}"#.utf8)) }
         router.get("/readyz") { _, _ in
@@ -38,19 +38,19 @@ public enum RetakeServer {
         }
         router.post("/v1/retakes/score") { request, _ in
             await answer {
-                let form = try await form(request, maxBody)
+                let form = try await form(request, settings)
                 return jsonResponse(.ok, try await service.score(form))
             }
         }
         router.post("/v1/retakes/align") { request, _ in
             await answer {
-                let (image, type) = try await service.align(try await form(request, maxBody))
+                let (image, type) = try await service.align(try await form(request, settings))
                 return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
         router.post("/v1/references") { request, _ in
             await answer {
-                let (id, created) = try await service.addReference(try await form(request, maxBody))
+                let (id, created) = try await service.addReference(try await form(request, settings))
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
             }
         }
@@ -109,6 +109,8 @@ public enum RetakeServer {
     static func errorResponse(_ error: ServerError) -> Response {
         var response = jsonResponse(error.status, (try? JSONOutput.encode(error.envelope)) ?? Data())
         if let seconds = error.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+        if error.closesConnection { response.headers[.connection] = "close" }
+        if let allow = error.allow { response.headers[.allow] = allow }
         return response
     }
 
@@ -124,17 +126,31 @@ public enum RetakeServer {
         }
     }
 
-    static func form(_ request: Request, _ maxBody: Int) async throws -> MultipartForm {
+    static func form(_ request: Request, _ settings: ServerSettings) async throws -> MultipartForm {
+        let maxBody = settings.maxBodyBytes
         // A declared length over the limit is refused before any of the body is waited for (probe: a client
         // announcing 100 MB was waited on).
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBody {
             throw ServerError(.contentTooLarge, code: "too_large", "request body of \(declared) bytes over the limit of \(maxBody) bytes (--max-body-bytes)")
         }
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: maxBody)
-        } catch is NIOTooManyBytesError {
-            throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
+        // The idle timeout closes a silent connection, but a client sending a byte every few seconds never goes
+        // silent: the body must keep pace with --min-body-rate after a grace of --idle-timeout. Checked as each
+        // part arrives; between parts the idle timeout stands guard.
+        var body = ByteBuffer()
+        let start = ContinuousClock.now
+        for try await part in request.body {
+            guard body.readableBytes + part.readableBytes <= maxBody else {
+                throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
+            }
+            body.writeImmutableBuffer(part)
+            let elapsed = (ContinuousClock.now - start) / .seconds(1)
+            if elapsed > settings.idleTimeout + Double(body.readableBytes) / settings.minBodyRate {
+                var slow = ServerError(.requestTimeout, code: "too_slow", String(
+                    format: "request body arriving too slowly: %d bytes in %.1f s (--min-body-rate %g bytes/s after --idle-timeout %g s)",
+                    body.readableBytes, elapsed, settings.minBodyRate, settings.idleTimeout))
+                slow.closesConnection = true
+                throw slow
+            }
         }
         return try MultipartForm(contentType: request.headers[.contentType], body: body)
     }

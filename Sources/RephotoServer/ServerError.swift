@@ -8,6 +8,10 @@ struct ServerError: Error, Sendable {
     var status: HTTPResponse.Status
     var envelope: ErrorEnvelope
     var retryAfterSeconds: Int?
+    /// The rest of the request is not read: the connection closes after the answer.
+    var closesConnection = false
+    /// The methods the path allows, for a 405's `Allow` header.
+    var allow: String?
 
     init(_ status: HTTPResponse.Status, code: String, kind: RephotoError.Kind = .badInput, _ message: String) {
         self.status = status

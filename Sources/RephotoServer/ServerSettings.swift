@@ -16,6 +16,9 @@ public struct ServerSettings: Sendable {
     /// Longest a connection may go without sending any part of a request, seconds; then it is closed (a
     /// client trickling a header one byte at a time held its connection and memory indefinitely).
     public var idleTimeout = 30.0
+    /// Slowest pace a request body may arrive at once `idleTimeout` has passed, bytes per second; then 408 (a
+    /// client sending a byte every few seconds never trips the idle timeout).
+    public var minBodyRate = 65536.0
     /// Content-addressed reference store shared by instances (nil: references live in memory only).
     public var referenceStore: String?
     /// Memory for prepared references (features), bytes.
@@ -38,6 +41,7 @@ public struct ServerSettings: Sendable {
         guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("--max-body-bytes \(maxBodyBytes) is too small for an upload") }
         guard requestTimeout > 0, requestTimeout.isFinite else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be positive") }
         guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("--idle-timeout \(idleTimeout) must be 0.1 to 86400 seconds") }
+        guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("--min-body-rate \(minBodyRate) must be at least 1 byte per second") }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {
             throw RephotoError.badInput("refusing to serve \(host) without a token: give --token-file, or --allow-unauthenticated on a trusted network")

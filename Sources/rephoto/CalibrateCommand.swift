@@ -12,7 +12,7 @@ struct CalibrateCommand: ParsableCommand {
 
     @Argument(help: "Chessboard images (all of one size).") var images: [String]
     @Option(help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
-    @Option(help: "Side of a square, metres.") var square: Double
+    @Option(help: "Side of a square, metres.", transform: decimalOption) var square: Double
     @Option(help: "Output file (.yml, .xml or .json).") var out: String
     @Option(help: "Fewest views with the board that calibration accepts.") var minimumViews = 5
     @Flag(help: "Print the result as JSON.") var json = false

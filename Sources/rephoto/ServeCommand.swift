@@ -8,15 +8,16 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
-        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_REFERENCE_STORE, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
+        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_REFERENCE_STORE, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
 
     @Option(help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
     @Option(help: "TCP port (default 8080).") var port: Int?
     @Option(help: "Pipelines running at once (default: the cores).") var concurrency: Int?
     @Option(help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
     @Option(help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
-    @Option(help: "Seconds a request may take before 503 (default 30).") var requestTimeout: Double?
-    @Option(help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).") var idleTimeout: Double?
+    @Option(help: "Seconds a request may take before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
+    @Option(help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
+    @Option(help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
     @Option(help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
     @Option(help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
     @Option(help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
@@ -39,8 +40,9 @@ struct ServeCommand: AsyncParsableCommand {
         s.concurrency = try value(concurrency, "REPHOTO_CONCURRENCY", Int.init) ?? s.concurrency
         s.queueLength = try value(queueLength, "REPHOTO_QUEUE_LENGTH", Int.init) ?? s.queueLength
         s.maxBodyBytes = try value(maxBodyBytes, "REPHOTO_MAX_BODY_BYTES", Int.init) ?? s.maxBodyBytes
-        s.requestTimeout = try value(requestTimeout, "REPHOTO_REQUEST_TIMEOUT", Double.init) ?? s.requestTimeout
-        s.idleTimeout = try value(idleTimeout, "REPHOTO_IDLE_TIMEOUT", Double.init) ?? s.idleTimeout
+        s.requestTimeout = try value(requestTimeout, "REPHOTO_REQUEST_TIMEOUT", decimalNumber) ?? s.requestTimeout
+        s.idleTimeout = try value(idleTimeout, "REPHOTO_IDLE_TIMEOUT", decimalNumber) ?? s.idleTimeout
+        s.minBodyRate = try value(minBodyRate, "REPHOTO_MIN_BODY_RATE", decimalNumber) ?? s.minBodyRate
         s.referenceStore = try value(referenceStore, "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
         s.calibrationDirectory = try value(calibrationDir, "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory

@@ -36,7 +36,7 @@ struct TuneCommand: ParsableCommand {
         @Argument(help: "The search space, YAML or JSON (docs/examples/akaze-space.yaml).") var space: String
         @Option(name: .customLong("data"), parsing: .upToNextOption, help: "Sequence folders, or folders to search for sequences.") var data: [String] = []
         @Option(help: "Ranking: maa10, maa5, rotation-maa10, median-rotation or score.") var objective = "maa10"
-        @Option(help: "Trials slower than this median milliseconds per frame rank after all others.") var maxMsPerFrame: Double?
+        @Option(help: "Trials slower than this median milliseconds per frame rank after all others.", transform: decimalOption) var maxMsPerFrame: Double?
         @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
         @Option(help: "Output folder.") var out = "tuning"
         @Option(help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?

@@ -321,6 +321,19 @@ import RephotoEvaluation
             try ChessboardCalibration.calibrate(images, boardWidth: 9, boardHeight: 6, squareSize: 0.025)
         }
         #expect(error?.message == "the 9x6 board was found in 3 of 4 images; calibration needs at least 5 views")
+        #expect(error?.kind == .badInput, "too few photos: the caller's to fix")
+        // Enough photos, but the board was not found in enough: a failed detection. (OpenCV finds an 8x6 board
+        // inside two of the 9x6 ones.)
+        let missed = #expect(throws: RephotoError.self) {
+            try ChessboardCalibration.calibrate(images, boardWidth: 8, boardHeight: 6, squareSize: 0.025, minimumViews: 3)
+        }
+        #expect(missed?.kind == .estimationFailed)
+        #expect(missed?.message == "the 8x6 board was found in 2 of 4 images; calibration needs at least 3 views")
+        let none = #expect(throws: RephotoError.self) {
+            try ChessboardCalibration.calibrate(images, boardWidth: 12, boardHeight: 9, squareSize: 0.025, minimumViews: 3)
+        }
+        #expect(none?.kind == .estimationFailed)
+        #expect(none?.message == "the 12x9 board was found in 0 of 4 images; calibration needs at least 3 views (--board counts inner corners: a 10x7-square board is 9x6)")
         let mixed = #expect(throws: RephotoError.self) {
             try ChessboardCalibration.calibrate([try Fixtures.image("left01.jpg"), try Fixtures.image("graf1.png")], boardWidth: 9, boardHeight: 6, squareSize: 0.025)
         }

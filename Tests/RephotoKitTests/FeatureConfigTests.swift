@@ -19,7 +19,7 @@ import RephotoEvaluation
         #expect(o.wtaK == 2 && o.scoreType == .harris && o.patchSize == 31 && o.fastThreshold == 20)
         #expect(s.features == 0 && s.octaveLayers == 3 && s.contrastThreshold == 0.04 && s.edgeThreshold == 10 && s.sigma == 1.6)
         #expect(config.homography == RobustConfig(method: .usacMagsac, threshold: 3, confidence: 0.995, maxIterations: 2000))
-        #expect(config.pose.essential == RobustConfig(method: .loMsac, threshold: 1, confidence: 0.9999, maxIterations: 10_000))
+        #expect(config.pose.essential == RobustConfig(method: .loMsac, threshold: 1, confidence: 0.9999, maxIterations: 20_000))
         #expect(config == PipelineConfig())
     }
 

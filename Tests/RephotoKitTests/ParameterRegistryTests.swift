@@ -85,6 +85,14 @@ import Testing
         let threshold = try #require(ParameterRegistry.parameter("features.akaze.threshold"))
         #expect(try threshold.parse("0.002") == .double(0.002))
         #expect(throws: RephotoError.self) { try threshold.parse("abc") }
+        // Decimal only: Swift's Double(_:) reads "0x1" as 1 and "nan" as a number.
+        for text in ["0x1", "nan", "inf", "1e400"] { #expect(throws: RephotoError.self, "\(text)") { try threshold.parse(text) } }
+        let rotation = try #require(ParameterRegistry.parameter("sensor.cameraFromDevice"))
+        #expect(try rotation.parse("1,0,0, 0,-1,0, 0,0,-1") == .matrix(Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]])))
+        // A stray entry was dropped and the nine others taken.
+        for text in ["1,0,0,0,1,0,0,0,1,x", "1,0,0,0,1,0,0,0,x,1", "1,0,0,0,1,0,0,0,", "1,0,0,0,1,0,0,,0,1"] {
+            #expect(throws: RephotoError.self, "\(text)") { try rotation.parse(text) }
+        }
         let maxDimension = try #require(ParameterRegistry.parameter("features.maxDimension"))
         #expect(try maxDimension.parse("null") == .null)
         let config = try PipelineConfig.resolve(file: nil, overrides: [("matching.mutual", try #require(ParameterRegistry.parameter("matching.mutual")).parse("true"))])

@@ -206,6 +206,44 @@ import RephotoShimTools
         #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t)) < 2)
     }
 
+    /// A search that ends in the plane's wrong solution is moved to the right one when the points off the plane
+    /// favour it (a synthetic 60° orbit came out 44° wrong with 84 inliers and a 10^-150 chance, where the other
+    /// solution held 93). Started from the wall's other solution (its rotation from the estimator's twin, its
+    /// translation from H = R' + t' nᵀ/d), the check returns the truth; started from the truth, it keeps it.
+    @Test(arguments: [UInt64(31), 32, 33])
+    func aSearchEndingInThePlanesWrongSolutionIsMovedToTheRightOne(seed: UInt64) throws {
+        let (r, t, wall) = wall(seed: seed)
+        let near = correspondences(rotation: r, translation: t, inliers: 12, outliers: 0, seed: seed + 100, depth: 4...6)
+        let scene = Correspondences(matches: [], reference: wall.reference + near.reference, current: wall.current + near.current)
+        let (found, _) = try RelativePose.search(scene, referenceCamera: camera, currentCamera: camera,
+                                                 settings: .init(PoseConfig(), pairs: scene)).get()
+        #expect(found.has_twin != 0)
+        let twinR = Matrix3(found.twin_R)
+        // The wall z = 10 induces H = R + t (0, 0, 1)/10 = R' + t' n'ᵀ/d': H - R' has the twin's t' in every column.
+        let h = Matrix3(rows: r.rows.enumerated().map { i, row in [row[0], row[1], row[2] + t[i] / 10] })
+        let columns = (0..<3).map { j in SIMD3((0..<3).map { h[$0, j] - twinR[$0, j] }) }
+        let twinT = try #require(columns.max { length($0) < length($1) })
+        #expect(GroundTruthErrors.rotationError(estimate: twinR, truth: r) > 10, "the other solution is another rotation")
+
+        let a = scene.reference.flatMap { [($0.x - camera.cx) / camera.fx, ($0.y - camera.cy) / camera.fy] }
+        let b = scene.current.flatMap { [($0.x - camera.cx) / camera.fx, ($0.y - camera.cy) / camera.fy] }
+        func check(_ rotation: Matrix3, _ translation: SIMD3<Double>) throws -> (Bool, Matrix3, SIMD3<Double>) {
+            var rr = [rotation.row0, rotation.row1, rotation.row2].flatMap { [$0.x, $0.y, $0.z] }
+            var tt = [translation.x, translation.y, translation.z]
+            var replaced: Int32 = 0
+            var status = rp_status()
+            #expect(rp_tools_plane_twin_check(a, b, Int32(scene.count), 1 / camera.fx, 7, &rr, &tt, &replaced, &status) == 0)
+            return (replaced != 0, Matrix3(rr), SIMD3(tt[0], tt[1], tt[2]))
+        }
+        let (moved, rotation, translation) = try check(twinR, twinT / length(twinT))
+        #expect(moved)
+        #expect(GroundTruthErrors.rotationError(estimate: rotation, truth: r) < 0.5)
+        let apart = GroundTruthErrors.translationDirectionError(estimate: translation, truth: t / length(t))
+        #expect(min(apart, 180 - apart) < 2, "\(apart)°")
+        let (kept, _, _) = try check(r, t / length(t))
+        #expect(!kept)
+    }
+
     /// The phone's rotation settles the plane's two solutions as it settles a rival: on the bare wall above, a
     /// sensor 3° from the truth reports the translation, and right; a sensor that backs neither solution, or
     /// the other one, leaves the translation undetermined.
@@ -493,8 +531,8 @@ import RephotoShimTools
     /// Two motions with equal support (a car driving through the frame): 30 matches follow one pose, 30 another,
     /// among 80 unrelated ones. At 21 % inliers per motion the search ends at its cap uncertified; its
     /// runners-up must hold the other motion, reported as the rival at the two truths' separation. The pose
-    /// is one of the two motions, not a blend; noise alone leaves the loser 2.5-3 inliers' worth behind, so
-    /// only a `pose.minRivalExcess` above that fails it as ambiguous (the default, 1, was set on Strecha).
+    /// is one of the two motions, not a blend; noise alone leaves the loser 0.5-3 inliers' worth behind, so the
+    /// default `pose.minRivalExcess` (1, set on Strecha) may call it ambiguous, as it is, and 5 always does.
     /// With the phone's rotation the runner-up it backs becomes the pose when the search found the other.
     @Test(arguments: [UInt64(41), 42, 43])
     func twoEquallySupportedMotionsAreFoundAsRivals(seed: UInt64) throws {
@@ -503,7 +541,9 @@ import RephotoShimTools
         let first = correspondences(rotation: r1, translation: t1, inliers: 30, outliers: 40, seed: seed)
         let second = correspondences(rotation: r2, translation: t2, inliers: 30, outliers: 40, seed: seed + 1000)
         let pairs = Correspondences(matches: [], reference: first.reference + second.reference, current: first.current + second.current)
-        let pose = try estimate(pairs)
+        var lax = PoseConfig()
+        lax.minRivalExcess = 0.01
+        let pose = try estimate(pairs, lax)
         let errors = [GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r1),
                       GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r2)]
         #expect(errors.min()! < 0.5, "\(errors)")

@@ -199,6 +199,20 @@ struct Upload {
                 #expect(response.status == .notFound && Self.errorCode(response) == "not_found")
             }
             try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            // A method the API does not define on a path it does: 405 with what it allows (it was 404), read from
+            // openapi.yaml; a path parameter matches any one segment.
+            let wrong: [(String, HTTPRequest.Method, String)] = [
+                ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET, HEAD"), ("/v1/references/abc", .post, "DELETE, GET, HEAD"),
+                ("/v1/references", .delete, "POST"),
+            ]
+            for (uri, method, allowed) in wrong {
+                try await http.execute(uri: uri, method: method) { response in
+                    #expect(response.status == .methodNotAllowed && Self.errorCode(response) == "method_not_allowed", "\(method) \(uri): \(response.status)")
+                    #expect(response.headers[.allow] == allowed, "\(method) \(uri)")
+                    #expect(String(buffer: response.body).contains("is not allowed on \(uri) (allowed: \(allowed))"))
+                }
+            }
+            try await http.execute(uri: "/v1/references/abc/def", method: .post) { #expect($0.status == .notFound) }
         }
         // A body over the limit is refused as too large.
         let small = try Self.settings { $0.maxBodyBytes = 4096 }

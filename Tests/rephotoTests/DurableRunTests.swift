@@ -113,6 +113,28 @@ import Testing
         for row in done { #expect(rows.first { $0.index == row.index }?.timeTotalMs == row.timeTotalMs) }
     }
 
+    /// A disk that fills as the run ends (here `ulimit -f` of 6 KB on a 5-frame run: frames.csv, run.json and the
+    /// summary fit, report.html does not) leaves the folder saying what it holds: run.json in progress and no
+    /// summary claiming a finished run (the summary was written first and said complete); --resume finishes it.
+    @Test func aRunThatCannotWriteItsReportIsNotMarkedComplete() throws {
+        let sequence = try Scratch.directory().appendingPathComponent("durable-5").path
+        let made = try CLI.run(["synth", "--frames", "5", "--width", "480", "--height", "360", "--out", sequence, "--name", "five"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let out = try Scratch.directory().appendingPathComponent("durable-full").path
+        let run = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--jobs", "1"], fileSizeLimitBlocks: 12)
+        #expect(run.status != 0 && run.stderr.contains("report.html") && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.status) \(run.stderr)")
+        #expect(try Self.state(out)?.state == .inProgress)
+        #expect(!FileManager.default.fileExists(atPath: out + "/summary.json"))
+
+        let resumed = try CLI.run(["evaluate", sequence, "--out", out, "--no-thumbnails", "--jobs", "1", "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try Self.state(out)?.state == .complete)
+        #expect(try EvaluationOutput.loadSummary(URL(fileURLWithPath: out)).complete == true)
+        #expect(try Self.rows(out).count == 5)
+        let report = try FileManager.default.attributesOfItem(atPath: out + "/report.html")[.size] as? Int ?? 0
+        #expect(report > 12 * 512, "the limit must stop the report: \(report) bytes")
+    }
+
     @Test func earlierResultsAreRemovedBeforeANewRunStarts() throws {
         // An earlier run's folder (a folder of other files is refused: SequenceCommandTests).
         let out = try Scratch.directory().appendingPathComponent("durable-old").path

@@ -49,8 +49,13 @@ import Testing
             // These reached OpenCV and came back as internal errors (exit 1), or calibrated nonsense (found by probing).
             (["calibrate", "\(samples)/left01.jpg", "--board", "2x2", "--square", "0.025", "--out", "\(Self.directory()).yml"],
              "board must have 3...100 inner corners a side, got 2x2"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "100", "--out", "\(Self.directory()).yml"],
+             "square size must be 0.0001...10 metres, got 100"),
+            // ArgumentParser's Double read "0x1" as 1 and took "inf".
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "inf", "--out", "\(Self.directory()).yml"],
-             "square size must be 0.0001...10 metres, got inf"),
+             "The value 'inf' is invalid for '--square <square>': 'inf' is not a finite decimal number"),
+            (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0x1", "--out", "\(Self.directory()).yml"],
+             "The value '0x1' is invalid for '--square <square>': '0x1' is not a finite decimal number"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6", "--square", "0.025", "--minimum-views", "1", "--out", "\(Self.directory()).yml"],
              "at least 3 views are needed to calibrate, not 1"),
             (["calibrate"] + Array(repeating: "\(samples)/left01.jpg", count: 5) + ["--board", "9x6", "--square", "0.025", "--out", "\(Self.directory()).yml"],

@@ -62,12 +62,13 @@ import Testing
 
     /// A client that sends part of a header and then nothing is disconnected after --idle-timeout (probe: 5,000
     /// such connections were held open indefinitely); one announcing a body over the limit is answered 413 at
-    /// once, without the body being waited for.
+    /// once, without the body being waited for; one trickling its body, a byte every 0.3 s (never idle for
+    /// the timeout), is answered 408 once it falls behind --min-body-rate, and its connection closed.
     @Test func slowAndOversizedClientsAreNotWaitedFor() async throws {
         let port = 20_000 + Int((getpid() + 7) % 20_000)
         let process = Process()
         process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", "\(port)", "--idle-timeout", "1"]
+        process.arguments = ["serve", "--port", "\(port)", "--idle-timeout", "1", "--min-body-rate", "100"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -110,6 +111,28 @@ import Testing
         let received = recv(socket, &byte, 1, 0)
         // 0: the server closed the connection (a timeout of the 10 s wait would be -1).
         #expect(received == 0, "recv \(received) after \(ContinuousClock.now - start)")
+
+        let trickle = connection()
+        defer { close(trickle) }
+        let header = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 5000\r\n\r\n"
+        #expect(send(trickle, header, header.utf8.count, 0) == header.utf8.count)
+        let began = ContinuousClock.now
+        var reply = ""
+        var wait = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(trickle, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        // After 1 s plus 1 s per 100 bytes, a few bytes in 1.x s are behind: the answer comes within a few seconds.
+        // A byte every 0.3 s at most (the wait for an answer in between), never idle for the 1 s timeout.
+        for _ in 0..<40 where reply.isEmpty {
+            _ = send(trickle, "x", 1, Int32(MSG_NOSIGNAL))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(trickle, &buffer, buffer.count, 0)
+            if count > 0 { reply = String(decoding: buffer.prefix(count), as: UTF8.self) }
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
+        }
+        let waited = ContinuousClock.now - began
+        #expect(reply.hasPrefix("HTTP/1.1 408") && reply.contains("request body arriving too slowly"), "\(reply)")
+        #expect(reply.lowercased().contains("connection: close"), "\(reply)")
+        #expect(waited < .seconds(6), "\(waited)")
     }
 
     @Test func stdioAnswersOneLinePerRequest() throws {

@@ -248,12 +248,13 @@ extension Parameter {
         if trimmed == "null", optional { return .null }
         let value: ParameterValue? = switch domain {
         case .integer: Int(trimmed).map(ParameterValue.int)
-        case .real: Double(trimmed).map(ParameterValue.double)
+        case .real: decimalNumber(trimmed).map(ParameterValue.double)
         case .flag: trimmed == "true" ? .bool(true) : trimmed == "false" ? .bool(false) : nil
         case .choice: .string(trimmed)
         case .rotation: {
-            let numbers = trimmed.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            return numbers.count == 9 ? .matrix(Matrix3(numbers)) : nil
+            // Every entry must read: one that did not was dropped before, and ten entries with a stray word passed.
+            let numbers = trimmed.split(separator: ",", omittingEmptySubsequences: false).map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
+            return numbers.count == 9 && !numbers.contains(nil) ? .matrix(Matrix3(numbers.map { $0! })) : nil
         }()
         }
         guard let value else { throw RephotoError.badInput("\(path) = '\(text)' is not \(typeName.hasPrefix("integer") ? "an" : "a") \(typeName)") }
