@@ -18,8 +18,7 @@ struct MethodNotAllowed<Context: RequestContext>: RouterMiddleware {
         let paths = spec?["paths"] as? [String: Any] ?? [:]
         let verbs: Set = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
         routes = paths.map { path, item in
-            var methods = ((item as? [String: Any]) ?? [:]).keys.filter(verbs.contains).map { $0.uppercased() }
-            if methods.contains("GET") && !methods.contains("HEAD") { methods.append("HEAD") }
+            let methods = ((item as? [String: Any]) ?? [:]).keys.filter(verbs.contains).map { $0.uppercased() }
             return Route(segments: path.split(separator: "/").map(String.init), methods: methods.sorted())
         }
     }

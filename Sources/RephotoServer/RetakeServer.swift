@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTPTypes
 import RephotoKit
 import ServiceLifecycle
 import Synchronization
@@ -15,7 +16,7 @@ public enum RetakeServer {
                                        compute: ComputePool? = nil) throws -> some ApplicationProtocol {
         let metrics = ServerMetrics()
         let service = try RetakeService(settings: settings, metrics: metrics, pool: compute)
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: RetakeRequestContext.self)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
         router.add(middleware: BearerAuth(token: settings.token))
@@ -36,21 +37,21 @@ public enum RetakeServer {
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
         }
-        router.post("/v1/retakes/score") { request, _ in
+        router.post("/v1/retakes/score") { request, context in
             await answer {
-                let form = try await form(request, settings)
+                let form = try await form(request, context, settings)
                 return jsonResponse(.ok, try await service.score(form))
             }
         }
-        router.post("/v1/retakes/align") { request, _ in
+        router.post("/v1/retakes/align") { request, context in
             await answer {
-                let (image, type) = try await service.align(try await form(request, settings))
+                let (image, type) = try await service.align(try await form(request, context, settings))
                 return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
-        router.post("/v1/references") { request, _ in
+        router.post("/v1/references") { request, context in
             await answer {
-                let (id, created) = try await service.addReference(try await form(request, settings))
+                let (id, created) = try await service.addReference(try await form(request, context, settings))
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
             }
         }
@@ -102,6 +103,14 @@ public enum RetakeServer {
         return text
     }()
 
+    /// The paths anyone may read, also during shutdown: health, readiness, metrics and the API document. Every
+    /// other path needs the token: the router takes "//v1/retakes/score" for "/v1/retakes/score", and a check
+    /// for the "/v1/" prefix let it through unauthenticated (probe).
+    static func isPublic(_ path: String) -> Bool {
+        let segments = path.split(separator: "/")
+        return segments.count == 1 && ["healthz", "readyz", "metrics", "openapi.yaml"].contains(segments[0])
+    }
+
     static func jsonResponse(_ status: HTTPResponse.Status, _ data: Data) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
@@ -126,7 +135,7 @@ public enum RetakeServer {
         }
     }
 
-    static func form(_ request: Request, _ settings: ServerSettings) async throws -> MultipartForm {
+    static func form(_ request: Request, _ context: RetakeRequestContext, _ settings: ServerSettings) async throws -> MultipartForm {
         let maxBody = settings.maxBodyBytes
         // A declared length over the limit is refused before any of the body is waited for (probe: a client
         // announcing 100 MB was waited on).
@@ -136,9 +145,16 @@ public enum RetakeServer {
         // The idle timeout closes a silent connection, but a client sending a byte every few seconds never goes
         // silent: the body must keep pace with --min-body-rate after a grace of --idle-timeout. Checked as each
         // part arrives; between parts the idle timeout stands guard.
+        // curl and most HTTP libraries announce an upload over 1 MB with `Expect: 100-continue` and wait for the
+        // interim answer before sending it: unanswered, curl waited a second on every upload, and a shorter
+        // --idle-timeout cut them off. The limits above are checked first, so a refused upload is never sent.
+        if request.headers[.expect]?.lowercased() == "100-continue" {
+            try await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
+        }
         var body = ByteBuffer()
         let start = ContinuousClock.now
-        for try await part in request.body {
+        var parts = request.body.makeAsyncIterator()
+        while let part = try await nextPart(&parts) {
             guard body.readableBytes + part.readableBytes <= maxBody else {
                 throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
             }
@@ -152,7 +168,20 @@ public enum RetakeServer {
                 throw slow
             }
         }
+        context.body.markRead()
         return try MultipartForm(contentType: request.headers[.contentType], body: body)
+    }
+
+    /// The next part of a request body; a body the client breaks off or frames wrongly (a bad chunk size) is
+    /// the client's error, 400, where it was a 500 "internal".
+    static func nextPart(_ parts: inout RequestBody.AsyncIterator) async throws -> ByteBuffer? {
+        do {
+            return try await parts.next()
+        } catch {
+            var broken = ServerError.badRequest("the request body could not be read: \(String(describing: error).prefix(200))")
+            broken.closesConnection = true
+            throw broken
+        }
     }
 }
 
@@ -170,6 +199,17 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             response = await RetakeServer.answer { throw error }
+        }
+        // An error answered to a request that has a body may leave that body unread, and Hummingbird would then
+        // read it to its end, at whatever pace the client sends it (a probe held connections with a byte a second
+        // after a 401, 404, 405 or 413): such a connection closes shortly after the answer. (Closing its input at
+        // once made Hummingbird answer a second time, 400, for the body cut short.)
+        let hasBody = request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
+        if response.status.code >= 400, let context = context as? RetakeRequestContext,
+           (hasBody && !context.body.read) || response.headers[.connection] == "close" {
+            response.headers[.connection] = "close"
+            let channel = context.channel
+            channel.eventLoop.scheduleTask(in: .milliseconds(500)) { channel.close(promise: nil) }
         }
         let elapsed = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
@@ -189,7 +229,7 @@ struct ShuttingDown<Context: RequestContext>: RouterMiddleware {
     let watcher: ShutdownWatcher
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if watcher.isShuttingDown, request.uri.path.hasPrefix("/v1/") {
+        if watcher.isShuttingDown, !RetakeServer.isPublic(request.uri.path) {
             var error = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, "the worker is shutting down")
             error.retryAfterSeconds = 1
             return RetakeServer.errorResponse(error)
@@ -203,8 +243,9 @@ struct BearerAuth<Context: RequestContext>: RouterMiddleware {
     let token: String?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let token, request.uri.path.hasPrefix("/v1/") else { return try await next(request, context) }
-        let given = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        guard let token, !RetakeServer.isPublic(request.uri.path) else { return try await next(request, context) }
+        // The scheme is case-insensitive (RFC 9110).
+        let given = request.headers[.authorization].flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
         guard Self.equal(Array(given.utf8), Array(token.utf8)) else {
             var response = RetakeServer.errorResponse(ServerError(.unauthorized, code: "unauthorized", "missing or wrong bearer token"))
             response.headers[.wwwAuthenticate] = "Bearer"

@@ -36,10 +36,12 @@ public struct ServerSettings: Sendable {
     /// Refuses settings that cannot work, and an open, unauthenticated bind.
     public func validate() throws {
         guard (0...65535).contains(port) else { throw RephotoError.badInput("--port \(port) is not a TCP port") }
-        guard concurrency >= 1 else { throw RephotoError.badInput("--concurrency \(concurrency) must be at least 1") }
-        guard queueLength >= 0 else { throw RephotoError.badInput("--queue-length \(queueLength) must be at least 0") }
+        // Bounded: every pipeline is a thread made up front (5,000 could not all be made), and a timeout becomes
+        // a Duration (1e19 s overflowed it and stopped the worker on its first request; probe).
+        guard (1...1024).contains(concurrency) else { throw RephotoError.badInput("--concurrency \(concurrency) must be 1 to 1024") }
+        guard (0...1_000_000).contains(queueLength) else { throw RephotoError.badInput("--queue-length \(queueLength) must be 0 to 1000000") }
         guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("--max-body-bytes \(maxBodyBytes) is too small for an upload") }
-        guard requestTimeout > 0, requestTimeout.isFinite else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be positive") }
+        guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be 0.001 to 86400 seconds") }
         guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("--idle-timeout \(idleTimeout) must be 0.1 to 86400 seconds") }
         guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("--min-body-rate \(minBodyRate) must be at least 1 byte per second") }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }

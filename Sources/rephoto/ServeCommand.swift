@@ -50,6 +50,10 @@ struct ServeCommand: AsyncParsableCommand {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("--token-file \(file): cannot read") }
             let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard token.count >= 16 else { throw RephotoError.badInput("--token-file \(file): the token must have at least 16 characters") }
+            // A token no client can send in a header line (a newline inside it was accepted; probe).
+            guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+                throw RephotoError.badInput("--token-file \(file): the token must be printable ASCII without spaces")
+            }
             s.token = token
         }
         s.allowUnauthenticated = allowUnauthenticated

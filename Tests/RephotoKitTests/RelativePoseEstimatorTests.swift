@@ -305,6 +305,34 @@ import RephotoShimTools
         try RelativePose.gate(PoseEvidence(out), config: config)
     }
 
+    /// The plane's other solution favoured by the points off the plane (by pose.minTwinRefutation, 5, or more),
+    /// in a scene GRIC takes for general: the pose fails as ambiguous unless the sensor backs it and rules the
+    /// other solution out; a smaller deficit, or a scene GRIC takes for planar (answered with the planar
+    /// caveat), passes this rule.
+    @Test func aPoseThePointsOffItsPlaneContradictFails() throws {
+        var out = rp_relative_pose()
+        (out.inliers, out.in_front, out.parallax_degrees, out.log10_chance) = (42, 42, 17, -55)
+        (out.rotation_sigma_degrees, out.translation_sigma_degrees, out.rival_excess) = (0.3, 0.5, .infinity)
+        (out.gric_essential, out.gric_homography, out.has_twin, out.twin_refutation) = (234, 274, 1, -7)
+        let config = PoseConfig()
+        #expect { try RelativePose.gate(PoseEvidence(out), config: config) } throws: {
+            ($0 as? RephotoError)?.message == "ambiguous: 7 net correspondences off the inliers' plane favour the plane's other solution over this pose"
+        }
+        var sensed = PoseEvidence(out)
+        (sensed.sensorDisagreementDegrees, sensed.twinSensorDisagreementDegrees) = (2, 60)
+        #expect(try RelativePose.gate(sensed, config: config).contains { $0.contains("settled by the sensor") })
+        (sensed.sensorDisagreementDegrees, sensed.twinSensorDisagreementDegrees) = (58, 3)
+        #expect { try RelativePose.gate(sensed, config: config) } throws: {
+            ($0 as? RephotoError)?.message.contains("which does not settle it") == true
+        }
+        for refutation: Int32 in [3, -4] {
+            out.twin_refutation = refutation
+            #expect(try RelativePose.gate(PoseEvidence(out), config: config).isEmpty)
+        }
+        (out.twin_refutation, out.gric_homography) = (-7, 200)
+        #expect(try RelativePose.gate(PoseEvidence(out), config: config).isEmpty)
+    }
+
     /// The rotation-uncertainty gate: a pose is refused over `pose.maxRotationSigma`, answered with a warning
     /// over half of it, and answered plainly below.
     @Test func anUncertainRotationIsRefusedOrFlagged() throws {

@@ -202,7 +202,7 @@ struct Upload {
             // A method the API does not define on a path it does: 405 with what it allows (it was 404), read from
             // openapi.yaml; a path parameter matches any one segment.
             let wrong: [(String, HTTPRequest.Method, String)] = [
-                ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET, HEAD"), ("/v1/references/abc", .post, "DELETE, GET, HEAD"),
+                ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET"), ("/v1/references/abc", .post, "DELETE, GET"), ("/healthz", .head, "GET"),
                 ("/v1/references", .delete, "POST"),
             ]
             for (uri, method, allowed) in wrong {
@@ -233,7 +233,17 @@ struct Upload {
             try await http.execute(uri: "/v1/references/\(String(repeating: "a", count: 64))", method: .get,
                                    headers: [.authorization: "Bearer correct-horse-battery-staple"]) { #expect($0.status == .notFound) }
             try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            // Every path but the public four needs the token: the router takes "//v1/..." for "/v1/...", and a
+            // "/v1/" prefix check let a score, an upload and a delete through without one (probe).
+            for uri in ["//v1/retakes/score", "//v1/references", "/nothing", "/healthz/x"] {
+                try await http.execute(uri: uri, method: .post) { #expect($0.status == .unauthorized, "\(uri)") }
+            }
+            // The scheme is case-insensitive.
+            try await http.execute(uri: "/v1/references/\(String(repeating: "a", count: 64))", method: .get,
+                                   headers: [.authorization: "bearer correct-horse-battery-staple"]) { #expect($0.status == .notFound) }
         }
+        for path in ["/healthz", "/readyz", "/metrics", "/openapi.yaml"] { #expect(RetakeServer.isPublic(path)) }
+        for path in ["//v1/retakes/score", "/v1/references", "/healthz/x", "/", ""] { #expect(!RetakeServer.isPublic(path), "\(path)") }
         let open = try Self.settings { $0.host = "0.0.0.0" }
         #expect(throws: RephotoError.self) { try open.validate() }
         #expect(BearerAuth<BasicRequestContext>.equal(Array("abc".utf8), Array("abc".utf8)))

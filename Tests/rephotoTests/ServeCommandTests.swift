@@ -31,6 +31,25 @@ import Testing
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
+    /// Settings that cannot work are refused at start, one line, exit 2: a huge timeout overflowed a Duration
+    /// and stopped the worker on its first request; 5,000 pipelines could not all get a thread; hexadecimal
+    /// was read as a number (probe).
+    @Test func settingsThatCannotWorkAreRefusedAtStart() throws {
+        let token = SequenceCommandTests.directory() + ".token"
+        try "line-one-of-the-token\nline-two-of-the-token".write(toFile: token, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (["--request-timeout", "1e300"], "--request-timeout 1e+300 must be 0.001 to 86400 seconds"),
+            (["--concurrency", "5000"], "--concurrency 5000 must be 1 to 1024"),
+            (["--idle-timeout", "0x10"], "The value '0x10' is invalid for '--idle-timeout <idle-timeout>'"),
+            (["--min-body-rate", "0"], "--min-body-rate 0.0 must be at least 1 byte per second"),
+            (["--token-file", token], "the token must be printable ASCII without spaces"),
+        ]
+        for (arguments, message) in cases {
+            let run = try CLI.run(["serve", "--port", "0"] + arguments)
+            #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
+        }
+    }
+
     @Test func sigtermLetsRequestsInFlightFinish() async throws {
         let port = 20_000 + Int(getpid() % 20_000)
         let process = Process()
@@ -133,6 +152,45 @@ import Testing
         #expect(reply.hasPrefix("HTTP/1.1 408") && reply.contains("request body arriving too slowly"), "\(reply)")
         #expect(reply.lowercased().contains("connection: close"), "\(reply)")
         #expect(waited < .seconds(6), "\(waited)")
+
+        // A request answered before its body is read (here 404) ends its connection: Hummingbird would read the
+        // rest of the body, a byte a second, as long as the client cared to send it.
+        let early = connection()
+        defer { close(early) }
+        let unknown = "POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
+        #expect(send(early, unknown, unknown.utf8.count, 0) == unknown.utf8.count)
+        var head = [UInt8](repeating: 0, count: 4096)
+        let answered = recv(early, &head, head.count, 0)
+        let text404 = String(decoding: head.prefix(max(answered, 0)), as: UTF8.self)
+        #expect(text404.hasPrefix("HTTP/1.1 404") && text404.lowercased().contains("connection: close"), "\(text404)")
+        var closedAfter404 = false
+        for _ in 0..<10 where !closedAfter404 {
+            _ = send(early, "x", 1, Int32(MSG_NOSIGNAL))
+            var byte: UInt8 = 0
+            let count = recv(early, &byte, 1, 0)
+            closedAfter404 = count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+        #expect(closedAfter404)
+
+        // A body framed wrongly (a chunk size that is no number) is the client's error: 400, not 500 "internal".
+        let framed = connection()
+        defer { close(framed) }
+        let chunked = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+        #expect(send(framed, chunked, chunked.utf8.count, 0) == chunked.utf8.count)
+        var framing = [UInt8](repeating: 0, count: 4096)
+        let gotFraming = recv(framed, &framing, framing.count, 0)
+        let framingText = String(decoding: framing.prefix(max(gotFraming, 0)), as: UTF8.self)
+        #expect(framingText.hasPrefix("HTTP/1.1 400") && framingText.contains("the request body could not be read"), "\(framingText)")
+
+        // An upload announcing `Expect: 100-continue` is told to go on before it sends its body (curl waited a
+        // second for it on every upload over 1 MB).
+        let expecting = connection()
+        defer { close(expecting) }
+        let announce = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n"
+        #expect(send(expecting, announce, announce.utf8.count, 0) == announce.utf8.count)
+        var interim = [UInt8](repeating: 0, count: 4096)
+        let got100 = recv(expecting, &interim, interim.count, 0)
+        #expect(String(decoding: interim.prefix(max(got100, 0)), as: UTF8.self).hasPrefix("HTTP/1.1 100 Continue"))
     }
 
     @Test func stdioAnswersOneLinePerRequest() throws {
