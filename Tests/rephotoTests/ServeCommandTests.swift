@@ -112,13 +112,16 @@ import Testing
             setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
             return socket
         }
+        /// Sends `text` and returns what one read brings back.
+        func exchange(_ socket: Int32, _ text: String) -> String {
+            #expect(send(socket, text, text.utf8.count, 0) == text.utf8.count)
+            var answer = [UInt8](repeating: 0, count: 4096)
+            let got = recv(socket, &answer, answer.count, 0)
+            return String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
+        }
         let huge = connection()
         defer { close(huge) }
-        let announced = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000000\r\n\r\n"
-        #expect(send(huge, announced, announced.utf8.count, 0) == announced.utf8.count)
-        var answer = [UInt8](repeating: 0, count: 4096)
-        let got = recv(huge, &answer, answer.count, 0)
-        let text = String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
+        let text = exchange(huge, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000000\r\n\r\n")
         #expect(text.hasPrefix("HTTP/1.1 413") && text.contains("request body of 100000000 bytes over the limit"), "\(text)")
 
         let socket = connection()
@@ -157,11 +160,7 @@ import Testing
         // rest of the body, a byte a second, as long as the client cared to send it.
         let early = connection()
         defer { close(early) }
-        let unknown = "POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
-        #expect(send(early, unknown, unknown.utf8.count, 0) == unknown.utf8.count)
-        var head = [UInt8](repeating: 0, count: 4096)
-        let answered = recv(early, &head, head.count, 0)
-        let text404 = String(decoding: head.prefix(max(answered, 0)), as: UTF8.self)
+        let text404 = exchange(early, "POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
         #expect(text404.hasPrefix("HTTP/1.1 404") && text404.lowercased().contains("connection: close"), "\(text404)")
         var closedAfter404 = false
         for _ in 0..<10 where !closedAfter404 {
@@ -175,22 +174,15 @@ import Testing
         // A body framed wrongly (a chunk size that is no number) is the client's error: 400, not 500 "internal".
         let framed = connection()
         defer { close(framed) }
-        let chunked = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
-        #expect(send(framed, chunked, chunked.utf8.count, 0) == chunked.utf8.count)
-        var framing = [UInt8](repeating: 0, count: 4096)
-        let gotFraming = recv(framed, &framing, framing.count, 0)
-        let framingText = String(decoding: framing.prefix(max(gotFraming, 0)), as: UTF8.self)
+        let framingText = exchange(framed, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
         #expect(framingText.hasPrefix("HTTP/1.1 400") && framingText.contains("the request body could not be read"), "\(framingText)")
 
         // An upload announcing `Expect: 100-continue` is told to go on before it sends its body (curl waited a
         // second for it on every upload over 1 MB).
         let expecting = connection()
         defer { close(expecting) }
-        let announce = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n"
-        #expect(send(expecting, announce, announce.utf8.count, 0) == announce.utf8.count)
-        var interim = [UInt8](repeating: 0, count: 4096)
-        let got100 = recv(expecting, &interim, interim.count, 0)
-        #expect(String(decoding: interim.prefix(max(got100, 0)), as: UTF8.self).hasPrefix("HTTP/1.1 100 Continue"))
+        let interim = exchange(expecting, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
+        #expect(interim.hasPrefix("HTTP/1.1 100 Continue"), "\(interim)")
     }
 
     @Test func stdioAnswersOneLinePerRequest() throws {

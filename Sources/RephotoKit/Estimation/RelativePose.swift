@@ -233,7 +233,6 @@ extension RelativePose {
                 "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
         }
         var warnings: [String] = []
-        let corroborated = evidence.sensorDisagreementDegrees.map { $0 <= config.maxSensorDisagreement } ?? false
         if evidence.log10Chance > log10(config.maxChance) {
             let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
                                 evidence.inliers, evidence.log10Chance, config.maxChance)
@@ -285,16 +284,7 @@ extension RelativePose {
         if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess {
             let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
                                    apart, excess, config.minRivalExcess, evidence.iterations)
-            guard corroborated, let pose = evidence.sensorDisagreementDegrees, let rival = evidence.rivalSensorDisagreementDegrees,
-                  rival > 2 * config.maxSensorDisagreement else {
-                let sensor = evidence.rivalSensorDisagreementDegrees.map { rival in
-                    String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the rival's, which does not settle it (pose.maxSensorDisagreement %g°)",
-                           evidence.sensorDisagreementDegrees ?? 0, rival, config.maxSensorDisagreement)
-                } ?? ""
-                throw RephotoError.estimationFailed(ambiguity + sensor)
-            }
-            warnings.append(ambiguity + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the rival's (pose.maxSensorDisagreement %g°)",
-                                                    pose, rival, config.maxSensorDisagreement))
+            warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
         }
         // The plane's other solution favoured by the points off the plane by as many net correspondences as
         // pose.minTwinRefutation asks of a pose over it, in a scene GRIC takes for general (answered without the
@@ -303,15 +293,7 @@ extension RelativePose {
         // forward approach (datasets/synth-approach) had -3 with the pose right within 1.6°.
         if let refutation = evidence.twinRefutation, refutation <= -config.minTwinRefutation, evidence.gricEssential <= evidence.gricHomography {
             let contradicted = String(format: "ambiguous: %d net correspondences off the inliers' plane favour the plane's other solution over this pose", -refutation)
-            guard evidence.sensorSettlesTwin(maxSensorDisagreement: config.maxSensorDisagreement) else {
-                let sensor = evidence.twinSensorDisagreementDegrees.map { twin in
-                    String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the other solution's, which does not settle it (pose.maxSensorDisagreement %g°)",
-                           evidence.sensorDisagreementDegrees ?? 0, twin, config.maxSensorDisagreement)
-                } ?? ""
-                throw RephotoError.estimationFailed(contradicted + sensor)
-            }
-            warnings.append(contradicted + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the other solution's (pose.maxSensorDisagreement %g°)",
-                                                  evidence.sensorDisagreementDegrees ?? 0, evidence.twinSensorDisagreementDegrees ?? 0, config.maxSensorDisagreement))
+            warnings.append(try settledBySensor(contradicted, other: "other solution", otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
         }
         if evidence.rotationSigmaDegrees > config.maxRotationSigma {
             throw RephotoError.estimationFailed(String(
@@ -326,5 +308,22 @@ extension RelativePose {
                 evidence.rotationSigmaDegrees, evidence.inliers, config.maxRotationSigma))
         }
         return warnings
+    }
+
+    /// An ambiguity between the pose and another answer (`other`: a rival, the plane's other solution) is settled
+    /// when the sensor corroborates the pose and lies over twice that tolerance from the other answer: returns
+    /// the warning that says so; otherwise throws the ambiguity, with the sensor's angles when there are some.
+    static func settledBySensor(_ ambiguity: String, other: String, otherDisagreement: Double?, _ evidence: PoseEvidence,
+                                _ config: PoseConfig) throws -> String {
+        let tolerance = config.maxSensorDisagreement
+        guard let pose = evidence.sensorDisagreementDegrees, let away = otherDisagreement, pose <= tolerance, away > 2 * tolerance else {
+            let sensor = otherDisagreement.map { away in
+                String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the ", evidence.sensorDisagreementDegrees ?? 0, away)
+                    + other + String(format: "'s, which does not settle it (pose.maxSensorDisagreement %g°)", tolerance)
+            } ?? ""
+            throw RephotoError.estimationFailed(ambiguity + sensor)
+        }
+        return ambiguity + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the ", pose, away)
+            + other + String(format: "'s (pose.maxSensorDisagreement %g°)", tolerance)
     }
 }
