@@ -27,6 +27,10 @@ struct CalibrateCommand: ParsableCommand {
         try OutputPaths.checkFile(out, apartFrom: images)
         // Checked before any photo is searched: a bad setting is reported at once, not after minutes of search.
         var views = ChessboardCalibration.Views(board: try .init(width: parts[0], height: parts[1], squareSize: square, minimumViews: minimumViews))
+        // Fewer photos than views cannot calibrate whatever the search finds: said before seconds of search per photo.
+        guard images.count >= minimumViews else {
+            throw RephotoError.badInput("\(images.count) photo\(images.count == 1 ? "" : "s") given; calibration needs at least \(minimumViews) views with the board (--minimum-views)")
+        }
         // The same photo twice is one view counted twice: it calibrated 812 px where the camera has 538.
         var seen: [Int: [String]] = [:]  // hash of the bytes: one file's bytes in memory at a time
         let limit = PipelineConfig().maxBytes

@@ -32,12 +32,13 @@ import Testing
         #expect(mkfifo(fifo, 0o600) == 0)
         defer { unlink(fifo) }
         let cases: [([String], String)] = [
-            (["calibrate", "\(samples)/left01.jpg", fifo, "--board", "9x6", "--square", "0.025", "--out", "\(Self.directory()).yml"],
+            (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", fifo, "--board", "9x6", "--square", "0.025", "--minimum-views", "3",
+              "--out", "\(Self.directory()).yml"],
              "\(fifo): not a regular file"),
             (["import", "strecha", "/nonexistent", "--out", Self.directory()], "/nonexistent/images/K.txt: cannot read"),
             (["import", "opencv-samples", "/nonexistent", "--out", Self.directory()], "/nonexistent/H1to3p.xml: no such file"),
             (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", "\(samples)/left03.jpg", "--board", "9x6", "--square", "0.025",
-              "--out", "\(Self.directory()).yml"], "the 9x6 board was found in 3 of 3 images; calibration needs at least 5 views"),
+              "--out", "\(Self.directory()).yml"], "3 photos given; calibration needs at least 5 views with the board (--minimum-views)"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9by6", "--square", "0.025", "--out", "x.yml"], "--board '9by6' must be WIDTHxHEIGHT"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9x6x", "--square", "0.025", "--out", "x.yml"], "--board '9x6x' must be WIDTHxHEIGHT"),
             // Once ate 6 GB searching for the corners.
