@@ -142,15 +142,16 @@ public enum RetakeServer {
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBody {
             throw ServerError(.contentTooLarge, code: "too_large", "request body of \(declared) bytes over the limit of \(maxBody) bytes (--max-body-bytes)")
         }
-        // The idle timeout closes a silent connection, but a client sending a byte every few seconds never goes
-        // silent: the body must keep pace with --min-body-rate after a grace of --idle-timeout. Checked as each
-        // part arrives; between parts the idle timeout stands guard.
         // curl and most HTTP libraries announce an upload over 1 MB with `Expect: 100-continue` and wait for the
         // interim answer before sending it: unanswered, curl waited a second on every upload, and a shorter
         // --idle-timeout cut them off. The limits above are checked first, so a refused upload is never sent.
         if request.headers[.expect]?.lowercased() == "100-continue" {
-            try await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
+            // A client gone meanwhile fails the body's read below (400), not this write (a 500).
+            try? await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
         }
+        // The idle timeout closes a silent connection, but a client sending a byte every few seconds never goes
+        // silent: the body must keep pace with --min-body-rate after a grace of --idle-timeout. Checked as each
+        // part arrives; between parts the idle timeout stands guard.
         var body = ByteBuffer()
         let start = ContinuousClock.now
         var parts = request.body.makeAsyncIterator()

@@ -88,10 +88,16 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         return planar ? .planar : .general
     }
 
-    /// The phone's rotation tells the plane's two solutions apart as it does a rival (the gate's rule): it
-    /// corroborates the pose and lies over twice that tolerance from the other solution.
+    /// The phone's rotation settles an ambiguity between the pose and another answer (a rival, the plane's other
+    /// solution; `other`: the sensor's angle to it) when it corroborates the pose and lies over twice that
+    /// tolerance from the other answer.
+    public func sensorSettles(against other: Double?, maxSensorDisagreement: Double) -> Bool {
+        guard let pose = sensorDisagreementDegrees, let other else { return false }
+        return pose <= maxSensorDisagreement && other > 2 * maxSensorDisagreement
+    }
+
+    /// The same for the plane's two solutions.
     public func sensorSettlesTwin(maxSensorDisagreement: Double) -> Bool {
-        guard let pose = sensorDisagreementDegrees, let twin = twinSensorDisagreementDegrees else { return false }
-        return pose <= maxSensorDisagreement && twin > 2 * maxSensorDisagreement
+        sensorSettles(against: twinSensorDisagreementDegrees, maxSensorDisagreement: maxSensorDisagreement)
     }
 }

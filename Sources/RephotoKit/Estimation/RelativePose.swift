@@ -310,13 +310,14 @@ extension RelativePose {
         return warnings
     }
 
-    /// An ambiguity between the pose and another answer (`other`: a rival, the plane's other solution) is settled
-    /// when the sensor corroborates the pose and lies over twice that tolerance from the other answer: returns
-    /// the warning that says so; otherwise throws the ambiguity, with the sensor's angles when there are some.
+    /// An ambiguity between the pose and another answer (`other`: a rival, the plane's other solution) the sensor
+    /// settles (`PoseEvidence.sensorSettles`): returns the warning that says so; otherwise throws the ambiguity,
+    /// with the sensor's angles when there are some.
     static func settledBySensor(_ ambiguity: String, other: String, otherDisagreement: Double?, _ evidence: PoseEvidence,
                                 _ config: PoseConfig) throws -> String {
         let tolerance = config.maxSensorDisagreement
-        guard let pose = evidence.sensorDisagreementDegrees, let away = otherDisagreement, pose <= tolerance, away > 2 * tolerance else {
+        guard evidence.sensorSettles(against: otherDisagreement, maxSensorDisagreement: tolerance),
+              let pose = evidence.sensorDisagreementDegrees, let away = otherDisagreement else {
             let sensor = otherDisagreement.map { away in
                 String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the ", evidence.sensorDisagreementDegrees ?? 0, away)
                     + other + String(format: "'s, which does not settle it (pose.maxSensorDisagreement %g°)", tolerance)
