@@ -11,6 +11,10 @@ Image Matching Challenge computes it: the mean over thresholds 1..N° of the sha
 translation is undetermined). On sets without translation truth (a pure rotation) only rotation counts, and
 the share flagged rotation-only is reported for rephoto.
 
+"rephoto-search" is rephoto's estimator alone: the search's own pose (from the export) before the gate and
+the model selection, answered on every pair where the search found one, so that it compares with PoseLib
+like for like; "rephoto" is what a caller gets, abstentions and nulled translations included.
+
 With several seeds in the export (rephoto-bench export-matches --seeds N), rephoto and PoseLib run once per
 seed on the same matches and the table gives means over seeds and the range of mAA@10: on the hard pairs a
 search's answer depends on its random samples, and one seed can be lucky.
@@ -111,6 +115,11 @@ def main():
                     for name, answer in sorted(methods.items()):
                         R = np.array(answer["rotation"], float) if answer["status"] == "ok" else None
                         answers[name] = (R, answer.get("translation"), answer["milliseconds"], answer.get("rotationOnly", False))
+                        if name == "rephoto" and "searched" in answer:
+                            # The estimator alone: the search's pose before the gate, answered whenever it found one.
+                            searched = answer.get("searched")
+                            answers["rephoto-search"] = (np.array(searched["rotation"], float) if searched else None,
+                                                         searched["translation"] if searched else None, answer["milliseconds"], False)
                     R, t, ms = run_poselib(pair, a, b, args.threshold, seed)
                     answers["poselib-2.0.5"] = (R, t, ms, False)
                     R, t, ms = run_opencv(pair, a, b, args.threshold)

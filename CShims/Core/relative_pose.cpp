@@ -1163,9 +1163,16 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         Rr = procrustes(x, selected);
     }
 
+    // The pure rotation as a model in GRIC's terms: a homography of 3 parameters instead of 8.
+    double gric_r = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (inliers[i]) gric_r += std::min(transfer(Rr, i) / (2 * sigma * sigma), lambda3 * (r4 - 2));
+    gric_r += std::log(r4) * 2 * nf + 3 * std::log(r4 * nf);
+
     std::memcpy(out.R, pose.R.val, 9 * sizeof(double));
     for (int i = 0; i < 3; ++i) out.t[i] = pose.t[i];
     std::memcpy(out.rotation_only_R, Rr.val, 9 * sizeof(double));
+    out.gric_rotation = gric_r;
     out.inliers = within;
     out.in_front = front;
     out.sampson_rms_pixels = within > 0 ? std::sqrt(sum / within) * focal : 0;

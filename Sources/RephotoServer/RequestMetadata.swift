@@ -98,7 +98,14 @@ struct RequestMetadata: Decodable, Sendable {
         } catch let error as ServerError {
             throw error
         } catch let error as DecodingError {
-            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error))")
+            // JSONDecoder says only "not valid JSON"; JSONSerialization says what (a number like 1e400).
+            var detail = ""
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                do { _ = try JSONSerialization.jsonObject(with: data) } catch {
+                    if let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { detail = " (\(text))" }
+                }
+            }
+            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error))" + detail)
         } catch {
             throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
         }

@@ -22,6 +22,14 @@ enum MatchExport {
         var milliseconds: Double
         var evidence: PoseEvidence?
         var pureRotation: Matrix3?
+        /// The essential-matrix search's own pose before the gate and the model selection (rephoto's answer
+        /// comes from it): the estimator alone, answering every pair as PoseLib does. nil: the search found none.
+        var searched: Searched?
+    }
+
+    struct Searched: Encodable {
+        var rotation: Matrix3
+        var translation: [Double]
     }
 
     struct Pair: Encodable {
@@ -161,19 +169,26 @@ enum MatchExport {
                        _ currentCamera: CameraIntrinsics, _ homography: HomographyEstimate, sensorRotation: Matrix3? = nil,
                        sensorVertical: SIMD3<Double>? = nil) throws -> Answer {
         let start = ContinuousClock.now
+        var searched: Searched?
         do {
             if name == "rephoto-opencv-ransac" && homography.inlierCount < variant.minimumInliers {
                 throw RephotoError.estimationFailed("too few homography inliers: \(homography.inlierCount)")
             }
-            let pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                                 homography: homography, config: variant.pose, sensorRotation: sensorRotation,
-                                                 sensorVertical: sensorVertical)
+            // RelativePose.estimate in its two steps, so that the search's own pose is kept whatever the gate says.
+            let search = RelativePose.search(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                             settings: RelativePose.SearchSettings(variant.pose, pairs: pairs, sensorRotation: sensorRotation,
+                                                                                   sensorVertical: sensorVertical))
+            if case .success(let found) = search {
+                searched = Searched(rotation: Matrix3(found.pose.R), translation: [found.pose.t.0, found.pose.t.1, found.pose.t.2])
+            }
+            let pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                               homography: homography, config: variant.pose, sensorRotation: sensorRotation)
             return Answer(status: "ok", reason: pose.warnings.first, rotation: pose.rotation, translation: pose.translation.map { [$0.x, $0.y, $0.z] },
                           rotationOnly: pose.rotationOnly, milliseconds: milliseconds(ContinuousClock.now - start), evidence: pose.evidence,
-                          pureRotation: pose.pureRotation)
+                          pureRotation: pose.pureRotation, searched: searched)
         } catch let error as RephotoError where error.kind == .estimationFailed {
             return Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
-                          milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil)
+                          milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil, searched: searched)
         }
     }
 

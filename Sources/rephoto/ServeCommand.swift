@@ -28,37 +28,45 @@ struct ServeCommand: AsyncParsableCommand {
 
     func settings() throws -> ServerSettings {
         let env = ProcessInfo.processInfo.environment
-        func value<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
+        // Flag -> variable, for the values read from the environment: an error names what the operator set.
+        var fromEnvironment: [String: String] = [:]
+        func value<T>(_ flag: T?, _ option: String, _ name: String, _ parse: (String) -> T?) throws -> T? {
             if let flag { return flag }
             guard let text = env[name] else { return nil }
             guard let parsed = parse(text) else { throw RephotoError.badInput("\(name)='\(text)' is not a valid value") }
+            fromEnvironment[option] = name
             return parsed
         }
         var s = ServerSettings()
-        s.host = try value(host, "REPHOTO_HOST", { $0 }) ?? s.host
-        s.port = try value(port, "REPHOTO_PORT", Int.init) ?? s.port
-        s.concurrency = try value(concurrency, "REPHOTO_CONCURRENCY", Int.init) ?? s.concurrency
-        s.queueLength = try value(queueLength, "REPHOTO_QUEUE_LENGTH", Int.init) ?? s.queueLength
-        s.maxBodyBytes = try value(maxBodyBytes, "REPHOTO_MAX_BODY_BYTES", Int.init) ?? s.maxBodyBytes
-        s.requestTimeout = try value(requestTimeout, "REPHOTO_REQUEST_TIMEOUT", decimalNumber) ?? s.requestTimeout
-        s.idleTimeout = try value(idleTimeout, "REPHOTO_IDLE_TIMEOUT", decimalNumber) ?? s.idleTimeout
-        s.minBodyRate = try value(minBodyRate, "REPHOTO_MIN_BODY_RATE", decimalNumber) ?? s.minBodyRate
-        s.referenceStore = try value(referenceStore, "REPHOTO_REFERENCE_STORE", { $0 })
-        s.cacheBytes = try value(cacheBytes, "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
-        s.calibrationDirectory = try value(calibrationDir, "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory
-        if let file = try value(tokenFile, "REPHOTO_TOKEN_FILE", { $0 }) {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("--token-file \(file): cannot read") }
-            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.count >= 16 else { throw RephotoError.badInput("--token-file \(file): the token must have at least 16 characters") }
-            // A token no client can send in a header line (a newline inside it was accepted; probe).
-            guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
-                throw RephotoError.badInput("--token-file \(file): the token must be printable ASCII without spaces")
+        s.host = try value(host, "--host", "REPHOTO_HOST", { $0 }) ?? s.host
+        s.port = try value(port, "--port", "REPHOTO_PORT", Int.init) ?? s.port
+        s.concurrency = try value(concurrency, "--concurrency", "REPHOTO_CONCURRENCY", Int.init) ?? s.concurrency
+        s.queueLength = try value(queueLength, "--queue-length", "REPHOTO_QUEUE_LENGTH", Int.init) ?? s.queueLength
+        s.maxBodyBytes = try value(maxBodyBytes, "--max-body-bytes", "REPHOTO_MAX_BODY_BYTES", Int.init) ?? s.maxBodyBytes
+        s.requestTimeout = try value(requestTimeout, "--request-timeout", "REPHOTO_REQUEST_TIMEOUT", decimalNumber) ?? s.requestTimeout
+        s.idleTimeout = try value(idleTimeout, "--idle-timeout", "REPHOTO_IDLE_TIMEOUT", decimalNumber) ?? s.idleTimeout
+        s.minBodyRate = try value(minBodyRate, "--min-body-rate", "REPHOTO_MIN_BODY_RATE", decimalNumber) ?? s.minBodyRate
+        s.referenceStore = try value(referenceStore, "--reference-store", "REPHOTO_REFERENCE_STORE", { $0 })
+        s.cacheBytes = try value(cacheBytes, "--cache-bytes", "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
+        s.calibrationDirectory = try value(calibrationDir, "--calibration-dir", "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory
+        do {
+            if let file = try value(tokenFile, "--token-file", "REPHOTO_TOKEN_FILE", { $0 }) {
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("--token-file \(file): cannot read") }
+                let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard token.count >= 16 else { throw RephotoError.badInput("--token-file \(file): the token must have at least 16 characters") }
+                // A token no client can send in a header line (a newline inside it was accepted; probe).
+                guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+                    throw RephotoError.badInput("--token-file \(file): the token must be printable ASCII without spaces")
+                }
+                s.token = token
             }
-            s.token = token
+            s.allowUnauthenticated = allowUnauthenticated
+            s.pipeline = try pipeline.resolve()
+            try s.validate()
+        } catch let error as RephotoError where error.kind == .badInput {
+            guard let (flag, name) = fromEnvironment.first(where: { error.message.hasPrefix($0.key + " ") }) else { throw error }
+            throw RephotoError.badInput(name + "=" + error.message.dropFirst(flag.count + 1))
         }
-        s.allowUnauthenticated = allowUnauthenticated
-        s.pipeline = try pipeline.resolve()
-        try s.validate()
         return s
     }
 

@@ -95,6 +95,25 @@ import Testing
         }
         let maxDimension = try #require(ParameterRegistry.parameter("features.maxDimension"))
         #expect(try maxDimension.parse("null") == .null)
+        // A well-formed number too large for its type is out of range, not of the wrong type; a huge value is
+        // printed as Swift writes it, not as 309 digits.
+        let seed = try #require(ParameterRegistry.parameter("pose.seed"))
+        let messages: [(Parameter, String, String)] = [
+            (seed, "9223372036854775808", "pose.seed = '9223372036854775808' is out of range (allowed: "),
+            (seed, "-99999999999999999999", "pose.seed = '-99999999999999999999' is out of range (allowed: "),
+            (seed, "12a", "pose.seed = '12a' is not an integer"),
+            (threshold, "1e400", "features.akaze.threshold = '1e400' is out of range (allowed: "),
+            (threshold, "0x1", "features.akaze.threshold = '0x1' is not a number"),
+        ]
+        for (parameter, text, message) in messages {
+            let error = #expect(throws: RephotoError.self) { try parameter.parse(text) }
+            #expect(error?.message.hasPrefix(message) == true, "\(text): \(error?.message ?? "")")
+        }
+        var defaults = PipelineConfig()
+        let sigma = try #require(ParameterRegistry.parameter("pose.maxRotationSigma"))
+        let huge = #expect(throws: RephotoError.self) { try sigma.set(.double(1e308), in: &defaults) }
+        #expect(huge?.message == "pose.maxRotationSigma = 1e+308 is out of range (allowed: (0, 180])", "\(huge?.message ?? "")")
+        #expect(ParameterValue.double(0.00001).description == "0.00001")
         let config = try PipelineConfig.resolve(file: nil, overrides: [("matching.mutual", try #require(ParameterRegistry.parameter("matching.mutual")).parse("true"))])
         #expect(config.matching.mutual)
         let unknown = #expect(throws: RephotoError.self) { try PipelineConfig.resolve(file: nil, overrides: [("matching.ratoi", .double(0.7))]) }

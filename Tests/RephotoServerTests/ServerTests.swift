@@ -181,12 +181,20 @@ struct Upload {
             ("unknown part", Upload().adding("reference", graf1).adding("retake", graf3).adding("retkae", graf1), .badRequest, "bad_input"),
             ("misspelt part of the metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retkae": {}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
+            ("a number past a double", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1e400, "fy": 500, "cx": 320, "cy": 240}}}"#), .badRequest, "bad_input"),
+            ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
         ]
+        // The message says what is wrong, not only that it is.
+        let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
+                        "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
         try await Self.app(try Self.settings()).test(.router) { http in
             for (name, upload, status, code) in cases {
                 try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
                     #expect(response.status == status, "\(name): \(String(buffer: response.body))")
                     #expect(Self.errorCode(response) == code, "\(name)")
+                    if let message = messages[name] {
+                        #expect(String(buffer: response.body).contains(message), "\(name): \(String(buffer: response.body))")
+                    }
                     if name == "misspelt orientation" {
                         #expect(String(buffer: response.body).contains("metadata: unknown key 'retake.attitude.orientaton' (retake.attitude has frame, orientation, quaternion)"))
                     }

@@ -22,8 +22,9 @@ enum CLI {
     }
 
     /// `fileSizeLimitBlocks`: run under `ulimit -f` (512-byte blocks), as a full disk would stop a write.
-    static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil) throws -> Run {
+    static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil, environment: [String: String] = [:]) throws -> Run {
         let process = Process()
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if let blocks = fileSizeLimitBlocks {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", executable.path] + arguments

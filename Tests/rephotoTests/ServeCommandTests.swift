@@ -48,6 +48,19 @@ import Testing
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
             #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
         }
+        // From the environment, the error names the variable the operator set, not a flag they never typed.
+        let environment: [([String: String], String)] = [
+            (["REPHOTO_CONCURRENCY": "5000"], "rephoto: REPHOTO_CONCURRENCY=5000 must be 1 to 1024"),
+            (["REPHOTO_TOKEN_FILE": token], "rephoto: REPHOTO_TOKEN_FILE=\(token): the token must be printable ASCII without spaces"),
+            (["REPHOTO_PORT": "x"], "rephoto: REPHOTO_PORT='x' is not a valid value"),
+        ]
+        for (variables, message) in environment {
+            let run = try CLI.run(["serve"] + (variables["REPHOTO_PORT"] == nil ? ["--port", "0"] : []), environment: variables)
+            #expect(run.status == 2 && run.stderr == message + "\n", "\(variables): \(run.stderr)")
+        }
+        // A flag given beside the variable wins, and its error names the flag.
+        let both = try CLI.run(["serve", "--port", "0", "--concurrency", "0"], environment: ["REPHOTO_CONCURRENCY": "5000"])
+        #expect(both.status == 2 && both.stderr.contains("--concurrency 0 must be 1 to 1024"), "\(both.stderr)")
     }
 
     @Test func sigtermLetsRequestsInFlightFinish() async throws {

@@ -339,6 +339,8 @@ typedef struct rp_relative_pose {
     double gric_homography;     /* homography (fitted robustly to them): the lower is the better model */
     double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
     int rotation_support;       /* inliers that rotation transfers within RP_TRANSFER_PER_SAMPSON x the threshold */
+    double gric_rotation;       /* GRIC of that rotation as a homography of 3 parameters (on the same inliers and
+                                   scale as gric_homography): not above it, a rotation explains them as a plane does */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
     double rival_excess;        /* a search that ends at the cap uncertified optimises its runners-up: how much */
     double rival_degrees;       /* worse (MSAC cost over the squared threshold) the best of them 10 degrees or more

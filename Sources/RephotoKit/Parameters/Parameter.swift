@@ -113,6 +113,10 @@ public struct Parameter: @unchecked Sendable {
     /// `PipelineConfig.validate()`).
     public func set(_ value: ParameterValue, in config: inout PipelineConfig) throws {
         guard let converted = convert(value) else {
+            // A whole number past what an integer holds is a number out of range, not of the wrong type.
+            if case .integer = domain, case .double(let d) = value, d.rounded() == d {
+                throw RephotoError.badInput("\(path) = \(value) is out of range (allowed: \(domain))")
+            }
             throw RephotoError.badInput("\(path) = \(value) has the wrong type (expected \(typeName))")
         }
         try check(converted)
@@ -233,8 +237,8 @@ extension Parameter {
 func formatNumber(_ value: Double) -> String {
     if value.rounded() == value && abs(value) < 1e15 { return String(Int(value)) }
     let text = "\(value)"
-    guard text.contains("e") else { return text }
-    // Swift prints 1e-05 for 0.00001: spell small and large values out.
+    // Swift prints 1e-05 for 0.00001: spell small values out. A huge one stays in Swift's form (1e+308, not 309 digits).
+    guard text.contains("e"), abs(value) < 1e15 else { return text }
     var fixed = String(format: "%.17f", value)
     while fixed.hasSuffix("0") { fixed.removeLast() }
     return Double(fixed) == value ? fixed : text
@@ -257,7 +261,16 @@ extension Parameter {
             return numbers.count == 9 && !numbers.contains(nil) ? .matrix(Matrix3(numbers.map { $0! })) : nil
         }()
         }
-        guard let value else { throw RephotoError.badInput("\(path) = '\(text)' is not \(typeName.hasPrefix("integer") ? "an" : "a") \(typeName)") }
+        guard let value else {
+            // A well-formed number too large for its type is out of range, not of the wrong type.
+            let numeral = switch domain {
+            case .integer: trimmed.wholeMatch(of: /[+-]?[0-9]+/) != nil
+            case .real: isDecimalNumeral(trimmed)
+            default: false
+            }
+            if numeral { throw RephotoError.badInput("\(path) = '\(text)' is out of range (allowed: \(domain))") }
+            throw RephotoError.badInput("\(path) = '\(text)' is not \(typeName.hasPrefix("integer") ? "an" : "a") \(typeName)")
+        }
         return value
     }
 }
