@@ -205,9 +205,11 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         // read it to its end, at whatever pace the client sends it (a probe held connections with a byte a second
         // after a 401, 404, 405 or 413): such a connection closes shortly after the answer. (Closing its input at
         // once made Hummingbird answer a second time, 400, for the body cut short.)
+        // A response to CONNECT carries no framing (NIO writes neither a length nor chunks for it), so its client
+        // reads to the end of the connection: that end came only with the idle timeout (probe).
         let hasBody = request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
         if response.status.code >= 400, let context = context as? RetakeRequestContext,
-           (hasBody && !context.body.read) || response.headers[.connection] == "close" {
+           (hasBody && !context.body.read) || response.headers[.connection] == "close" || request.method == .connect {
             response.headers[.connection] = "close"
             let channel = context.channel
             channel.eventLoop.scheduleTask(in: .milliseconds(500)) { channel.close(promise: nil) }

@@ -196,6 +196,17 @@ import Testing
         defer { close(expecting) }
         let interim = exchange(expecting, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
         #expect(interim.hasPrefix("HTTP/1.1 100 Continue"), "\(interim)")
+
+        // CONNECT is refused, and since its answer has no framing the connection ends with it, not after the
+        // idle timeout.
+        let tunnel = connection()
+        defer { close(tunnel) }
+        let connectStart = ContinuousClock.now
+        let refused = exchange(tunnel, "CONNECT /v1/retakes/score HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(refused.hasPrefix("HTTP/1.1 405") && refused.lowercased().contains("connection: close"), "\(refused)")
+        var rest = [UInt8](repeating: 0, count: 4096)
+        while recv(tunnel, &rest, rest.count, 0) > 0 {}
+        #expect(ContinuousClock.now - connectStart < .milliseconds(900), "\(ContinuousClock.now - connectStart)")
     }
 
     @Test func stdioAnswersOneLinePerRequest() throws {
