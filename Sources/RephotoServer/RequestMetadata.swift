@@ -127,8 +127,21 @@ struct RequestMetadata: Decodable, Sendable {
         if let limit = base.features.maxDimension, (config.features.maxDimension ?? Int.max) > limit {
             throw ServerError.badRequest("metadata.config: features.maxDimension may not exceed the server's \(limit) (memory)")
         }
+        // A request's cost is the pipeline's, under --request-timeout, but a timed-out request runs on: two
+        // requests asking a million samples of every search held both pipelines for minutes (probe).
+        for path in costCaps {
+            guard let parameter = ParameterRegistry.parameter(path),
+                  case .int(let limit) = parameter.value(in: base), case .int(let asked) = parameter.value(in: config) else { continue }
+            if asked > limit {
+                throw ServerError.badRequest("metadata.config: \(path) = \(asked) may not exceed the server's \(limit) (time)")
+            }
+        }
         return config
     }
+
+    /// The counts of samples, searches and features a request may lower but not raise.
+    static let costCaps = ["homography.maxIterations", "pose.essential.maxIterations", "pose.minIterations", "pose.sensorGuidedSamples",
+                           "pose.reproductions", "pose.runnersUp", "features.orb.features"]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {

@@ -21,6 +21,7 @@ public enum RetakeServer {
         router.add(middleware: ShuttingDown(watcher: shutdown))
         router.add(middleware: BearerAuth(token: settings.token))
         router.add(middleware: MethodNotAllowed(openAPI: openAPI))
+        router.add(middleware: UploadAdmission(budget: UploadBudget(capacity: settings.concurrency + settings.queueLength)))
 
         router.get("/healthz") { _, _ in jsonResponse(.ok, Data(#"{"status":"alive"}"#.utf8)) }
         router.get("/readyz") { _, _ in

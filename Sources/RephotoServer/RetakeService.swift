@@ -68,8 +68,11 @@ final class RetakeService: Sendable {
         let inputs = try inputs(form)
         let id = ReferenceStore.id(of: image)
         let existed = store.contains(id) || cache.contains(id: id)
-        let frame = try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings)
-        try store.put(id, image: image, camera: inputs.referenceCamera)
+        // Uploading a known image again without a camera keeps the camera stored with it: it was overwritten
+        // with none, and scoring by id lost its pose (probe). A camera given replaces it.
+        let camera = inputs.referenceCamera ?? store.camera(id)
+        let frame = try await prepared(id: id, image: image, camera: camera, settings: inputs.settings)
+        try store.put(id, image: image, camera: camera)
         try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), try frame.features.serialized())
         return (id, !existed)
     }

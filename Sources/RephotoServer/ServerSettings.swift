@@ -44,6 +44,9 @@ public struct ServerSettings: Sendable {
         guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be 0.001 to 86400 seconds") }
         guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("--idle-timeout \(idleTimeout) must be 0.1 to 86400 seconds") }
         guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("--min-body-rate \(minBodyRate) must be at least 1 byte per second") }
+        if referenceStore?.isEmpty == true {
+            throw RephotoError.badInput("--reference-store '' is empty: name a folder, or leave it out to keep references in memory")
+        }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {
             throw RephotoError.badInput("refusing to serve \(host) without a token: give --token-file, or --allow-unauthenticated on a trusted network")

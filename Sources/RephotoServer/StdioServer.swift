@@ -23,7 +23,7 @@ public enum StdioServer {
                 response = (try? JSONOutput.encode(Failure(error: error.envelope.error, status: error.status.code))) ?? Data()
             } else {
                 let string = String(decoding: text, as: UTF8.self)
-                if string.trimmingCharacters(in: .whitespaces).isEmpty { return }
+                if string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
                 response = await handle(string, service: service, maxBytes: settings.maxBodyBytes)
             }
             FileHandle.standardOutput.write(response + Data("\n".utf8))

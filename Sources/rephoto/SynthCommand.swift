@@ -16,6 +16,7 @@ struct SynthCommand: ParsableCommand {
     @OptionGroup var options: SyntheticSequenceOptions
 
     func run() throws {
+        try OutputPaths.checkFolder(out, apartFrom: [textures])
         let progress = Progress(label: "synth")
         let sequence = try SyntheticSequence.generate(options, textureDirectory: textures, to: URL(fileURLWithPath: out)) { progress.update($0, of: $1) }
         print("\(sequence.manifest.name): reference + \(sequence.currentFrames.count) frames with ground truth -> \(out)")

@@ -131,6 +131,28 @@ struct Upload {
         }
     }
 
+    /// A known image uploaded again without a camera keeps the camera stored with it (it was overwritten with
+    /// none, and scoring by id then gave no pose; probe); a camera given with it replaces it.
+    @Test func uploadingAReferenceAgainKeepsItsCamera() async throws {
+        let settings = try Self.settings()
+        let graf1 = try Upload.image("graf1.png")
+        let camera = #"{"reference": {"intrinsics": {"fx": 800, "fy": 800, "cx": 400, "cy": 320}}, "retake": {"intrinsics": {"fx": 800, "fy": 800, "cx": 400, "cy": 320}}}"#
+        let withCamera = Upload().adding("image", graf1).adding("metadata", json: camera)
+        let bare = Upload().adding("image", graf1)
+        try await Self.app(settings).test(.router) { http in
+            let id = try await http.execute(uri: "/v1/references", method: .post, headers: withCamera.headers, body: withCamera.body) { response in
+                #expect(response.status == .created)
+                return Self.json(response)["id"] as? String ?? ""
+            }
+            try await http.execute(uri: "/v1/references", method: .post, headers: bare.headers, body: bare.body) { #expect($0.status == .ok) }
+            let store = try ReferenceStore(directory: settings.referenceStore)
+            #expect(store.camera(id)?.fx == 800)
+            let moved = Upload().adding("image", graf1).adding("metadata", json: camera.replacingOccurrences(of: "800", with: "900"))
+            try await http.execute(uri: "/v1/references", method: .post, headers: moved.headers, body: moved.body) { #expect($0.status == .ok) }
+            #expect(store.camera(id)?.fx == 900)
+        }
+    }
+
     /// A restart, or a second instance sharing the store folder, finds a reference uploaded through the first.
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
@@ -182,10 +204,12 @@ struct Upload {
             ("misspelt part of the metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retkae": {}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
             ("a number past a double", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1e400, "fy": 500, "cx": 320, "cy": 240}}}"#), .badRequest, "bad_input"),
+            ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
         ]
         // The message says what is wrong, not only that it is.
         let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
+                        "a million samples": "metadata.config: pose.essential.maxIterations = 1000000 may not exceed the server's 20000 (time)",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
         try await Self.app(try Self.settings()).test(.router) { http in
             for (name, upload, status, code) in cases {

@@ -54,6 +54,9 @@ import Testing
             (["REPHOTO_TOKEN_FILE": token], "rephoto: REPHOTO_TOKEN_FILE=\(token): the token must be printable ASCII without spaces"),
             (["REPHOTO_PORT": "x"], "rephoto: REPHOTO_PORT='x' is not a valid value"),
         ]
+        // An empty folder is the current one to the file system: the store wrote its files there (probe).
+        let emptyStore = try CLI.run(["serve", "--port", "0", "--reference-store", ""])
+        #expect(emptyStore.status == 2 && emptyStore.stderr.contains("--reference-store '' is empty"), "\(emptyStore.stderr)")
         for (variables, message) in environment {
             let run = try CLI.run(["serve"] + (variables["REPHOTO_PORT"] == nil ? ["--port", "0"] : []), environment: variables)
             #expect(run.status == 2 && run.stderr == message + "\n", "\(variables): \(run.stderr)")
@@ -111,27 +114,8 @@ import Testing
             if !up { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(up)
-        func connection() -> Int32 {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            #expect(connected == 0)
-            var wait = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-            return socket
-        }
-        /// Sends `text` and returns what one read brings back.
-        func exchange(_ socket: Int32, _ text: String) -> String {
-            #expect(send(socket, text, text.utf8.count, 0) == text.utf8.count)
-            var answer = [UInt8](repeating: 0, count: 4096)
-            let got = recv(socket, &answer, answer.count, 0)
-            return String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
-        }
+        func connection() -> Int32 { Self.connection(port) }
+        func exchange(_ socket: Int32, _ text: String) -> String { Self.exchange(socket, text) }
         let huge = connection()
         defer { close(huge) }
         let text = exchange(huge, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000000\r\n\r\n")
@@ -209,6 +193,66 @@ import Testing
         #expect(ContinuousClock.now - connectStart < .milliseconds(900), "\(ContinuousClock.now - connectStart)")
     }
 
+    /// A TCP connection to the worker on `port`, reads timing out after 10 s.
+    static func connection(_ port: Int) -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        var wait = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        return socket
+    }
+
+    /// Sends `text` and returns what one read brings back.
+    static func exchange(_ socket: Int32, _ text: String) -> String {
+        #expect(send(socket, text, text.utf8.count, 0) == text.utf8.count)
+        var answer = [UInt8](repeating: 0, count: 4096)
+        let got = recv(socket, &answer, answer.count, 0)
+        return String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
+    }
+
+    /// Bodies are buffered whole, so only --concurrency + --queue-length of them are received at once (30
+    /// uploads of 60 MB held 2.2 GB; probe): one more is answered 503 before its body is read, and once a
+    /// slot is free an upload is received again.
+    @Test func uploadsPastTheQueueAreRefusedBeforeTheirBodies() async throws {
+        let port = 20_000 + Int((getpid() + 13) % 20_000)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["serve", "--port", "\(port)", "--concurrency", "1", "--queue-length", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = (try? await Self.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(up)
+        let header = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
+        let held = [Self.connection(port), Self.connection(port)]
+        for socket in held { #expect(send(socket, header + "--b", header.utf8.count + 3, 0) > 0) }
+        try await Task.sleep(for: .milliseconds(300))
+        let third = Self.connection(port)
+        defer { close(third) }
+        let refused = Self.exchange(third, header)
+        #expect(refused.hasPrefix("HTTP/1.1 503") && refused.contains("2 uploads in progress already") && refused.lowercased().contains("retry-after: 1"),
+                "\(refused)")
+        for socket in held { close(socket) }
+        try await Task.sleep(for: .milliseconds(300))
+        let later = Self.connection(port)
+        defer { close(later) }
+        let body = "--b--\r\n"
+        let answered = Self.exchange(later, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        #expect(answered.hasPrefix("HTTP/1.1 400"), "\(answered)")
+    }
+
     @Test func stdioAnswersOneLinePerRequest() throws {
         let process = Process()
         process.executableURL = CLI.executable
@@ -226,6 +270,7 @@ import Testing
             "{" + String(repeating: "x", count: 4_100_000),  // over twice --max-body-bytes: skipped unread
             #"{"op": "score", "reference": {"path": "/dev/stdin"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": {"config": "x"}}"#,
             #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": 7}"#,
+            "\r",  // a blank line from a client ending its lines with CRLF: no request, no answer
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
