@@ -14,7 +14,8 @@ struct MultipartForm: Sendable {
     /// Parts given directly (the stdio mode).
     init(parts: [String: Data]) { self.parts = parts }
 
-    init(contentType: String?, body: ByteBuffer) throws {
+    /// `allowed`: the parts the operation reads; any other, or one without a name, is refused.
+    init(contentType: String?, body: ByteBuffer, allowed: Set<String> = knownParts) throws {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data") else {
             throw ServerError.badRequest("expected a multipart/form-data body, got Content-Type '\(contentType ?? "none")'")
         }
@@ -28,9 +29,11 @@ struct MultipartForm: Sendable {
         var collected: [String: Data] = [:]
         var count = 0
         var failure: ServerError?
+        var named = false
         parser.onHeader = { field, value in
             guard field.lowercased() == "content-disposition" else { return }
             name = Self.parameter("name", in: value)
+            named = name != nil
         }
         parser.onBody = { buffer in
             current.append(contentsOf: buffer.readableBytesView)
@@ -39,17 +42,21 @@ struct MultipartForm: Sendable {
         parser.onPartComplete = {
             count += 1
             if count > Self.maxParts { failure = .badRequest("more than \(Self.maxParts) parts") }
-            // A repeated part kept the first silently, and a misspelt one was ignored (probe).
+            // A repeated part kept the first silently, and a misspelt one, one another operation reads or one
+            // without a name was ignored (probe).
             if let name {
                 if collected[name] != nil {
                     failure = failure ?? .badRequest("part '\(name.prefix(64))' given twice")
-                } else if !Self.knownParts.contains(name) {
-                    failure = failure ?? .badRequest("unknown part '\(name.prefix(64))' (the parts are \(Self.knownParts.sorted().joined(separator: ", ")))")
+                } else if !allowed.contains(name) {
+                    failure = failure ?? .badRequest("unknown part '\(name.prefix(64))' (this operation reads \(allowed.sorted().joined(separator: ", ")))")
                 } else {
                     collected[name] = current
                 }
+            } else if !named {
+                failure = failure ?? .badRequest("a part without a name (each needs Content-Disposition: form-data; name=\"...\")")
             }
             name = nil
+            named = false
             current = Data()
         }
         do {

@@ -40,19 +40,19 @@ public enum RetakeServer {
         }
         router.post("/v1/retakes/score") { request, context in
             await answer {
-                let form = try await form(request, context, settings)
+                let form = try await form(request, context, settings, parts: retakeParts)
                 return jsonResponse(.ok, try await service.score(form))
             }
         }
         router.post("/v1/retakes/align") { request, context in
             await answer {
-                let (image, type) = try await service.align(try await form(request, context, settings))
+                let (image, type) = try await service.align(try await form(request, context, settings, parts: retakeParts))
                 return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
         router.post("/v1/references") { request, context in
             await answer {
-                let (id, created) = try await service.addReference(try await form(request, context, settings))
+                let (id, created) = try await service.addReference(try await form(request, context, settings, parts: ["image", "metadata"]))
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
             }
         }
@@ -136,7 +136,10 @@ public enum RetakeServer {
         }
     }
 
-    static func form(_ request: Request, _ context: RetakeRequestContext, _ settings: ServerSettings) async throws -> MultipartForm {
+    /// The parts scoring and aligning read.
+    static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]
+
+    static func form(_ request: Request, _ context: RetakeRequestContext, _ settings: ServerSettings, parts allowed: Set<String>) async throws -> MultipartForm {
         let maxBody = settings.maxBodyBytes
         // A declared length over the limit is refused before any of the body is waited for (probe: a client
         // announcing 100 MB was waited on).
@@ -171,7 +174,7 @@ public enum RetakeServer {
             }
         }
         context.body.markRead()
-        return try MultipartForm(contentType: request.headers[.contentType], body: body)
+        return try MultipartForm(contentType: request.headers[.contentType], body: body, allowed: allowed)
     }
 
     /// The next part of a request body; a body the client breaks off or frames wrongly (a bad chunk size) is

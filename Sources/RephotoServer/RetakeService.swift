@@ -72,6 +72,14 @@ final class RetakeService: Sendable {
         // with none, and scoring by id lost its pose (probe). A camera given replaces it.
         let camera = inputs.referenceCamera ?? store.camera(id)
         let frame = try await prepared(id: id, image: image, camera: camera, settings: inputs.settings)
+        // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
+        // stored, 201, and every score against it failed; probe).
+        let needed = inputs.settings.minimumInliers
+        guard frame.features.count >= needed else {
+            cache.remove(id: id)
+            throw ServerError(.unprocessableContent, code: "estimation_failed", kind: .estimationFailed,
+                              "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
+        }
         try store.put(id, image: image, camera: camera)
         try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), try frame.features.serialized())
         return (id, !existed)

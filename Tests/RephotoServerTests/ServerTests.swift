@@ -204,6 +204,7 @@ struct Upload {
             ("misspelt part of the metadata", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retkae": {}}"#), .badRequest, "bad_input"),
             ("bad calibration name", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"calibration": "../etc/passwd"}}"#), .badRequest, "bad_input"),
             ("a number past a double", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1e400, "fy": 500, "cx": 320, "cy": 240}}}"#), .badRequest, "bad_input"),
+            ("a part another operation reads", Upload().adding("reference", graf1).adding("retake", graf3).adding("image", graf1), .badRequest, "bad_input"),
             ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
         ]
@@ -223,6 +224,16 @@ struct Upload {
                         #expect(String(buffer: response.body).contains("metadata: unknown key 'retake.attitude.orientaton' (retake.attitude has frame, orientation, quaternion)"))
                     }
                 }
+            }
+            // A blank reference was stored (201), and no score against it could ever succeed (probe); an image
+            // part is scoring's mistake, and a part without a name was ignored.
+            let blank = Upload().adding("image", Data("P5\n64 64\n255\n".utf8) + Data(repeating: 128, count: 64 * 64))
+            try await http.execute(uri: "/v1/references", method: .post, headers: blank.headers, body: blank.body) { response in
+                #expect(response.status == .unprocessableContent && Self.errorCode(response) == "estimation_failed", "\(String(buffer: response.body))")
+            }
+            let unnamed = "--b\r\nContent-Type: image/png\r\n\r\nxyz\r\n--b--\r\n"
+            try await http.execute(uri: "/v1/references", method: .post, headers: [.contentType: "multipart/form-data; boundary=b"], body: ByteBuffer(string: unnamed)) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("a part without a name"), "\(String(buffer: response.body))")
             }
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}")) {
                 #expect($0.status == .badRequest)
