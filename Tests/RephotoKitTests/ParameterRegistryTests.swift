@@ -89,6 +89,16 @@ import Testing
         for text in ["0x1", "nan", "inf", "1e400"] { #expect(throws: RephotoError.self, "\(text)") { try threshold.parse(text) } }
         let rotation = try #require(ParameterRegistry.parameter("sensor.cameraFromDevice"))
         #expect(try rotation.parse("1,0,0, 0,-1,0, 0,0,-1") == .matrix(Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]])))
+        // As `rephoto defaults` prints it.
+        let printed = ParameterValue.matrix(Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]])).description
+        #expect(try rotation.parse(printed) == .matrix(Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]])), "\(printed)")
+        #expect(throws: RephotoError.self) { try rotation.parse("[[1, 0, 0], [0, 1, 0]]") }
+        // A long value echoed in a message is cut to a line.
+        let detector = try #require(ParameterRegistry.parameter("features.detector"))
+        var defaults0 = PipelineConfig()
+        let long = #expect(throws: RephotoError.self) { try detector.set(.string(String(repeating: "x", count: 900_000)), in: &defaults0) }
+        #expect((long?.message.count ?? .max) < 300, "\(long?.message.prefix(300) ?? "")")
+        #expect(fmt(1e308) == "1e+308" && fmt(1234567) == "1234567")
         // A stray entry was dropped and the nine others taken.
         for text in ["1,0,0,0,1,0,0,0,1,x", "1,0,0,0,1,0,0,0,x,1", "1,0,0,0,1,0,0,0,", "1,0,0,0,1,0,0,,0,1"] {
             #expect(throws: RephotoError.self, "\(text)") { try rotation.parse(text) }

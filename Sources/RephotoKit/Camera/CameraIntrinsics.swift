@@ -187,6 +187,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
 /// "1.1e+02", which no one reads as an instruction.
 package func fmt(_ value: Double, _ digits: Int = 3) -> String {
     let text = String(format: "%.\(digits)g", value)
-    guard text.contains("e"), value.isFinite else { return text }
+    // Spelt out below 10^15; past it the exponent form stays (1e+308 was printed with all 309 digits; probe).
+    guard text.contains("e"), value.isFinite, abs(value) < 1e15 else { return text }
     return abs(value) >= 1 ? String(format: "%.0f", value) : formatNumber(Double(String(format: "%.\(digits - 1)e", value)) ?? value)
 }

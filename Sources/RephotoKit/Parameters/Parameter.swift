@@ -15,7 +15,8 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .int(let v): String(v)
         case .double(let v): formatNumber(v)
         case .bool(let v): v ? "true" : "false"
-        case .string(let v): v
+        // A value echoed in a message stays one readable line (a 900 KB string was printed whole; probe).
+        case .string(let v): v.count > 80 ? "\(v.prefix(60))… (\(v.count) characters)" : v
         case .matrix(let m): "[" + m.rows.map { "[" + $0.map(formatNumber).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
         case .null: "null"
         }
@@ -257,7 +258,9 @@ extension Parameter {
         case .choice: .string(trimmed)
         case .rotation: {
             // Every entry must read: one that did not was dropped before, and ten entries with a stray word passed.
-            let numbers = trimmed.split(separator: ",", omittingEmptySubsequences: false).map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
+            // Also as `rephoto defaults` and the docs print it, row by row in brackets.
+            let flat = trimmed.hasPrefix("[") ? trimmed.filter { $0 != "[" && $0 != "]" } : trimmed
+            let numbers = flat.split(separator: ",", omittingEmptySubsequences: false).map { decimalNumber($0.trimmingCharacters(in: .whitespaces)) }
             return numbers.count == 9 && !numbers.contains(nil) ? .matrix(Matrix3(numbers.map { $0! })) : nil
         }()
         }
