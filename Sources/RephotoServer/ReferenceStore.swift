@@ -124,7 +124,7 @@ final class ReferenceStore: Sendable {
 /// Keyed by id and the settings the features depend on, so an override of the detector never reuses them.
 final class ReferenceCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [String: (frame: ReferenceFrame, bytes: Int, used: UInt64)] = [:]
+    private var entries: [String: (frame: ReferenceFrame, camera: CameraIntrinsics?, bytes: Int, used: UInt64)] = [:]
     private var clock: UInt64 = 0
     private(set) var bytes = 0
     let capacity: Int
@@ -155,13 +155,14 @@ final class ReferenceCache: @unchecked Sendable {
         }
     }
 
-    func put(_ key: String, _ frame: ReferenceFrame) {
+    /// `camera`: the one the frame was prepared with (as keyed), given back by `camera(id:)`.
+    func put(_ key: String, _ frame: ReferenceFrame, camera: CameraIntrinsics?) {
         let cost = Self.cost(frame)
         lock.withLock {
             guard cost <= capacity else { return }
             if let old = entries.removeValue(forKey: key) { bytes -= old.bytes }
             clock += 1
-            entries[key] = (frame, cost, clock)
+            entries[key] = (frame, camera, cost, clock)
             bytes += cost
             while bytes > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
                 entries.removeValue(forKey: oldest.key)
@@ -179,6 +180,12 @@ final class ReferenceCache: @unchecked Sendable {
     }
 
     func contains(id: String) -> Bool { lock.withLock { entries.keys.contains { $0.hasPrefix(id + "|") } } }
+
+    /// The camera of the reference's most recently used prepared frame: without a store, the only record of
+    /// the camera an upload gave (scoring by id without it answered 404; probe).
+    func camera(id: String) -> CameraIntrinsics? {
+        lock.withLock { entries.filter { $0.key.hasPrefix(id + "|") }.max { $0.value.used < $1.value.used }?.value.camera }
+    }
 
     var count: Int { lock.withLock { entries.count } }
 }

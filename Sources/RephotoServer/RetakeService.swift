@@ -70,7 +70,7 @@ final class RetakeService: Sendable {
         let existed = store.contains(id) || cache.contains(id: id)
         // Uploading a known image again without a camera keeps the camera stored with it: it was overwritten
         // with none, and scoring by id lost its pose (probe). A camera given replaces it.
-        let camera = inputs.referenceCamera ?? store.camera(id)
+        let camera = inputs.referenceCamera ?? store.camera(id) ?? cache.camera(id: id)
         let frame = try await prepared(id: id, image: image, camera: camera, settings: inputs.settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
         // stored, 201, and every score against it failed; probe).
@@ -109,20 +109,23 @@ final class RetakeService: Sendable {
                 let frame = try await compute {
                     try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
                 }
-                cache.put(key, frame)
+                cache.put(key, frame, camera: camera)
                 return frame
             } catch let error as RephotoError where error.kind == .badInput {
                 // A damaged features file: detect again from the image below (a full queue or a timeout is
                 // passed on, not answered with twice the work).
             }
         }
-        guard let bytes = image ?? store.get(id)?.image else { throw ServerError.notFound("no reference with id \(id)") }
+        guard let bytes = image ?? store.get(id)?.image else {
+            guard cache.contains(id: id) else { throw ServerError.notFound("no reference with id \(id)") }
+            throw ServerError.notFound("reference \(id) is kept prepared only for other feature settings or another camera, and without --reference-store its image is not kept: upload it again with these, or run the worker with a store")
+        }
         let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
             let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
             return (frame, try frame.features.serialized())
         }
-        cache.put(key, frame)
+        cache.put(key, frame, camera: camera)
         if image == nil || store.contains(id) { try? store.putFeatures(id, settingsKey: settingsKey, features) }
         return frame
     }
@@ -138,7 +141,7 @@ final class RetakeService: Sendable {
         guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
         let id = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 hex digits)") }
-        let camera = inputs.metadata.reference == nil ? store.camera(id) : inputs.referenceCamera
+        let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) : inputs.referenceCamera
         return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id)
     }
 

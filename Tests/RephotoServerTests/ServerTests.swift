@@ -153,6 +153,29 @@ struct Upload {
         }
     }
 
+    /// Without a store, a reference scored by id uses the camera it was uploaded with (it answered 404 unless
+    /// the camera was sent again; probe), and asking for other feature settings says why it cannot be served.
+    @Test func aReferenceInMemoryIsScoredByIdWithItsCamera() async throws {
+        let settings = try Self.settings { $0.referenceStore = nil }
+        let camera = #"{"intrinsics": {"fx": 800, "fy": 800, "cx": 400, "cy": 320}}"#
+        let upload = Upload().adding("image", try Upload.image("graf1.png")).adding("metadata", json: #"{"reference": \#(camera)}"#)
+        try await Self.app(settings).test(.router) { http in
+            let id = try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { Self.json($0)["id"] as? String ?? "" }
+            let score = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+                .adding("metadata", json: #"{"retake": \#(camera)}"#)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok, "\(String(buffer: response.body))")
+                #expect(!String(buffer: response.body).contains("no intrinsics"), "\(String(buffer: response.body))")
+            }
+            let orb = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+                .adding("metadata", json: #"{"config": {"features": {"detector": "orb"}}}"#)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: orb.headers, body: orb.body) { response in
+                #expect(response.status == .notFound && String(buffer: response.body).contains("without --reference-store its image is not kept"),
+                        "\(String(buffer: response.body))")
+            }
+        }
+    }
+
     /// A restart, or a second instance sharing the store folder, finds a reference uploaded through the first.
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
