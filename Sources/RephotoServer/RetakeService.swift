@@ -32,6 +32,8 @@ final class RetakeService: Sendable {
         return try await Deadline.run(seconds: settings.requestTimeout) { [pool] in try await pool.run(work) }
     }
 
+    /// The cameras as the metadata gives them; one given for one photo serves for both (as in the CLI), a
+    /// stored reference's own camera first.
     struct Inputs: Sendable {
         var settings: PipelineConfig
         var referenceCamera: CameraIntrinsics?
@@ -48,7 +50,7 @@ final class RetakeService: Sendable {
         let a0 = try RequestMetadata.attitude(metadata.reference, role: "reference"), a1 = try RequestMetadata.attitude(metadata.retake, role: "retake")
         if (a0 == nil) != (a1 == nil) { throw ServerError.badRequest("metadata: give an attitude for both photos or for neither") }
         let attitudes = a0.flatMap { r in a1.map { AttitudePair(reference: r, current: $0) } }
-        return Inputs(settings: config, referenceCamera: referenceCamera, retakeCamera: retakeCamera ?? referenceCamera,
+        return Inputs(settings: config, referenceCamera: referenceCamera, retakeCamera: retakeCamera,
                       attitudes: attitudes, metadata: metadata)
     }
 
@@ -132,17 +134,19 @@ final class RetakeService: Sendable {
 
     /// The reference of a scoring request: an uploaded part, or a stored id (its stored camera unless the
     /// metadata names one).
-    func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String) {
+    /// `camera`: the one the reference was prepared with, which the retake shares when the metadata gives it none.
+    func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
         if let image = form.parts["reference"] {
             if form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
             let id = ReferenceStore.id(of: image)
-            return (try await prepared(id: id, image: image, camera: inputs.referenceCamera, settings: inputs.settings), image, id)
+            let camera = inputs.referenceCamera ?? inputs.retakeCamera
+            return (try await prepared(id: id, image: image, camera: camera, settings: inputs.settings), image, id, camera)
         }
         guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
         let id = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 hex digits)") }
-        let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) : inputs.referenceCamera
-        return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id)
+        let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) ?? inputs.retakeCamera : inputs.referenceCamera
+        return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id, camera)
     }
 
     // MARK: scoring and alignment
@@ -152,8 +156,8 @@ final class RetakeService: Sendable {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
-        let (reference, _, _) = try await reference(form, inputs)
-        let config = inputs.settings, camera = inputs.retakeCamera, attitudes = inputs.attitudes
+        let (reference, _, _, referenceCamera) = try await reference(form, inputs)
+        let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera, attitudes = inputs.attitudes
         return try await compute {
             let estimator = try PoseEstimator(config: config)
             let image = try estimator.decode(retake)
@@ -174,10 +178,10 @@ final class RetakeService: Sendable {
         let options = inputs.metadata.align
         let format = (options?.format ?? "jpeg").lowercased()
         guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
-        let config = inputs.settings, camera = inputs.retakeCamera
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
         guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
-        let (reference, referenceBytes, id) = try await reference(form, inputs)
+        let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
+        let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
         guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)

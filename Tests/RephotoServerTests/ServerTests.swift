@@ -167,6 +167,16 @@ struct Upload {
                 #expect(response.status == .ok, "\(String(buffer: response.body))")
                 #expect(!String(buffer: response.body).contains("no intrinsics"), "\(String(buffer: response.body))")
             }
+            // One camera given, for either photo, serves for both (as in the CLI): a stored reference's for a retake
+            // with none, a retake's for an inline reference with none ("no intrinsics" before; probe).
+            let bare = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+            let inline = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+                .adding("metadata", json: #"{"retake": \#(camera)}"#)
+            for request in [bare, inline] {
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: request.headers, body: request.body) { response in
+                    #expect(response.status == .ok && !String(buffer: response.body).contains("no intrinsics"), "\(String(buffer: response.body))")
+                }
+            }
             let orb = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
                 .adding("metadata", json: #"{"config": {"features": {"detector": "orb"}}}"#)
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: orb.headers, body: orb.body) { response in
