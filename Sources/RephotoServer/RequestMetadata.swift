@@ -132,7 +132,9 @@ struct RequestMetadata: Decodable, Sendable {
         for path in costCaps {
             guard let parameter = ParameterRegistry.parameter(path),
                   case .int(let limit) = parameter.value(in: base), case .int(let asked) = parameter.value(in: config) else { continue }
-            if asked > limit {
+            // SIFT's 0 keeps every feature: no cap at all.
+            let unlimited = path == "features.sift.features"
+            if (unlimited && asked == 0 ? Int.max : asked) > (unlimited && limit == 0 ? Int.max : limit) {
                 throw ServerError.badRequest("metadata.config: \(path) = \(asked) may not exceed the server's \(limit) (time)")
             }
         }
@@ -141,7 +143,7 @@ struct RequestMetadata: Decodable, Sendable {
 
     /// The counts of samples, searches and features a request may lower but not raise.
     static let costCaps = ["homography.maxIterations", "pose.essential.maxIterations", "pose.minIterations", "pose.sensorGuidedSamples",
-                           "pose.reproductions", "pose.runnersUp", "features.orb.features"]
+                           "pose.reproductions", "pose.runnersUp", "features.orb.features", "features.sift.features"]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {

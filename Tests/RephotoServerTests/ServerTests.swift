@@ -258,6 +258,16 @@ struct Upload {
                     }
                 }
             }
+            // With the server's SIFT capped, a request may not lift the cap (0 keeps every feature).
+            try await Self.app(try Self.settings { $0.pipeline.features.sift.features = 2000 }).test(.router) { capped in
+                for (asked, status) in [(0, HTTPResponse.Status.badRequest), (5000, .badRequest)] {
+                    let upload = Upload().adding("reference", graf1).adding("retake", graf3)
+                        .adding("metadata", json: #"{"config": {"features": {"detector": "sift", "sift": {"features": \#(asked)}}}}"#)
+                    try await capped.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                        #expect(response.status == status && String(buffer: response.body).contains("features.sift.features"), "\(asked): \(String(buffer: response.body))")
+                    }
+                }
+            }
             // A blank reference was stored (201), and no score against it could ever succeed (probe); an image
             // part is scoring's mistake, and a part without a name was ignored.
             let blank = Upload().adding("image", Data("P5\n64 64\n255\n".utf8) + Data(repeating: 128, count: 64 * 64))
