@@ -48,8 +48,8 @@ import Testing
             (["synth", "--out", Self.directory(), "--reference-blur", "1e9"], "image changes = contrast"),
             (["synth", "--out", Self.directory(), "--heading", "inf"], "heading = inf is out of range"),
             // The current folder, to the file system: its reference.jpg and frames.csv were overwritten (probe).
-            (["synth", "--out", ""], "--out '' is empty: name a folder"),
-            (["import", "strecha", "\(samples)", "--out", ""], "--out '' is empty: name a folder"),
+            (["synth", "--out", ""], "--out is empty: name a folder"),
+            (["import", "strecha", "\(samples)", "--out", ""], "--out is empty: name a folder"),
             // These reached OpenCV and came back as internal errors (exit 1), or calibrated nonsense (found by probing).
             (["calibrate", "\(samples)/left01.jpg", "--board", "2x2", "--square", "0.025", "--out", "\(Self.directory()).yml"],
              "board must have 3...100 inner corners a side, got 2x2"),

@@ -65,7 +65,7 @@ package enum OutputPaths {
     /// holding one (an import's links would replace the files they point to).
     package static func checkFolder(_ output: String, apartFrom inputs: [String], disjoint: Bool = false, option: String = "--out") throws {
         // An empty path is the current folder to the file system: its files were overwritten (probe).
-        guard !output.isEmpty else { throw RephotoError.badInput("\(option) '' is empty: name a folder") }
+        guard !output.isEmpty else { throw RephotoError.badInput("\(option) is empty: name a folder") }
         let out = canonical(output)
         for input in inputs {
             let folder = canonical(input)
