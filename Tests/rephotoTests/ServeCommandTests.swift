@@ -101,19 +101,8 @@ import Testing
     /// the timeout), is answered 408 once it falls behind --min-body-rate, and its connection closed.
     @Test func slowAndOversizedClientsAreNotWaitedFor() async throws {
         let port = 20_000 + Int((getpid() + 7) % 20_000)
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", "\(port)", "--idle-timeout", "1", "--min-body-rate", "100"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try await Self.worker(port: port, ["--idle-timeout", "1", "--min-body-rate", "100"])
         defer { if process.isRunning { process.terminate() } }
-        var up = false
-        for _ in 0..<100 where !up {
-            up = (try? await Self.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(up)
         func connection() -> Int32 { Self.connection(port) }
         func exchange(_ socket: Int32, _ text: String) -> String { Self.exchange(socket, text) }
         let huge = connection()
@@ -193,6 +182,23 @@ import Testing
         #expect(ContinuousClock.now - connectStart < .milliseconds(900), "\(ContinuousClock.now - connectStart)")
     }
 
+    /// `rephoto serve` on `port` with `arguments`, once it answers /healthz.
+    static func worker(port: Int, _ arguments: [String]) async throws -> Process {
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["serve", "--port", "\(port)"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var up = false
+        for _ in 0..<100 where !up {
+            up = (try? await Self.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(up)
+        return process
+    }
+
     /// A TCP connection to the worker on `port`, reads timing out after 10 s.
     static func connection(_ port: Int) -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -222,19 +228,8 @@ import Testing
     /// slot is free an upload is received again.
     @Test func uploadsPastTheQueueAreRefusedBeforeTheirBodies() async throws {
         let port = 20_000 + Int((getpid() + 13) % 20_000)
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", "\(port)", "--concurrency", "1", "--queue-length", "1"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try await Self.worker(port: port, ["--concurrency", "1", "--queue-length", "1"])
         defer { if process.isRunning { process.terminate() } }
-        var up = false
-        for _ in 0..<100 where !up {
-            up = (try? await Self.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(up)
         let header = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
         let held = [Self.connection(port), Self.connection(port)]
         for socket in held { #expect(send(socket, header + "--b", header.utf8.count + 3, 0) > 0) }
