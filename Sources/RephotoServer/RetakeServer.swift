@@ -91,7 +91,12 @@ public enum RetakeServer {
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: app), .init(service: watcher, successTerminationBehavior: .ignore)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            // NIO's "bind(descriptor:ptr:bytes:): Address already in use" named neither the address nor the port.
+            throw RephotoError.badInput("cannot listen on \(settings.host):\(settings.port): the address is in use (another worker?)")
+        }
         // Work whose request timed out may still run; exiting under it would crash inside OpenCV.
         if !compute.finish(waitingAtMost: settings.requestTimeout + 30) {
             logger.warning("compute work still running at exit")

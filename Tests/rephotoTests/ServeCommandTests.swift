@@ -230,6 +230,10 @@ import Testing
         let port = 20_000 + Int((getpid() + 13) % 20_000)
         let process = try await Self.worker(port: port, ["--concurrency", "1", "--queue-length", "1"])
         defer { if process.isRunning { process.terminate() } }
+        // A second worker on the same port says which address is taken (NIO's bind error named none), exit 2.
+        let second = try CLI.run(["serve", "--port", "\(port)"])
+        #expect(second.status == 2 && second.stderr.hasSuffix("rephoto: cannot listen on 127.0.0.1:\(port): the address is in use (another worker?)\n"),
+                "\(second.stderr)")
         let header = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
         let held = [Self.connection(port), Self.connection(port)]
         for socket in held { #expect(send(socket, header + "--b", header.utf8.count + 3, 0) > 0) }
