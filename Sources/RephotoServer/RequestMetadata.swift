@@ -129,21 +129,24 @@ struct RequestMetadata: Decodable, Sendable {
         }
         // A request's cost is the pipeline's, under --request-timeout, but a timed-out request runs on: two
         // requests asking a million samples of every search held both pipelines for minutes (probe).
-        for path in costCaps {
+        for (path, zeroIsUnlimited) in costCaps {
             guard let parameter = ParameterRegistry.parameter(path),
                   case .int(let limit) = parameter.value(in: base), case .int(let asked) = parameter.value(in: config) else { continue }
-            // SIFT's 0 keeps every feature: no cap at all.
-            let unlimited = path == "features.sift.features"
-            if (unlimited && asked == 0 ? Int.max : asked) > (unlimited && limit == 0 ? Int.max : limit) {
+            func size(_ n: Int) -> Int { zeroIsUnlimited && n == 0 ? .max : n }
+            if size(asked) > size(limit) {
                 throw ServerError.badRequest("metadata.config: \(path) = \(asked) may not exceed the server's \(limit) (time)")
             }
         }
         return config
     }
 
-    /// The counts of samples, searches and features a request may lower but not raise.
-    static let costCaps = ["homography.maxIterations", "pose.essential.maxIterations", "pose.minIterations", "pose.sensorGuidedSamples",
-                           "pose.reproductions", "pose.runnersUp", "features.orb.features", "features.sift.features"]
+    /// The counts of samples, searches and features a request may lower but not raise; for SIFT's count 0
+    /// keeps every feature, no cap at all.
+    static let costCaps: [(path: String, zeroIsUnlimited: Bool)] = [
+        ("homography.maxIterations", false), ("pose.essential.maxIterations", false), ("pose.minIterations", false),
+        ("pose.sensorGuidedSamples", false), ("pose.reproductions", false), ("pose.runnersUp", false),
+        ("features.orb.features", false), ("features.sift.features", true),
+    ]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {

@@ -141,6 +141,11 @@ public enum RetakeServer {
         }
     }
 
+    /// Whether the request announces a body (chunked, or a positive length).
+    static func hasBody(_ request: Request) -> Bool {
+        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
+    }
+
     /// The parts scoring and aligning read.
     static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]
 
@@ -216,9 +221,8 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         // once made Hummingbird answer a second time, 400, for the body cut short.)
         // A response to CONNECT carries no framing (NIO writes neither a length nor chunks for it), so its client
         // reads to the end of the connection: that end came only with the idle timeout (probe).
-        let hasBody = request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
         if response.status.code >= 400, let context = context as? RetakeRequestContext,
-           (hasBody && !context.body.read) || response.headers[.connection] == "close" || request.method == .connect {
+           (RetakeServer.hasBody(request) && !context.body.read) || response.headers[.connection] == "close" || request.method == .connect {
             response.headers[.connection] = "close"
             let channel = context.channel
             channel.eventLoop.scheduleTask(in: .milliseconds(500)) { channel.close(promise: nil) }

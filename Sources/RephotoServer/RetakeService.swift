@@ -78,7 +78,7 @@ final class RetakeService: Sendable {
         // stored, 201, and every score against it failed; probe).
         let needed = inputs.settings.minimumInliers
         guard frame.features.count >= needed else {
-            cache.remove(id: id)
+            if !existed { cache.remove(id: id) }  // a known reference keeps what it had for other settings
             throw ServerError(.unprocessableContent, code: "estimation_failed", kind: .estimationFailed,
                               "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
         }

@@ -30,24 +30,32 @@ public struct ServerSettings: Sendable {
     public var allowUnauthenticated = false
     /// The pipeline's settings; a request may override some (not its limits).
     public var pipeline = PipelineConfig()
+    /// The environment variable each option read from the environment came from, by flag: an error names
+    /// what the operator set, not a flag they never typed.
+    public var fromEnvironment: [String: String] = [:]
 
     public init() {}
 
+    /// An option and its value as the operator gave them: `--port 70000` or `REPHOTO_PORT=70000`.
+    public func given(_ flag: String, _ value: Any) -> String {
+        fromEnvironment[flag].map { "\($0)=\(value)" } ?? "\(flag) \(value)"
+    }
+
     /// Refuses settings that cannot work, and an open, unauthenticated bind.
     public func validate() throws {
-        guard (0...65535).contains(port) else { throw RephotoError.badInput("--port \(port) is not a TCP port") }
+        guard (0...65535).contains(port) else { throw RephotoError.badInput("\(given("--port", port)) is not a TCP port") }
         // Bounded: every pipeline is a thread made up front (5,000 could not all be made), and a timeout becomes
         // a Duration (1e19 s overflowed it and stopped the worker on its first request; probe).
-        guard (1...1024).contains(concurrency) else { throw RephotoError.badInput("--concurrency \(concurrency) must be 1 to 1024") }
-        guard (0...1_000_000).contains(queueLength) else { throw RephotoError.badInput("--queue-length \(queueLength) must be 0 to 1000000") }
-        guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("--max-body-bytes \(maxBodyBytes) is too small for an upload") }
-        guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("--request-timeout \(requestTimeout) must be 0.001 to 86400 seconds") }
-        guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("--idle-timeout \(idleTimeout) must be 0.1 to 86400 seconds") }
-        guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("--min-body-rate \(minBodyRate) must be at least 1 byte per second") }
+        guard (1...1024).contains(concurrency) else { throw RephotoError.badInput("\(given("--concurrency", concurrency)) must be 1 to 1024") }
+        guard (0...1_000_000).contains(queueLength) else { throw RephotoError.badInput("\(given("--queue-length", queueLength)) must be 0 to 1000000") }
+        guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("\(given("--max-body-bytes", maxBodyBytes)) is too small for an upload") }
+        guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("\(given("--request-timeout", requestTimeout)) must be 0.001 to 86400 seconds") }
+        guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("\(given("--idle-timeout", idleTimeout)) must be 0.1 to 86400 seconds") }
+        guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("\(given("--min-body-rate", minBodyRate)) must be at least 1 byte per second") }
         if referenceStore?.isEmpty == true {
-            throw RephotoError.badInput("--reference-store '' is empty: name a folder, or leave it out to keep references in memory")
+            throw RephotoError.badInput("\(given("--reference-store", "''")) is empty: name a folder, or leave it out to keep references in memory")
         }
-        guard cacheBytes >= 0 else { throw RephotoError.badInput("--cache-bytes \(cacheBytes) must be at least 0") }
+        guard cacheBytes >= 0 else { throw RephotoError.badInput("\(given("--cache-bytes", cacheBytes)) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {
             throw RephotoError.badInput("refusing to serve \(host) without a token: give --token-file, or --allow-unauthenticated on a trusted network")
         }

@@ -26,8 +26,7 @@ struct UploadAdmission<Context: RequestContext>: RouterMiddleware {
     let budget: UploadBudget
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let hasBody = request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
-        guard hasBody else { return try await next(request, context) }
+        guard RetakeServer.hasBody(request) else { return try await next(request, context) }
         guard budget.acquire() else {
             var busy = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
                                    "\(budget.capacity) uploads in progress already (--concurrency + --queue-length): try again shortly")

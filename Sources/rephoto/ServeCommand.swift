@@ -28,7 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func settings() throws -> ServerSettings {
         let env = ProcessInfo.processInfo.environment
-        // Flag -> variable, for the values read from the environment: an error names what the operator set.
+        // Flag -> variable, for the values read from the environment (ServerSettings.given).
         var fromEnvironment: [String: String] = [:]
         func value<T>(_ flag: T?, _ option: String, _ name: String, _ parse: (String) -> T?) throws -> T? {
             if let flag { return flag }
@@ -49,24 +49,22 @@ struct ServeCommand: AsyncParsableCommand {
         s.referenceStore = try value(referenceStore, "--reference-store", "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "--cache-bytes", "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
         s.calibrationDirectory = try value(calibrationDir, "--calibration-dir", "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory
-        do {
-            if let file = try value(tokenFile, "--token-file", "REPHOTO_TOKEN_FILE", { $0 }) {
-                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("--token-file \(file): cannot read") }
-                let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard token.count >= 16 else { throw RephotoError.badInput("--token-file \(file): the token must have at least 16 characters") }
-                // A token no client can send in a header line (a newline inside it was accepted; probe).
-                guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
-                    throw RephotoError.badInput("--token-file \(file): the token must be printable ASCII without spaces")
-                }
-                s.token = token
+        let tokenPath = try value(tokenFile, "--token-file", "REPHOTO_TOKEN_FILE", { $0 })
+        s.fromEnvironment = fromEnvironment
+        if let file = tokenPath {
+            let given = s.given("--token-file", file)
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("\(given): cannot read") }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.count >= 16 else { throw RephotoError.badInput("\(given): the token must have at least 16 characters") }
+            // A token no client can send in a header line (a newline inside it was accepted; probe).
+            guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+                throw RephotoError.badInput("\(given): the token must be printable ASCII without spaces")
             }
-            s.allowUnauthenticated = allowUnauthenticated
-            s.pipeline = try pipeline.resolve()
-            try s.validate()
-        } catch let error as RephotoError where error.kind == .badInput {
-            guard let (flag, name) = fromEnvironment.first(where: { error.message.hasPrefix($0.key + " ") }) else { throw error }
-            throw RephotoError.badInput(name + "=" + error.message.dropFirst(flag.count + 1))
+            s.token = token
         }
+        s.allowUnauthenticated = allowUnauthenticated
+        s.pipeline = try pipeline.resolve()
+        try s.validate()
         return s
     }
 
