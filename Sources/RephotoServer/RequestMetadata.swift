@@ -140,12 +140,12 @@ struct RequestMetadata: Decodable, Sendable {
         return config
     }
 
-    /// The counts of samples, searches and features a request may lower but not raise; for SIFT's count 0
-    /// keeps every feature, no cap at all.
+    /// The counts of samples, searches and features a request may lower but not raise; for SIFT's count and
+    /// the keypoint cap 0 keeps every feature, no cap at all.
     static let costCaps: [(path: String, zeroIsUnlimited: Bool)] = [
         ("homography.maxIterations", false), ("pose.essential.maxIterations", false), ("pose.minIterations", false),
         ("pose.sensorGuidedSamples", false), ("pose.reproductions", false), ("pose.runnersUp", false),
-        ("features.orb.features", false), ("features.sift.features", true),
+        ("features.orb.features", false), ("features.sift.features", true), ("features.maxKeypoints", true),
     ]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.

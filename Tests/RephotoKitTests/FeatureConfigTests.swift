@@ -77,6 +77,43 @@ import RephotoEvaluation
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
     }
 
+    /// The keypoint cap keeps the strongest responses of the uncapped detection, in detection order, each
+    /// with its own descriptor: checked against a detection without the cap, for a binary and a float descriptor.
+    @Test func keypointCapKeepsTheStrongestWithTheirDescriptors() throws {
+        let image = try Fixtures.image("graf1.png")
+        for detector in [DetectorKind.akaze, .sift] {
+            var config = FeatureConfig(detector: detector)
+            config.maxKeypoints = 0
+            let all = try Features(image: image, config: config)
+            let limit = all.count / 3
+            #expect(limit > 100, "\(detector): \(all.count) keypoints")
+            config.maxKeypoints = limit
+            let capped = try Features(image: image, config: config)
+            #expect(capped.count == limit, "\(detector)")
+            let threshold = all.keypoints.map(\.response).sorted(by: >)[limit - 1]
+            #expect(capped.keypoints.allSatisfy { $0.response >= threshold }, "\(detector)")
+            // In detection order: the kept keypoints are a subsequence of the uncapped ones.
+            var next = 0
+            var rows: [Int] = []
+            for keypoint in capped.keypoints {
+                guard let k = all.keypoints[next...].firstIndex(of: keypoint) else { break }
+                rows.append(k)
+                next = k + 1
+            }
+            #expect(rows.count == limit, "\(detector): not in detection order")
+            // Descriptor rows end the saved form.
+            let width = all.descriptorBytes
+            let allRows = try all.serialized().suffix(all.count * width), cappedRows = try capped.serialized().suffix(limit * width)
+            #expect(capped.descriptorBytes == width)
+            for (i, k) in rows.enumerated() {
+                #expect(cappedRows.dropFirst(i * width).prefix(width).elementsEqual(allRows.dropFirst(k * width).prefix(width)), "\(detector): descriptor \(i)")
+            }
+            // A cap above the count changes nothing.
+            config.maxKeypoints = all.count
+            #expect(try Features(image: image, config: config).keypoints == all.keypoints)
+        }
+    }
+
     /// Parameters must reach OpenCV: each changes what the detector returns in the documented direction.
     @Test func parametersReachOpenCV() throws {
         let image = try Fixtures.image("graf1.png")

@@ -120,6 +120,8 @@ typedef struct rp_detector_params {
     /* analysis scale: detect on a downscaled copy; 0 disables each. The smaller effective scale wins. */
     int max_dimension;
     double scale;
+    /* keep at most this many keypoints, the strongest responses first, in detection order; 0 keeps all */
+    int max_keypoints;
     /* AKAZE */
     int akaze_descriptor_type;      /* cv::AKAZE::DescriptorType: 2 KAZE_UPRIGHT, 3 KAZE, 4 MLDB_UPRIGHT, 5 MLDB */
     int akaze_descriptor_size;

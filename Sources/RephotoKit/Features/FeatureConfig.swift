@@ -16,6 +16,8 @@ public struct FeatureConfig: Equatable, Sendable {
     public static var defaultMaxDimension: Int? { ParameterRegistry.defaultValue(\.features.maxDimension) }
     /// Downscale by this factor in (0, 1] (nil: 1). With both set, the smaller scale wins.
     public var scale: Double? = ParameterRegistry.defaultValue(\.features.scale)
+    /// At most this many keypoints per image, the strongest first (0: all): matching's cost grows with their square.
+    public var maxKeypoints: Int = ParameterRegistry.defaultValue(\.features.maxKeypoints)
     public var akaze = AKAZEParameters()
     public var orb = ORBParameters()
     public var sift = SIFTParameters()
@@ -41,6 +43,7 @@ public struct FeatureConfig: Equatable, Sendable {
         p.kind = Int32(detector == .akaze ? RP_DETECTOR_AKAZE.rawValue : detector == .orb ? RP_DETECTOR_ORB.rawValue : RP_DETECTOR_SIFT.rawValue)
         p.max_dimension = try cInt(maxDimension ?? 0, "features.maxDimension")
         p.scale = scale ?? 0
+        p.max_keypoints = try cInt(maxKeypoints, "features.maxKeypoints")
         p.akaze_descriptor_type = akaze.descriptorType.openCV
         p.akaze_descriptor_size = try cInt(akaze.descriptorSize, "features.akaze.descriptorSize")
         p.akaze_descriptor_channels = try cInt(akaze.descriptorChannels, "features.akaze.descriptorChannels")
