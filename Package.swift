@@ -23,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // Hummingbird's own dependencies, named because the worker imports them directly.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // OpenCV's compiler and linker flags come from pkg-config; nothing is compiled here.
@@ -60,11 +64,15 @@ let package = Package(
             .product(name: "MultipartKit", package: "multipart-kit"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], resources: [.copy("openapi.yaml")]),
         .executableTarget(name: "rephoto", dependencies: [
             "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "rephoto-bench", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoShimTools"]),
         // Parser fuzzing (scripts/fuzz builds it with libFuzzer); a plain build replays inputs.
@@ -78,8 +86,12 @@ let package = Package(
         .testTarget(name: "RephotoEvaluationTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoServerTests", dependencies: [
             "RephotoServer", "RephotoKit", "RephotoTestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .testTarget(name: "rephotoTests", dependencies: ["rephoto", "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
     ],

@@ -4,7 +4,7 @@ import Yams
 
 /// 405 with `Allow` for a method openapi.yaml does not define on a path it does: a wrong method was answered
 /// 404, as if the path did not exist (probe). The paths and methods are read from the served openapi.yaml, so
-/// the answer cannot drift from the documented API.
+/// the answer cannot drift from the documented API. HEAD is allowed wherever GET is.
 struct MethodNotAllowed<Context: RequestContext>: RouterMiddleware {
     struct Route: Sendable {
         /// The path template's segments; "{name}" matches any one segment.
@@ -18,7 +18,10 @@ struct MethodNotAllowed<Context: RequestContext>: RouterMiddleware {
         let paths = spec?["paths"] as? [String: Any] ?? [:]
         let verbs: Set = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
         routes = paths.map { path, item in
-            let methods = ((item as? [String: Any]) ?? [:]).keys.filter(verbs.contains).map { $0.uppercased() }
+            var methods = ((item as? [String: Any]) ?? [:]).keys.filter(verbs.contains).map { $0.uppercased() }
+            // HEAD goes with GET (RFC 9110 9.3.2): the router answers it with GET's headers, as a health check
+            // behind a load balancer expects.
+            if methods.contains("GET") && !methods.contains("HEAD") { methods.append("HEAD") }
             return Route(segments: path.split(separator: "/").map(String.init), methods: methods.sorted())
         }
     }

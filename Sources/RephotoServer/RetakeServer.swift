@@ -16,7 +16,7 @@ public enum RetakeServer {
                                        compute: ComputePool? = nil) throws -> some ApplicationProtocol {
         let metrics = ServerMetrics()
         let service = try RetakeService(settings: settings, metrics: metrics, pool: compute)
-        let router = Router(context: RetakeRequestContext.self)
+        let router = Router(context: RetakeRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
         router.add(middleware: BearerAuth(token: settings.token))
@@ -215,6 +215,9 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         } catch {
             response = await RetakeServer.answer { throw error }
         }
+        // An answer to HEAD has GET's headers and no body, errors included: a body there would be read as the
+        // start of the next response on the connection.
+        if request.method == .head { response = response.createHeadResponse() }
         // An error answered to a request that has a body may leave that body unread, and Hummingbird would then
         // read it to its end, at whatever pace the client sends it (a probe held connections with a byte a second
         // after a 401, 404, 405 or 413): such a connection closes shortly after the answer. (Closing its input at

@@ -53,6 +53,14 @@ public enum StdioServer {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw ServerError.badRequest("a request line must be one JSON object")
             }
+            // A misspelt key would otherwise be a part silently missing, or a setting silently ignored.
+            let keys = ["op", "reference", "referenceId", "retake", "image", "metadata"]
+            if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
+                throw ServerError.badRequest("unknown key '\(unknown.prefix(40))' (a request line has \(keys.joined(separator: ", ")))")
+            }
+            for name in ["op", "referenceId"] where object[name] != nil && !(object[name] is String) {
+                throw ServerError.badRequest("\(name) must be a string")
+            }
             var parts: [String: Data] = [:]
             for name in ["reference", "retake", "image"] {
                 guard let image = object[name] else { continue }
@@ -95,7 +103,7 @@ public enum StdioServer {
     }
 
     static func imageBytes(_ value: Any, name: String, maxBytes: Int) throws -> Data {
-        guard let spec = value as? [String: Any] else { throw ServerError.badRequest("\(name) must be {\"path\": ...} or {\"base64\": ...}") }
+        guard let spec = value as? [String: Any], spec.count == 1 else { throw ServerError.badRequest("\(name) must be {\"path\": ...} or {\"base64\": ...}") }
         if let path = spec["path"] as? String {
             do {
                 return try Image.readFile(path, maxBytes: maxBytes)

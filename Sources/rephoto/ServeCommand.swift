@@ -10,18 +10,18 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
         discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_REFERENCE_STORE, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
 
-    @Option(help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
-    @Option(help: "TCP port (default 8080).") var port: Int?
-    @Option(help: "Pipelines running at once (default: the cores).") var concurrency: Int?
-    @Option(help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
-    @Option(help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
-    @Option(help: "Seconds a request may take before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
-    @Option(help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
-    @Option(help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
-    @Option(help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
-    @Option(help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
-    @Option(help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
-    @Option(help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
+    @Option(parsing: .unconditional, help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
+    @Option(parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
+    @Option(parsing: .unconditional, help: "Pipelines running at once (default: the cores).") var concurrency: Int?
+    @Option(parsing: .unconditional, help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
+    @Option(parsing: .unconditional, help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
+    @Option(parsing: .unconditional, help: "Seconds a request may take before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
+    @Option(parsing: .unconditional, help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
+    @Option(parsing: .unconditional, help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
+    @Option(parsing: .unconditional, help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
+    @Option(parsing: .unconditional, help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
+    @Option(parsing: .unconditional, help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
+    @Option(parsing: .unconditional, help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
     @Flag(help: "Serve a non-loopback address without a token.") var allowUnauthenticated = false
     @Flag(help: "Read one JSON request per line on stdin, write one JSON response per line on stdout.") var stdio = false
     @OptionGroup var pipeline: PipelineOptions
@@ -53,8 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         s.fromEnvironment = fromEnvironment
         if let file = tokenPath {
             let given = s.given("--token-file", file)
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw RephotoError.badInput("\(given): cannot read") }
-            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let token = try Self.readToken(file, given).trimmingCharacters(in: .whitespacesAndNewlines)
             guard token.count >= 16 else { throw RephotoError.badInput("\(given): the token must have at least 16 characters") }
             // A token no client can send in a header line (a newline inside it was accepted; probe).
             guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
@@ -66,6 +65,26 @@ struct ServeCommand: AsyncParsableCommand {
         s.pipeline = try pipeline.resolve()
         try s.validate()
         return s
+    }
+
+    /// At most 4 KiB is read: /dev/zero or a log file given by mistake would otherwise be read whole.
+    static func readToken(_ path: String, _ given: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"
+            throw RephotoError.badInput("\(given): \(reason)")
+        }
+        defer { try? handle.close() }
+        let limit = 4096
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw RephotoError.badInput("\(given): cannot read (\(error.localizedDescription))")
+        }
+        if data.isEmpty { throw RephotoError.badInput("\(given): the file is empty") }
+        if data.count > limit { throw RephotoError.badInput("\(given): over \(limit) bytes, not a token file") }
+        guard let text = String(data: data, encoding: .utf8) else { throw RephotoError.badInput("\(given): not UTF-8 text") }
+        return text
     }
 
     func run() async throws {

@@ -239,11 +239,13 @@ struct Upload {
             ("a number past a double", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1e400, "fy": 500, "cx": 320, "cy": 240}}}"#), .badRequest, "bad_input"),
             ("a part another operation reads", Upload().adding("reference", graf1).adding("retake", graf3).adding("image", graf1), .badRequest, "bad_input"),
             ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
+            ("every keypoint", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"maxKeypoints": 0}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
         ]
         // The message says what is wrong, not only that it is.
         let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
                         "a million samples": "metadata.config: pose.essential.maxIterations = 1000000 may not exceed the server's 20000 (time)",
+                        "every keypoint": "metadata.config: features.maxKeypoints = 0 may not exceed the server's 20000 (time)",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
         try await Self.app(try Self.settings()).test(.router) { http in
             for (name, upload, status, code) in cases {
@@ -288,7 +290,7 @@ struct Upload {
             // A method the API does not define on a path it does: 405 with what it allows (it was 404), read from
             // openapi.yaml; a path parameter matches any one segment.
             let wrong: [(String, HTTPRequest.Method, String)] = [
-                ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET"), ("/v1/references/abc", .post, "DELETE, GET"), ("/healthz", .head, "GET"),
+                ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET, HEAD"), ("/v1/references/abc", .post, "DELETE, GET, HEAD"),
                 ("/v1/references", .delete, "POST"),
             ]
             for (uri, method, allowed) in wrong {
@@ -299,6 +301,16 @@ struct Upload {
                 }
             }
             try await http.execute(uri: "/v1/references/abc/def", method: .post) { #expect($0.status == .notFound) }
+            // HEAD answers as GET would, without the body (a load balancer's health check; it was 405).
+            try await http.execute(uri: "/healthz", method: .head) { response in
+                #expect(response.status == .ok && response.body.readableBytes == 0, "\(response.status)")
+            }
+            try await http.execute(uri: "/v1/references/\(String(repeating: "0", count: 64))", method: .head) { response in
+                #expect(response.status == .notFound && response.body.readableBytes == 0, "\(response.status)")
+            }
+            try await http.execute(uri: "/v1/retakes/score", method: .head) { response in
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == "POST" && response.body.readableBytes == 0, "\(response.status)")
+            }
         }
         // A body over the limit is refused as too large.
         let small = try Self.settings { $0.maxBodyBytes = 4096 }

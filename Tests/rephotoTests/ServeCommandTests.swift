@@ -43,6 +43,10 @@ import Testing
             (["--idle-timeout", "0x10"], "The value '0x10' is invalid for '--idle-timeout <idle-timeout>'"),
             (["--min-body-rate", "0"], "--min-body-rate 0.0 must be at least 1 byte per second"),
             (["--token-file", token], "the token must be printable ASCII without spaces"),
+            // /dev/zero was read without end; an empty file said only "cannot read".
+            (["--token-file", "/dev/zero"], "--token-file /dev/zero: over 4096 bytes, not a token file"),
+            (["--token-file", "/dev/null"], "--token-file /dev/null: the file is empty"),
+            (["--token-file", token + ".absent"], "--token-file \(token).absent: no such file"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
@@ -270,13 +274,21 @@ import Testing
             #"{"op": "score", "reference": {"path": "/dev/stdin"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": {"config": "x"}}"#,
             #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metadata": 7}"#,
             "\r",  // a blank line from a client ending its lines with CRLF: no request, no answer
+            // A misspelt key was ignored, so the retake went missing with another message, or a setting silently.
+            #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metdata": {}}"#,
+            #"{"op": 3}"#,
+            #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))", "base64": "eA=="}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}}"#,
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let answers = out.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        #expect(answers.count == 7)
+        #expect(answers.count == 10)
+        func message(_ k: Int) -> String { (answers[k]["error"] as? [String: Any])?["message"] as? String ?? "" }
+        #expect(answers[7]["status"] as? Int == 400 && message(7) == "unknown key 'metdata' (a request line has op, reference, referenceId, retake, image, metadata)", "\(message(7))")
+        #expect(answers[8]["status"] as? Int == 400 && message(8) == "op must be a string", "\(message(8))")
+        #expect(answers[9]["status"] as? Int == 400 && message(9).contains("reference must be {"), "\(message(9))")
         #expect(answers[4]["status"] as? Int == 413)
         // /dev/stdin is the worker's own input, not an image; a scalar metadata used to kill the process.
         #expect(answers[5]["status"] as? Int == 400 && ((answers[5]["error"] as? [String: Any])?["message"] as? String)?.contains("not a regular file") == true)
