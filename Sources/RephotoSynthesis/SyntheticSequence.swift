@@ -7,38 +7,38 @@ import Foundation
 /// exact ground truth. These are `rephoto synth`'s options, declared once here (datasets/README.md);
 /// `SyntheticSequenceOptions.defaults` is the default set for code.
 public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
-    @Option(help: "Sequence name.") public var name = "synthetic"
-    @Option(help: "Number of frames (2...300).") public var frames = 60
-    @Option(help: "Frames per second (timestamps).") public var fps = 30.0
-    @Option(help: "Frame width, pixels.") public var width = 640
-    @Option(help: "Frame height, pixels.") public var height = 480
+    @Option(parsing: .unconditional, help: "Sequence name.") public var name = "synthetic"
+    @Option(parsing: .unconditional, help: "Number of frames (2...300).") public var frames = 60
+    @Option(parsing: .unconditional, help: "Frames per second (timestamps).") public var fps = 30.0
+    @Option(parsing: .unconditional, help: "Frame width, pixels.") public var width = 640
+    @Option(parsing: .unconditional, help: "Frame height, pixels.") public var height = 480
     /// A phone's main camera: about 60–70°.
-    @Option(name: .customLong("field-of-view"), help: "Horizontal field of view, degrees.") public var fieldOfViewDegrees = 63.0
-    @Option(help: "Random seed.") public var seed: UInt64 = 1
-    @Option(name: .customLong("start-rotation"), help: "Start offset: rotation, degrees.") public var startRotationDegrees = 8.0
-    @Option(name: .customLong("start-translation"), help: "Start offset: camera displacement, metres.") public var startTranslationMetres = 0.5
+    @Option(name: .customLong("field-of-view"), parsing: .unconditional, help: "Horizontal field of view, degrees.") public var fieldOfViewDegrees = 63.0
+    @Option(parsing: .unconditional, help: "Random seed.") public var seed: UInt64 = 1
+    @Option(name: .customLong("start-rotation"), parsing: .unconditional, help: "Start offset: rotation, degrees.") public var startRotationDegrees = 8.0
+    @Option(name: .customLong("start-translation"), parsing: .unconditional, help: "Start offset: camera displacement, metres.") public var startTranslationMetres = 0.5
     /// Exponential convergence: the offset left at the last frame is exp(−convergence).
-    @Option(help: "Convergence: the start offset decays as exp(-c * progress).") public var convergence = 5.0
-    @Option(name: .customLong("orbit"), help: "Wide baseline: the start camera orbits the scene's centre (7.5 m ahead) by this many degrees about the vertical, facing it; replaces the start rotation and translation.")
+    @Option(parsing: .unconditional, help: "Convergence: the start offset decays as exp(-c * progress).") public var convergence = 5.0
+    @Option(name: .customLong("orbit"), parsing: .unconditional, help: "Wide baseline: the start camera orbits the scene's centre (7.5 m ahead) by this many degrees about the vertical, facing it; replaces the start rotation and translation.")
     public var orbitDegrees = 0.0
     /// Physiological tremor about 8–12 Hz plus slower sway.
-    @Option(help: "Hand tremor: rotation amplitude, degrees.") public var tremorDegrees = 0.1
-    @Option(help: "Hand tremor: displacement amplitude, metres.") public var tremorMetres = 0.002
+    @Option(parsing: .unconditional, help: "Hand tremor: rotation amplitude, degrees.") public var tremorDegrees = 0.1
+    @Option(parsing: .unconditional, help: "Hand tremor: displacement amplitude, metres.") public var tremorMetres = 0.002
     // Signed values: a minus sign starts the value, not another option.
     @Option(name: .customLong("heading"), parsing: .unconditional, help: "Heading of the reference camera, degrees east of north.") public var headingDegrees = 0.0
-    @Option(help: "How the phone is held: portrait, portraitUpsideDown, landscapeLeft, landscapeRight.")
+    @Option(parsing: .unconditional, help: "How the phone is held: portrait, portraitUpsideDown, landscapeLeft, landscapeRight.")
     public var orientation = ScreenOrientation.landscapeLeft
-    @Option(help: "Attitude reference frame written to the manifest.") public var attitudeFrame = AttitudeReferenceFrame.xMagneticNorthZVertical
-    @Option(help: "Attitude white noise per axis, degrees.") public var attitudeNoise = 0.05
+    @Option(parsing: .unconditional, help: "Attitude reference frame written to the manifest.") public var attitudeFrame = AttitudeReferenceFrame.xMagneticNorthZVertical
+    @Option(parsing: .unconditional, help: "Attitude white noise per axis, degrees.") public var attitudeNoise = 0.05
     @Option(parsing: .unconditional, help: "Gyro-bias drift, degrees per second.") public var attitudeDrift = 0.02
     @Option(parsing: .unconditional, help: "Heading offset of the current session, degrees.") public var yawOffset = 3.0
-    @Option(help: "Then: reference contrast factor.") public var referenceContrast = 1.0
+    @Option(parsing: .unconditional, help: "Then: reference contrast factor.") public var referenceContrast = 1.0
     @Option(parsing: .unconditional, help: "Then: reference brightness offset, grey levels.") public var referenceBrightness = 0.0
-    @Option(help: "Then: reference blur, Gaussian sigma in pixels.") public var referenceBlur = 0.0
-    @Option(help: "Sensor noise on every frame, grey levels (sigma).") public var imageNoise = 0.0
+    @Option(parsing: .unconditional, help: "Then: reference blur, Gaussian sigma in pixels.") public var referenceBlur = 0.0
+    @Option(parsing: .unconditional, help: "Sensor noise on every frame, grey levels (sigma).") public var imageNoise = 0.0
     @Flag(help: "Now: an object stands in front of the scene in the current frames.") public var occluder = false
     @Flag(help: "Now: part of the back wall has changed in the current frames.") public var replacedRegion = false
-    @Option(help: "JPEG quality of the frames.") public var jpegQuality = 90
+    @Option(parsing: .unconditional, help: "JPEG quality of the frames.") public var jpegQuality = 90
 
     public init() {}
 

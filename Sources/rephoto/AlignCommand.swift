@@ -8,14 +8,16 @@ struct AlignCommand: ParsableCommand {
         abstract: "Warp the current photo into the reference's frame: alone, blended over it, or split (then and now).",
         discussion: "The homography is estimated as `rephoto pose` does. Exit codes: 0 written, 2 bad input, 3 could not estimate.")
 
-    @Option(help: "The reference (old) photo.") var reference: String
-    @Option(help: "The current (new) photo.") var current: String
-    @Option(help: "warped, blend or split.") var mode: Alignment.Mode = .warped
-    @Option(help: "Opacity of the current photo in a blend, 0...1.") var opacity = 0.5
-    @Option(help: "Output file (.jpg/.jpeg or .png).") var out: String
+    @Option(parsing: .unconditional, help: "The reference (old) photo.") var reference: String
+    @Option(parsing: .unconditional, help: "The current (new) photo.") var current: String
+    @Option(parsing: .unconditional, help: "warped, blend or split.") var mode: Alignment.Mode = .warped
+    @Option(parsing: .unconditional, help: "Opacity of the current photo in a blend, 0...1.") var opacity = 0.5
+    @Option(parsing: .unconditional, help: "Output file (.jpg/.jpeg or .png).") var out: String
     @OptionGroup var pipeline: PipelineOptions
 
     func run() throws {
+        // Checked before the estimate it would otherwise follow.
+        guard opacity >= 0, opacity <= 1 else { throw RephotoError.badInput("--opacity \(opacity) must be 0...1") }
         try OutputPaths.checkFile(out, apartFrom: [reference, current])
         let settings = try pipeline.resolve()
         let lower = out.lowercased()

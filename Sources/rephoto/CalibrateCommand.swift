@@ -11,10 +11,10 @@ struct CalibrateCommand: ParsableCommand {
         abstract: "Calibrate a camera from chessboard photos; writes the OpenCV FileStorage file --calibration reads.")
 
     @Argument(help: "Chessboard images (all of one size).") var images: [String]
-    @Option(help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
-    @Option(help: "Side of a square, metres.", transform: decimalOption) var square: Double
-    @Option(help: "Output file (.yml, .xml or .json).") var out: String
-    @Option(help: "Fewest views with the board that calibration accepts.") var minimumViews = 5
+    @Option(parsing: .unconditional, help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
+    @Option(parsing: .unconditional, help: "Side of a square, metres.", transform: decimalOption) var square: Double
+    @Option(parsing: .unconditional, help: "Output file (.yml, .xml or .json).") var out: String
+    @Option(parsing: .unconditional, help: "Fewest views with the board that calibration accepts.") var minimumViews = 5
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() throws {

@@ -19,14 +19,14 @@ struct EvaluateCommand: ParsableCommand {
         @Argument(help: "Sequence folders, or folders to search for sequences (any folder with a sequence.json).")
         var paths: [String]
         @OptionGroup var pipeline: PipelineOptions
-        @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
-        @Option(help: "Output folder.") var out = "evaluation"
-        @Option(help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
+        @Option(parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(parsing: .unconditional, help: "Output folder.") var out = "evaluation"
+        @Option(parsing: .unconditional, help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
         @Flag(help: "Detect the reference again for every frame (for benchmarks: shows what caching saves).") var recomputeReference = false
         @Flag(help: "Skip the overlay thumbnails in the report.") var noThumbnails = false
         @Flag(help: "Continue the run in --out that was interrupted or killed: its finished frames are kept, not evaluated again (same settings and sequences required).")
         var resume = false
-        @Option(help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
+        @Option(parsing: .unconditional, help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
         var grace = 30.0
 
         func run() throws {
@@ -89,7 +89,7 @@ struct EvaluateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Combine shard result folders into one summary and report.")
 
         @Argument(help: "Result folders of the shards.") var folders: [String]
-        @Option(help: "Output folder.") var out = "evaluation"
+        @Option(parsing: .unconditional, help: "Output folder.") var out = "evaluation"
 
         func run() throws {
             try OutputPaths.checkFolder(out, apartFrom: folders)

@@ -17,9 +17,9 @@ struct ImportCommand: ParsableCommand {
 
         @Argument(help: "The Strecha folder, e.g. ../shared/datasets/strecha-herzjesu-p8.")
         var folder: String
-        @Option(help: "Output sequence folder.")
+        @Option(parsing: .unconditional, help: "Output sequence folder.")
         var out: String
-        @Option(help: "Sequence name (default: the folder's name).")
+        @Option(parsing: .unconditional, help: "Sequence name (default: the folder's name).")
         var name: String?
         @Flag(help: "Copy the images instead of linking them.")
         var copy = false
@@ -38,7 +38,7 @@ struct ImportCommand: ParsableCommand {
 
         @Argument(help: "The samples folder (scripts/fetch-sample-data puts it in .cache/opencv-samples).")
         var folder: String
-        @Option(help: "Output folder; one sequence folder is made per pair.")
+        @Option(parsing: .unconditional, help: "Output folder; one sequence folder is made per pair.")
         var out: String
 
         func run() throws {

@@ -4,17 +4,17 @@ import RephotoKit
 /// The pipeline settings every estimating command takes: a config file, a few common flags, and `--set`
 /// for any parameter of the registry (`rephoto defaults` lists them). Flags override the file.
 struct PipelineOptions: ParsableArguments {
-    @Option(help: "Pipeline settings, JSON or YAML (docs/configuration.md); the flags below override it.")
+    @Option(parsing: .unconditional, help: "Pipeline settings, JSON or YAML (docs/configuration.md); the flags below override it.")
     var config: String?
-    @Option(help: "Feature detector: akaze, orb or sift.")
+    @Option(parsing: .unconditional, help: "Feature detector: akaze, orb or sift.")
     var detector: DetectorKind?
-    @Option(help: "Detect on a copy downscaled so its longer side is at most N pixels (default 1600; full size: --set features.maxDimension=null); coordinates stay full resolution.")
+    @Option(parsing: .unconditional, help: "Detect on a copy downscaled so its longer side is at most N pixels (default 1600; full size: --set features.maxDimension=null); coordinates stay full resolution.")
     var maxDimension: Int?
-    @Option(help: "Refuse images with more pixels than this, before decoding (default 50000000).")
+    @Option(parsing: .unconditional, help: "Refuse images with more pixels than this, before decoding (default 50000000).")
     var maxPixels: Int?
-    @Option(help: "Refuse image files larger than this many bytes, before reading them (default 268435456).")
+    @Option(parsing: .unconditional, help: "Refuse image files larger than this many bytes, before reading them (default 268435456).")
     var maxBytes: Int?
-    @Option(name: .customLong("set"), help: ArgumentHelp("Set any parameter, e.g. --set features.akaze.threshold=0.002 (repeatable).", valueName: "path=value"))
+    @Option(name: .customLong("set"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Set any parameter, e.g. --set features.akaze.threshold=0.002 (repeatable).", valueName: "path=value"))
     var settings: [String] = []
 
     /// The config file with the flags applied, validated.

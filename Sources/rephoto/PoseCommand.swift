@@ -9,16 +9,16 @@ struct PoseCommand: ParsableCommand {
         abstract: "Homography, navigation, essential-matrix pose and metrics between a reference and a current frame.",
         discussion: "Exit codes: 0 ok, 2 bad input, 3 could not estimate (too few features, matches or inliers), 1 internal error. The --json output is documented in docs/json-output.md.")
 
-    @Option(help: "The reference (old) photo: JPEG, PNG, HEIC, TIFF, WebP, BMP, PNM or JPEG 2000.")
+    @Option(parsing: .unconditional, help: "The reference (old) photo: JPEG, PNG, HEIC, TIFF, WebP, BMP, PNM or JPEG 2000.")
     var reference: String
-    @Option(help: "The current (new) frame, in any of the reference's formats.")
+    @Option(parsing: .unconditional, help: "The current (new) frame, in any of the reference's formats.")
     var current: String
-    @Option(help: "Camera calibration (OpenCV FileStorage YAML/XML) of the current camera; also used for the reference unless --reference-calibration/--reference-intrinsics is given.")
+    @Option(parsing: .unconditional, help: "Camera calibration (OpenCV FileStorage YAML/XML) of the current camera; also used for the reference unless --reference-calibration/--reference-intrinsics is given.")
     var calibration: String?
     // Quaternions and coordinates often start with a minus sign: take the next word as the value unconditionally.
     @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy in pixels of the full-resolution current frame (instead of --calibration).")
     var intrinsics: String?
-    @Option(help: "Calibration of the reference camera when it differs from the current one.")
+    @Option(parsing: .unconditional, help: "Calibration of the reference camera when it differs from the current one.")
     var referenceCalibration: String?
     @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
     var referenceIntrinsics: String?
@@ -26,18 +26,18 @@ struct PoseCommand: ParsableCommand {
     var referenceAttitude: String?
     @Option(parsing: .unconditional, help: "Phone attitude at the current capture, w,x,y,z.")
     var currentAttitude: String?
-    @Option(help: "Screen orientation at capture: portrait, portraitUpsideDown, landscapeLeft or landscapeRight (default portrait).")
+    @Option(parsing: .unconditional, help: "Screen orientation at capture: portrait, portraitUpsideDown, landscapeLeft or landscapeRight (default portrait).")
     var orientation: ScreenOrientation?
-    @Option(help: "Screen orientation of the reference capture when it differs from --orientation.")
+    @Option(parsing: .unconditional, help: "Screen orientation of the reference capture when it differs from --orientation.")
     var referenceOrientation: ScreenOrientation?
-    @Option(help: "Reference frame of the attitudes: xArbitraryZVertical (default), xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical, androidRotationVector, androidGameRotationVector.")
+    @Option(parsing: .unconditional, help: "Reference frame of the attitudes: xArbitraryZVertical (default), xArbitraryCorrectedZVertical, xMagneticNorthZVertical, xTrueNorthZVertical, androidRotationVector, androidGameRotationVector.")
     var attitudeFrame: AttitudeReferenceFrame?
-    @Option(help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
+    @Option(parsing: .unconditional, help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
     var referenceAttitudeFrame: AttitudeReferenceFrame?
     @OptionGroup var pipeline: PipelineOptions
     @Flag(help: "Print one JSON object (docs/json-output.md) instead of the summary.")
     var json = false
-    @Option(help: "Write a PNG of the current frame with the target rectangle, navigation quadrilateral and inlier matches.")
+    @Option(parsing: .unconditional, help: "Write a PNG of the current frame with the target rectangle, navigation quadrilateral and inlier matches.")
     var draw: String?
 
     func run() throws {

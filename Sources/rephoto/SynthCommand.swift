@@ -11,8 +11,8 @@ struct SynthCommand: ParsableCommand {
         abstract: "Render a synthetic rephotography sequence with exact ground truth and simulated phone attitudes.",
         discussion: "Three textured planes (OpenCV sample photographs) seen from a trajectory that starts off the reference pose and converges to it with hand tremor. Deterministic for a seed. Writes the sequence format of datasets/README.md.")
 
-    @Option(help: "Output sequence folder.") var out: String
-    @Option(help: "Folder of OpenCV's sample images (textures).") var textures = ".cache/opencv-samples"
+    @Option(parsing: .unconditional, help: "Output sequence folder.") var out: String
+    @Option(parsing: .unconditional, help: "Folder of OpenCV's sample images (textures).") var textures = ".cache/opencv-samples"
     @OptionGroup var options: SyntheticSequenceOptions
 
     func run() throws {

@@ -35,16 +35,16 @@ struct TuneCommand: ParsableCommand {
 
         @Argument(help: "The search space, YAML or JSON (docs/examples/akaze-space.yaml).") var space: String
         @Option(name: .customLong("data"), parsing: .upToNextOption, help: "Sequence folders, or folders to search for sequences.") var data: [String] = []
-        @Option(help: "Ranking: maa10, maa5, rotation-maa10, median-rotation or score.") var objective = "maa10"
-        @Option(help: "Trials slower than this median milliseconds per frame rank after all others.", transform: decimalOption) var maxMsPerFrame: Double?
-        @Option(help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
-        @Option(help: "Output folder.") var out = "tuning"
-        @Option(help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?
+        @Option(parsing: .unconditional, help: "Ranking: maa10, maa5, rotation-maa10, median-rotation or score.") var objective = "maa10"
+        @Option(parsing: .unconditional, help: "Trials slower than this median milliseconds per frame rank after all others.", transform: decimalOption) var maxMsPerFrame: Double?
+        @Option(parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(parsing: .unconditional, help: "Output folder.") var out = "tuning"
+        @Option(parsing: .unconditional, help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?
         @Flag(help: "Continue the run in --out: finished trials are kept, not run again (same space and settings required).") var resume = false
-        @Option(help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
-        @Option(help: "Hold this fraction of the sequences out of the search (chosen by name, deterministically) and report the best configuration on both sets.")
+        @Option(parsing: .unconditional, help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
+        @Option(parsing: .unconditional, help: "Hold this fraction of the sequences out of the search (chosen by name, deterministically) and report the best configuration on both sets.")
         var holdout: Double?
-        @Option(help: "Also keep features in this folder, so later runs (and other shards) do not detect them again.") var cache: String?
+        @Option(parsing: .unconditional, help: "Also keep features in this folder, so later runs (and other shards) do not detect them again.") var cache: String?
 
         func run() throws {
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
@@ -137,7 +137,7 @@ struct TuneCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Combine the folders of shards (same space and settings) into one leaderboard.")
 
         @Argument(help: "Folders of the shards.") var folders: [String]
-        @Option(help: "Output folder.") var out = "tuning"
+        @Option(parsing: .unconditional, help: "Output folder.") var out = "tuning"
 
         func run() throws {
             guard let first = folders.first else { throw RephotoError.badInput("give the shard folders to merge") }

@@ -22,8 +22,10 @@ enum CLI {
     }
 
     /// `fileSizeLimitBlocks`: run under `ulimit -f` (512-byte blocks), as a full disk would stop a write.
-    static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil, environment: [String: String] = [:]) throws -> Run {
+    static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil, environment: [String: String] = [:],
+                    directory: String? = nil) throws -> Run {
         let process = Process()
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if let blocks = fileSizeLimitBlocks {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

@@ -166,6 +166,17 @@ import Testing
         let synth = try CLI.run(["synth", "--out", SequenceCommandTests.directory(), "--frames", "2", "--width", "160", "--height", "120",
                                  "--heading", "-30", "--yaw-offset", "-2", "--reference-brightness", "-10"])
         #expect(synth.status == 0, "\(synth.stderr)")
+        // Every option takes the next word as its value: a negative number reaches the range check, and a file
+        // named like an option is a file (both were "Missing value for '--x'").
+        let opacity = try CLI.run(["align", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),
+                                   "--opacity", "-0.5", "--out", SequenceCommandTests.directory() + "/a.png"])
+        #expect(opacity.status == 2 && opacity.stderr.contains("--opacity -0.5") && !opacity.stderr.contains("Missing value"), "\(opacity.stderr)")
+        let folder = SequenceCommandTests.directory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let dashed = folder + "/-h.png"
+        try FileManager.default.copyItem(atPath: CLI.sample("graf1.png"), toPath: dashed)
+        let named = try CLI.run(["pose", "--reference", "-h.png", "--current", CLI.sample("graf3.png"), "--json"], directory: folder)
+        #expect(named.status == 0 && (named.json?["counts"] as? [String: Any])?["inliersHomography"] as? Int ?? 0 > 100, "\(named.stderr)")
     }
 
     /// ArgumentParser's multi-line messages arrive whole, on one line: the list of choices is not cut off.
