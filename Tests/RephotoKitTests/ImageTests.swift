@@ -249,6 +249,26 @@ import RephotoEvaluation
         #expect(try Image(contentsOfFile: Self.formatFixture(file), maxPixels: 128 * 96).width == 128)
     }
 
+    /// 16-bit PNGs read as cv::imread reads them: each sample cut to its high byte (the fixtures hold a known
+    /// 8-bit value p in the high byte of every sample, under a random low byte, made with cv2.imwrite), alpha
+    /// dropped, and grey from OpenCV's weights, the same decoded grey or from the decoded colour.
+    @Test func sixteenBitPNGsKeepTheHighByte() throws {
+        let (w, h) = (64, 48)
+        func p(_ x: Int, _ y: Int, _ c: Int) -> UInt8 { UInt8((x * 4 + y * 3 + c * 50) % 256) }
+        let colour = try Image(contentsOfFile: Self.formatFixture("deep16-bgra.png"))
+        #expect((colour.width, colour.height, colour.channels) == (w, h, 3))
+        var expected: [UInt8] = []
+        for y in 0..<h { for x in 0..<w { for c in 0..<3 { expected.append(p(x, y, c)) } } }
+        #expect(try colour.pixels() == expected)
+        let grey = try Image(contentsOfFile: Self.formatFixture("deep16-bgra.png"), grayscale: true)
+        #expect(grey.channels == 1)
+        #expect(try grey.pixels() == (try colour.grayscale().pixels()))
+        let single = try Image(contentsOfFile: Self.formatFixture("deep16-grey.png"), grayscale: true)
+        #expect(try single.pixels() == (0..<h).flatMap { y in (0..<w).map { x in p(x, y, 0) } })
+        let spread = try Image(contentsOfFile: Self.formatFixture("deep16-grey.png"))
+        #expect(try spread.pixels() == (try single.pixels()).flatMap { [$0, $0, $0] })
+    }
+
     static func formatFixture(_ name: String) -> String {
         Fixtures.packageRoot.appendingPathComponent("Tests/fixtures/formats/\(name)").path
     }
