@@ -26,12 +26,10 @@ bool is_sof(uint8_t marker) {
 uint16_t le16(const uint8_t *p) { return uint16_t(p[1] << 8 | p[0]); }
 uint32_t le32(const uint8_t *p) { return uint32_t(p[3]) << 24 | uint32_t(p[2]) << 16 | uint32_t(p[1]) << 8 | p[0]; }
 
-// The Orientation tag (0x0112) of an APP1 Exif segment's first IFD; 1 when absent or unreadable. Every offset
-// is checked against the segment: the bytes come from anyone.
-int exif_orientation(const uint8_t *segment, size_t length) {
-    if (length < 14 || std::memcmp(segment, "Exif\0\0", 6) != 0) return 1;
-    const uint8_t *tiff = segment + 6;
-    const size_t n = length - 6;
+// The Orientation tag (0x0112) of a TIFF header's first IFD (Exif data); 1 when absent or unreadable. Every
+// offset is checked against the data: the bytes come from anyone.
+int tiff_orientation(const uint8_t *tiff, size_t n) {
+    if (n < 8) return 1;
     const bool little = tiff[0] == 'I' && tiff[1] == 'I';
     if (!little && !(tiff[0] == 'M' && tiff[1] == 'M')) return 1;
     auto u16 = [&](size_t at) { return little ? le16(tiff + at) : be16(tiff + at); };
@@ -48,6 +46,12 @@ int exif_orientation(const uint8_t *segment, size_t length) {
         }
     }
     return 1;
+}
+
+// The same from an APP1 Exif segment.
+int exif_orientation(const uint8_t *segment, size_t length) {
+    if (length < 14 || std::memcmp(segment, "Exif\0\0", 6) != 0) return 1;
+    return tiff_orientation(segment + 6, length - 6);
 }
 
 rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
@@ -113,10 +117,12 @@ rp_image_header probe_png(const uint8_t *b, size_t n) {
     return h;
 }
 
-void verify_png_chunks(const uint8_t *b, size_t n) {
+// Returns the orientation of an eXIf chunk (PNG's Exif, a bare TIFF header), 1 without one.
+int verify_png_chunks(const uint8_t *b, size_t n) {
     // Every chunk's length and CRC, up to IEND: damaged files are refused here with a clear message, before
     // libpng would print its own "libpng error: IDAT: CRC error" on stderr.
     bool iend = false;
+    int orientation = 1;
     for (size_t pos = 8; !iend;) {
         if (n - pos < 12) break;
         const uint32_t length = be32(b + pos);
@@ -127,9 +133,11 @@ void verify_png_chunks(const uint8_t *b, size_t n) {
             rp::fail(RP_ERR_DECODE, cv::format("corrupt PNG: CRC mismatch in the %.4s chunk at byte %zu", reinterpret_cast<const char *>(type), pos));
         }
         iend = std::memcmp(type, "IEND", 4) == 0;
+        if (std::memcmp(type, "eXIf", 4) == 0 && orientation == 1) orientation = tiff_orientation(type + 4, length);
         pos += 12 + length;
     }
     if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no complete IEND chunk (" + std::to_string(n) + " bytes)");
+    return orientation;
 }
 
 struct Format {
@@ -400,12 +408,12 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
         fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %lld pixels (maxPixels)", h.width, h.height,
                                           double(pixels) / 1e6, (long long)max_pixels));
     }
+    if (h.format == RP_FORMAT_PNG) h.orientation = verify_png_chunks(bytes, length);
     const bool transposed = h.orientation >= 5;
     const cv::Size full = transposed ? cv::Size(h.height, h.width) : cv::Size(h.width, h.height);
     const double s = analysis_scale(reduction.max_dimension, reduction.scale, full.width, full.height);
     rp_image out{cv::Mat(), std::string(), full};
     out.exif_orientation = h.orientation;
-    if (h.format == RP_FORMAT_PNG) verify_png_chunks(bytes, length);
     if (h.format == RP_FORMAT_JPEG) {
         // The smallest M/8 that is still at least the analysis scale, so detection only ever downsamples.
         const int eighths = std::max(1, std::min(8, int(std::ceil(s * 8 - 1e-9))));
@@ -419,7 +427,7 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     if (h.format == RP_FORMAT_HEIF) {
         out.mat = decode_heif(bytes, length, grayscale);
     } else if (h.format == RP_FORMAT_PNG) {
-        out.mat = decode_png(bytes, length, grayscale, out.warning);
+        out.mat = oriented(decode_png(bytes, length, grayscale, out.warning), h.orientation);
     } else {
         cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
         // OpenCV's decoders for TIFF, WebP, BMP, PNM and JPEG 2000; 16-bit and float data come out 8-bit,

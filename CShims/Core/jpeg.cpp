@@ -56,6 +56,10 @@ bool read_pixels(jpeg_decompress_struct *info, ErrorManager *err, uint8_t *pixel
     return true;
 }
 
+}  // namespace
+
+namespace rp {
+
 // OpenCV's own mapping of the eight EXIF orientations (imgcodecs ExifTransform).
 cv::Mat oriented(const cv::Mat &image, int orientation) {
     cv::Mat out;
@@ -71,9 +75,6 @@ cv::Mat oriented(const cv::Mat &image, int orientation) {
     }
 }
 
-}  // namespace
-
-namespace rp {
 
 cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning) {
     jpeg_decompress_struct info;

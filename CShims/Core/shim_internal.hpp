@@ -87,6 +87,8 @@ cv::Mat decode_heif(const uint8_t *bytes, size_t length, bool grayscale);
 // libjpeg decoding at scale eighths/8 (1...8) with the EXIF orientation applied; an empty Mat for CMYK/YCCK
 // files libjpeg cannot convert.
 cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning);
+// Applies an EXIF orientation (1...8) as OpenCV does.
+cv::Mat oriented(const cv::Mat &image, int orientation);
 void detect_features(const rp_image &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);
 std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
                                      const rp_match_params &params);

@@ -241,6 +241,29 @@ import RephotoEvaluation
         #expect(m[(11 * 128 + 106) * 3 + 2] > 200 && m[(11 * 128 + 106) * 3 + 1] < 60)
     }
 
+    /// A PNG's eXIf chunk (orientation 6, inserted after IHDR with Python's zlib) turns it as the same tag turns
+    /// a JPEG: it was ignored, so a phone's PNG came out lying on its side. The grey and the reduced decodes, and
+    /// the full size they stand for, turn with it.
+    @Test func honoursPNGExifOrientation() throws {
+        let source = try Image(contentsOfFile: Self.formatFixture("source.png"))
+        let rotated = try Image(contentsOfFile: Self.formatFixture("orientation6.png"))
+        #expect((rotated.width, rotated.height, rotated.exifOrientation) == (96, 128, 6))
+        let s = try source.pixels(), r = try rotated.pixels()
+        var expected = [UInt8](repeating: 0, count: s.count)
+        for y in 0..<96 {
+            for x in 0..<128 {
+                // 90° clockwise: source (x, y) lands at (95 - y, x) in a 96-wide image.
+                for c in 0..<3 { expected[(x * 96 + (95 - y)) * 3 + c] = s[(y * 128 + x) * 3 + c] }
+            }
+        }
+        #expect(r == expected)
+        var features = FeatureConfig(detector: .akaze)
+        features.maxDimension = 64
+        let data = try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("orientation6.png")))
+        let reduced = try Image(data: data, grayscale: true, reducedFor: features)
+        #expect((reduced.width, reduced.height) == (48, 64) && reduced.fullSize == ImageSize(width: 96, height: 128))
+    }
+
     /// The pixel limit is read from every format's header, before decoding.
     @Test(arguments: ["source.ppm", "source.bmp", "source.tif", "source.webp", "source.jp2", "source.j2k", "source.heic", "grey.pgm"])
     func pixelLimitHoldsForEveryFormat(file: String) throws {

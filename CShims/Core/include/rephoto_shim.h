@@ -91,7 +91,7 @@ int rp_image_channels(const rp_image *image);
 /* The full-resolution size the image stands for: its own size unless decoded reduced. */
 int rp_image_full_width(const rp_image *image);
 int rp_image_full_height(const rp_image *image);
-/* The EXIF orientation (1...8) read from a JPEG's or a TIFF's header and applied in decoding; 1 for other
+/* The EXIF orientation (1...8) read from a JPEG's, a TIFF's or a PNG's (eXIf) header and applied in decoding; 1 for other
    formats (HEIF applies its own transformations) and for images not decoded from bytes. */
 int rp_image_exif_orientation(const rp_image *image);
 /* Copies pixels out, tightly packed rows; capacity must be width*height*channels. */
