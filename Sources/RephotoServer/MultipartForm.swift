@@ -65,6 +65,10 @@ struct MultipartForm: Sendable {
             throw ServerError.badRequest("malformed multipart body (\(error))")
         }
         if let failure { throw failure }
+        // A part begun but never closed: the body ended before its boundary (it was reported as a missing part).
+        if named || !current.isEmpty {
+            throw ServerError.badRequest("malformed multipart body: it ends inside part '\((name ?? "").prefix(64))', before its closing boundary")
+        }
         guard !collected.isEmpty else { throw ServerError.badRequest("the multipart body has no named part") }
         parts = collected
     }

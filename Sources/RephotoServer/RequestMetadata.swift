@@ -128,24 +128,30 @@ struct RequestMetadata: Decodable, Sendable {
             throw ServerError.badRequest("metadata.config: features.maxDimension may not exceed the server's \(limit) (memory)")
         }
         // A request's cost is the pipeline's, under --request-timeout, but a timed-out request runs on: two
-        // requests asking a million samples of every search held both pipelines for minutes (probe).
-        for (path, zeroIsUnlimited) in costCaps {
-            guard let parameter = ParameterRegistry.parameter(path),
+        // requests asking a million samples of every search held both pipelines for minutes, FLANN at a million
+        // checks held one for 14 minutes, and SIFT at 10 octave layers tripled a pipeline's memory (probes).
+        for cap in costCaps {
+            guard let parameter = ParameterRegistry.parameter(cap.path),
                   case .int(let limit) = parameter.value(in: base), case .int(let asked) = parameter.value(in: config) else { continue }
-            func size(_ n: Int) -> Int { zeroIsUnlimited && n == 0 ? .max : n }
+            func size(_ n: Int) -> Int { cap.zeroIsUnlimited && n == 0 ? .max : n }
             if size(asked) > size(limit) {
-                throw ServerError.badRequest("metadata.config: \(path) = \(asked) may not exceed the server's \(limit) (time)")
+                throw ServerError.badRequest("metadata.config: \(cap.path) = \(asked) may not exceed the server's \(limit) (\(cap.cost))")
             }
         }
         return config
     }
 
-    /// The counts of samples, searches and features a request may lower but not raise; for SIFT's count and
-    /// the keypoint cap 0 keeps every feature, no cap at all.
-    static let costCaps: [(path: String, zeroIsUnlimited: Bool)] = [
-        ("homography.maxIterations", false), ("pose.essential.maxIterations", false), ("pose.minIterations", false),
-        ("pose.sensorGuidedSamples", false), ("pose.reproductions", false), ("pose.runnersUp", false),
-        ("features.orb.features", false), ("features.sift.features", true), ("features.maxKeypoints", true),
+    /// The counts a request may lower but not raise, with what they cost; for SIFT's count and the keypoint cap
+    /// 0 keeps every feature, no cap at all.
+    static let costCaps: [(path: String, zeroIsUnlimited: Bool, cost: String)] = [
+        ("homography.maxIterations", false, "time"), ("pose.essential.maxIterations", false, "time"),
+        ("pose.minIterations", false, "time"), ("pose.sensorGuidedSamples", false, "time"), ("pose.reproductions", false, "time"),
+        ("pose.runnersUp", false, "time"), ("features.orb.features", false, "time"), ("features.sift.features", true, "time"),
+        ("features.maxKeypoints", true, "time"), ("matching.flannChecks", false, "time"), ("matching.kdTrees", false, "time"),
+        ("matching.lshTableNumber", false, "time and memory"), ("matching.lshMultiProbeLevel", false, "time"),
+        ("matching.lshKeySize", false, "memory"), ("features.sift.octaveLayers", false, "memory"),
+        ("features.akaze.octaves", false, "memory"), ("features.akaze.octaveLayers", false, "memory"),
+        ("features.orb.levels", false, "memory"),
     ]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.

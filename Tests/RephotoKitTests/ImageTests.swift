@@ -114,11 +114,12 @@ import RephotoEvaluation
     /// calibration can refuse a mix (probe: TIFFs of orientation 3 among upright ones averaged cx, exit 0).
     @Test func reportsATIFFsOrientation() throws {
         // An uncompressed 8x4 grey TIFF, stored with one white pixel at the top left.
-        func tiff(orientation: UInt16) -> Data {
+        func tiff(orientation: UInt16, floating: Bool = false) -> Data {
             let (w, h): (UInt16, UInt16) = (8, 4)
-            let tags: [(UInt16, UInt16, UInt32)] = [(256, 3, UInt32(w)), (257, 3, UInt32(h)), (258, 3, 8), (259, 3, 1), (262, 3, 1),
+            var tags: [(UInt16, UInt16, UInt32)] = [(256, 3, UInt32(w)), (257, 3, UInt32(h)), (258, 3, 8), (259, 3, 1), (262, 3, 1),
                                                     (273, 4, 8 + 2 + 10 * 12 + 4), (274, 3, UInt32(orientation)), (277, 3, 1),
                                                     (278, 3, UInt32(h)), (279, 4, UInt32(w) * UInt32(h))]
+            if floating { tags += [(339, 3, 3)] }
             var bytes: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0, UInt8(tags.count), 0]
             for (tag, type, value) in tags {
                 bytes += [UInt8(tag & 0xFF), UInt8(tag >> 8), UInt8(type), 0, 1, 0, 0, 0]
@@ -136,6 +137,9 @@ import RephotoEvaluation
         #expect(try turned.grayscale().pixels()[3 * 8 + 7] == 255)  // the stored top left, displayed bottom right
         let sideways = try Image(data: tiff(orientation: 6))
         #expect(sideways.exifOrientation == 6 && (sideways.width, sideways.height) == (4, 8))
+        // Floating-point samples are named, not called corrupt (OpenCV reads them only as float images).
+        let floating = #expect(throws: RephotoError.self) { try Image(data: tiff(orientation: 1, floating: true)) }
+        #expect(floating?.message == "a floating-point TIFF, which is not supported: convert it to 8 or 16 bits per sample")
     }
 
     @Test func refusesImagesOverThePixelLimitBeforeDecoding() throws {
@@ -262,6 +266,20 @@ import RephotoEvaluation
         let data = try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("orientation6.png")))
         let reduced = try Image(data: data, grayscale: true, reducedFor: features)
         #expect((reduced.width, reduced.height) == (48, 64) && reduced.fullSize == ImageSize(width: 96, height: 128))
+    }
+
+    /// A progressive JPEG (cv2.imencode, 10 scans) decodes; the same file with its last scan repeated 200 times is
+    /// refused from its header walk, before decoding: each scan is a pass over the whole image, and a 1.7 MB file
+    /// of 20,000 scans held a pipeline for 15 minutes (probe).
+    @Test func jpegScanBombsAreRefused() throws {
+        let progressive = try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("progressive.jpg")))
+        #expect(try Image(data: progressive).width == 128)
+        let bytes = [UInt8](progressive)
+        let lastScan = try #require((0..<bytes.count - 1).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
+        let scan = bytes[lastScan..<(bytes.count - 2)]
+        let bomb = Data(bytes[..<(bytes.count - 2)] + Array(repeating: Array(scan), count: 200).flatMap { $0 } + [0xFF, 0xD9])
+        let error = #expect(throws: RephotoError.self) { try Image(data: bomb) }
+        #expect(error?.message == "corrupt JPEG: over 100 scans (a decoding bomb; encoders write a few dozen at most)", "\(error?.message ?? "")")
     }
 
     /// The pixel limit is read from every format's header, before decoding.

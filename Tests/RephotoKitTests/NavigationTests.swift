@@ -16,6 +16,21 @@ import RephotoEvaluation
         #expect(nav.aligned && nav.offsetX == 0 && nav.areaRatio == 1 && nav.rollDegrees == 0)
     }
 
+    /// The smallest target the registry allows still gives the shift's offsets; a smaller one is refused by name
+    /// (1e-10 was allowed and crashed every entry point on a nil centre, probe).
+    @Test func smallestTargetStillNavigates() throws {
+        var config = NavigationConfig()
+        config.targetFraction = 0.01
+        let nav = Navigation.compute(homography: Matrix3([1, 0, 32, 0, 1, -12, 0, 0, 1]), referenceSize: size, currentSize: size, config: config)
+        #expect(close(nav.offsetX, 32, 1e-9) && close(nav.offsetY, -12, 1e-9) && close(nav.areaRatio, 1, 1e-9))
+        #expect(throws: RephotoError.self) { try PipelineConfig().overriding(with: Data(#"{"navigation": {"targetFraction": 1e-10}}"#.utf8)) }
+        // A square 1e-7 wide still has its diagonals' crossing (the test was absolute); collinear corners have none.
+        let tiny = Quadrilateral(Point2(x: 5, y: 5), Point2(x: 5 + 1e-7, y: 5), Point2(x: 5 + 1e-7, y: 5 + 1e-7), Point2(x: 5, y: 5 + 1e-7))
+        let centre = try #require(tiny.diagonalCentre)
+        #expect(close(centre.x, 5 + 5e-8, 1e-15) && close(centre.y, 5 + 5e-8, 1e-15))
+        #expect(Quadrilateral(Point2(x: 0, y: 0), Point2(x: 1, y: 0), Point2(x: 2, y: 0), Point2(x: 3, y: 0)).diagonalCentre == nil)
+    }
+
     @Test func shiftGivesOffsetInPixelsAndPercentOfWidth() {
         let nav = Navigation.compute(homography: Matrix3([1, 0, 32, 0, 1, -12, 0, 0, 1]), referenceSize: size, currentSize: size)
         #expect(close(nav.offsetX, 32, 1e-9) && close(nav.offsetY, -12, 1e-9))

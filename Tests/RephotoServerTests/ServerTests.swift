@@ -240,12 +240,19 @@ struct Upload {
             ("a part another operation reads", Upload().adding("reference", graf1).adding("retake", graf3).adding("image", graf1), .badRequest, "bad_input"),
             ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("every keypoint", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"maxKeypoints": 0}}}"#), .badRequest, "bad_input"),
+            ("a million FLANN checks", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "flannChecks": 1000000}}}"#), .badRequest, "bad_input"),
+            ("ten SIFT octave layers", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"detector": "sift", "sift": {"octaveLayers": 10}}}}"#), .badRequest, "bad_input"),
+            ("a 32-bit LSH key", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "lshKeySize": 32}}}"#), .badRequest, "bad_input"),
+            ("a tiny navigation target", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"navigation": {"targetFraction": 1e-10}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
         ]
         // The message says what is wrong, not only that it is.
         let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
                         "a million samples": "metadata.config: pose.essential.maxIterations = 1000000 may not exceed the server's 20000 (time)",
                         "every keypoint": "metadata.config: features.maxKeypoints = 0 may not exceed the server's 20000 (time)",
+                        "a million FLANN checks": "metadata.config: matching.flannChecks = 1000000 may not exceed the server's 50 (time)",
+                        "ten SIFT octave layers": "metadata.config: features.sift.octaveLayers = 10 may not exceed the server's 3 (memory)",
+                        "a 32-bit LSH key": "metadata.config: matching.lshKeySize = 32 is out of range",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
         try await Self.app(try Self.settings()).test(.router) { http in
             for (name, upload, status, code) in cases {
@@ -279,6 +286,11 @@ struct Upload {
             let unnamed = "--b\r\nContent-Type: image/png\r\n\r\nxyz\r\n--b--\r\n"
             try await http.execute(uri: "/v1/references", method: .post, headers: [.contentType: "multipart/form-data; boundary=b"], body: ByteBuffer(string: unnamed)) { response in
                 #expect(response.status == .badRequest && String(buffer: response.body).contains("a part without a name"), "\(String(buffer: response.body))")
+            }
+            // A body cut before its closing boundary said "missing part 'retake'", although that part was sent (probe).
+            let unclosed = "--b\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\nxyz"
+            try await http.execute(uri: "/v1/references", method: .post, headers: [.contentType: "multipart/form-data; boundary=b"], body: ByteBuffer(string: unclosed)) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("it ends inside part 'image', before its closing boundary"), "\(String(buffer: response.body))")
             }
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}")) {
                 #expect($0.status == .badRequest)

@@ -239,6 +239,7 @@ import Testing
              "has norm 2, not within 1 % of 1"),
             ("one attitude", ["--reference", graf1, "--current", graf3, "--current-attitude", "1,0,0,0"], 2, "give both --reference-attitude and --current-attitude"),
             ("orientation", ["--reference", graf1, "--current", graf3, "--orientation", "sideways"], 2, "sideways"),
+            ("drawing format", ["--reference", graf1, "--current", graf3, "--draw", "/tmp/overlay.gif"], 2, "--draw /tmp/overlay.gif must end in .jpg, .jpeg or .png"),
             ("orientation alone", ["--reference", graf1, "--current", graf3, "--orientation", "landscapeLeft", "--attitude-frame", "xTrueNorthZVertical"], 2,
              "--orientation, --attitude-frame describe attitudes: give --reference-attitude and --current-attitude too"),
             ("frames", ["--reference", graf1, "--current", graf3, "--reference-attitude", "1,0,0,0", "--current-attitude", "1,0,0,0",

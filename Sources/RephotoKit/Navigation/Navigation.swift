@@ -36,8 +36,9 @@ public struct Navigation: Codable, Equatable, Sendable {
         let target = Quadrilateral.centred(in: currentSize, fraction: config.targetFraction)
         let quad = Quadrilateral.centred(in: referenceSize, fraction: config.targetFraction).mapped(by: homography)
         let width = Double(currentSize.width)
-        let tc = target.diagonalCentre!
-        let qc = quad.diagonalCentre ?? Point2(x: quad.corners.map(\.x).reduce(0, +) / 4, y: quad.corners.map(\.y).reduce(0, +) / 4)
+        // The target is a centred rectangle: its centre is the corners' mean, exactly, however small it is.
+        let tc = target.cornerMean
+        let qc = quad.diagonalCentre ?? quad.cornerMean
         let dx = qc.x - tc.x, dy = qc.y - tc.y
         let c = quad.corners
         let top = c[0].distance(to: c[1]), right = c[1].distance(to: c[2])

@@ -44,9 +44,15 @@ public struct Quadrilateral: Equatable, Sendable, Codable {
         let p = topLeft, r = bottomRight, q = topRight, s = bottomLeft
         let d1 = Point2(x: r.x - p.x, y: r.y - p.y), d2 = Point2(x: s.x - q.x, y: s.y - q.y)
         let den = d1.x * d2.y - d1.y * d2.x
-        guard abs(den) > 1e-12 else { return nil }
+        // Relative to the diagonals' lengths: parallel diagonals, whatever the quadrilateral's size.
+        guard abs(den) > 1e-12 * (d1.x * d1.x + d1.y * d1.y + d2.x * d2.x + d2.y * d2.y), den.isFinite else { return nil }
         let t = ((q.x - p.x) * d2.y - (q.y - p.y) * d2.x) / den
         return Point2(x: p.x + t * d1.x, y: p.y + t * d1.y)
+    }
+
+    /// The mean of the four corners.
+    public var cornerMean: Point2 {
+        Point2(x: corners.map(\.x).reduce(0, +) / 4, y: corners.map(\.y).reduce(0, +) / 4)
     }
 
     /// Mean distance between corresponding corners.

@@ -45,7 +45,8 @@ public enum ParameterRegistry {
         .real("matching.ratio", \.matching.ratio, 0.8, above: 0, atMost: 1, "Lowe's ratio test on the two nearest neighbours; 1 disables it"),
         .flag("matching.mutual", \.matching.mutual, false, "keep only pairs that are each other's nearest neighbour"),
         .integer("matching.lshTableNumber", \.matching.lshTableNumber, 6, min: 1, max: 64, "FLANN LSH hash tables (binary descriptors)"),
-        .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 32, "FLANN LSH key bits"),
+        // FLANN keeps a bitset of 2^bits per table: 32 bits took 23 GB (probe), 24 take 2 MB a table.
+        .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 24, "FLANN LSH key bits"),
         .integer("matching.lshMultiProbeLevel", \.matching.lshMultiProbeLevel, 1, min: 0, max: 4, "FLANN LSH multi-probe level"),
         .integer("matching.kdTrees", \.matching.kdTrees, 5, min: 1, max: 64, "FLANN KD-trees (float descriptors)"),
         .integer("matching.flannChecks", \.matching.flannChecks, 50, min: 1, max: 1_000_000, "FLANN leaves checked per search"),
@@ -109,7 +110,7 @@ public enum ParameterRegistry {
               "translation reported as undetermined when its direction's 1-sigma uncertainty exceeds this, degrees"),
 
         // navigation and sensor
-        .real("navigation.targetFraction", \.navigation.targetFraction, 0.6, above: 0, atMost: 1,
+        .real("navigation.targetFraction", \.navigation.targetFraction, 0.6, atLeast: 0.01, atMost: 1,
               "side of the target rectangle as a fraction of the frame's (Shi et al.: 3/5)"),
         .real("navigation.alignedTolerancePercent", \.navigation.alignedTolerancePercent, 1, above: 0, atMost: 100,
               "aligned when every corner is within this percentage of the frame width"),
