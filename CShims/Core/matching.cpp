@@ -102,7 +102,8 @@ std::vector<rp_match> ratio_filter(const std::vector<std::vector<cv::DMatch>> &k
         if (ratio < 1.0f && candidates.size() >= 2 && candidates[1].trainIdx >= 0 && !(best.distance < ratio * candidates[1].distance)) {
             continue;
         }
-        result.push_back(rp_match{best.trainIdx, best.queryIdx, best.distance});
+        const bool second = candidates.size() >= 2 && candidates[1].trainIdx >= 0 && candidates[1].distance > 0;
+        result.push_back(rp_match{best.trainIdx, best.queryIdx, best.distance, second ? best.distance / candidates[1].distance : 1.0f});
     }
     return result;
 }

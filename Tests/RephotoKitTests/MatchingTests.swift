@@ -91,6 +91,46 @@ import RephotoEvaluation
         #expect(HammingKernel.auto.resolved == ran.last)
     }
 
+    /// Each match carries Lowe's ratio, its distance over the second-nearest reference descriptor's, checked
+    /// against Hamming distances counted here from the descriptors themselves; PROSAC orders by it.
+    @Test func matchesCarryTheirRatio() throws {
+        var features = FeatureConfig(detector: .orb)
+        features.maxDimension = 600
+        let a = try Features(image: try Fixtures.image("graf1.png"), config: features)
+        let b = try Features(image: try Fixtures.image("graf3.png"), config: features)
+        var config = MatchConfig()
+        config.ratio = 1  // every nearest neighbour, so ratios near 1 are checked too
+        let pairs = try Matcher.match(reference: a, current: b, config: config)
+        #expect(pairs.count > 100)
+        let width = a.descriptorBytes
+        let rowsA = Array(try a.serialized().suffix(a.count * width)), rowsB = Array(try b.serialized().suffix(b.count * width))
+        func hamming(_ i: Int, _ j: Int) -> Int {
+            (0..<width).reduce(0) { $0 + (rowsA[i * width + $1] ^ rowsB[j * width + $1]).nonzeroBitCount }
+        }
+        var below = 0
+        for match in pairs.matches {
+            let distances = (0..<a.count).map { hamming($0, match.currentIndex) }
+            let d1 = distances[match.referenceIndex]
+            #expect(Double(d1) == match.distance && d1 == distances.min())
+            var rest = distances
+            rest.remove(at: match.referenceIndex)
+            let d2 = rest.min()!
+            let expected = d2 > 0 ? Double(Float(d1) / Float(d2)) : 1
+            #expect(abs(match.ratio - expected) < 1e-6, "\(match): expected \(expected)")
+            if Float(d1) < Float(0.8) * Float(d2) { below += 1 }  // the ratio test's own rule
+        }
+        // The ratio test at 0.8 keeps exactly those.
+        config.ratio = 0.8
+        #expect(try Matcher.match(reference: a, current: b, config: config).count == below)
+        let order = pairs.bestFirst(by: .ratio)
+        #expect(zip(order, order.dropFirst()).allSatisfy { i, j in
+            let (x, y) = (pairs.matches[i], pairs.matches[j])
+            return x.ratio < y.ratio || (x.ratio == y.ratio && i < j)
+        })
+        let byDistance = pairs.bestFirst(by: .distance)
+        #expect(zip(byDistance, byDistance.dropFirst()).allSatisfy { pairs.matches[$0].distance <= pairs.matches[$1].distance })
+    }
+
     /// Asking for a kernel the CPU cannot run is an error, not a silent fallback.
     @Test func unsupportedHammingKernelIsRefused() throws {
         let unsupported = HammingKernel.allCases.filter { $0 != .auto && $0.resolved == nil }

@@ -223,6 +223,8 @@ typedef struct rp_match {
     int reference_index;
     int current_index;
     float distance;
+    /* distance over the second-nearest reference descriptor's (1 without a distinct second): Lowe's ratio */
+    float ratio;
 } rp_match;
 
 /* Matches current features against reference features; *matches is released with rp_buffer_free. */

@@ -56,7 +56,7 @@ extension RelativePose {
     public static func search(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
                               settings: SearchSettings) -> SearchOutcome {
         // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
-        let order = settings.prosac ? pairs.bestFirst : Array(pairs.reference.indices)
+        let order = settings.prosac.map { pairs.bestFirst(by: $0) } ?? Array(pairs.reference.indices)
         do {
             let n = try cInt(pairs.count, "correspondence count")
             var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
@@ -161,7 +161,8 @@ extension RelativePose {
         let refine: Bool
         let minIterations: Int
         let seed: Int
-        let prosac: Bool
+        /// PROSAC's order, nil for uniform sampling.
+        let prosac: ProsacOrder?
         let maxParallax: Double
         let maxDisagreement: Double
         let runnersUp: Int
@@ -195,7 +196,7 @@ extension RelativePose {
             refine = config.refine
             minIterations = config.minIterations
             seed = config.seed
-            prosac = config.prosac && pairs.matches.count == pairs.count
+            prosac = config.prosac && pairs.matches.count == pairs.count ? config.prosacOrder : nil
             maxParallax = config.maxParallax
             maxDisagreement = config.maxDisagreement
             runnersUp = config.runnersUp
@@ -211,7 +212,7 @@ extension RelativePose {
         }
 
         func shimParameters() throws -> rp_robust_params {
-            try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac,
+            try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
                                          prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
                                          reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })

@@ -5,6 +5,9 @@ public struct Match: Equatable, Sendable {
     public var referenceIndex: Int
     public var currentIndex: Int
     public var distance: Double
+    /// `distance` over the second-nearest reference descriptor's (1 without a distinct second): Lowe's ratio,
+    /// which ranks true matches better than the distance does.
+    public var ratio: Double = 1
 }
 
 /// Matched point pairs, in full-resolution pixels of each image.
@@ -23,7 +26,9 @@ public struct Correspondences: Sendable {
 
     /// The shim's matches with their keypoints' positions.
     init(_ buffer: UnsafeBufferPointer<rp_match>, reference: Features, current: Features) {
-        let matches = buffer.map { Match(referenceIndex: Int($0.reference_index), currentIndex: Int($0.current_index), distance: Double($0.distance)) }
+        let matches = buffer.map {
+            Match(referenceIndex: Int($0.reference_index), currentIndex: Int($0.current_index), distance: Double($0.distance), ratio: Double($0.ratio))
+        }
         self.init(matches: matches, reference: matches.map { reference.keypoints[$0.referenceIndex].point },
                   current: matches.map { current.keypoints[$0.currentIndex].point })
     }
@@ -46,12 +51,12 @@ public struct Correspondences: Sendable {
         }
     }
 
-    /// Indices best match first: by descriptor distance, ties by index (PROSAC's order). Sorted as packed
-    /// integers (the distance's order-preserving float bits, then the index), several times faster than a
-    /// comparison closure.
-    var bestFirst: [Int] {
+    /// Indices best match first (PROSAC's order): by Lowe's ratio or by descriptor distance, ties by index.
+    /// Sorted as packed integers (the key's order-preserving float bits, then the index), several times faster
+    /// than a comparison closure.
+    func bestFirst(by order: ProsacOrder) -> [Int] {
         let keys = matches.enumerated().map { index, match -> UInt64 in
-            let bits = Float(match.distance).bitPattern
+            let bits = Float(order == .ratio ? match.ratio : match.distance).bitPattern
             // Flipping makes unsigned order follow float order, negatives included.
             let ordered = bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000
             return UInt64(ordered) << 32 | UInt64(UInt32(truncatingIfNeeded: index))

@@ -75,7 +75,10 @@ public enum ParameterRegistry {
               "lo_msac: when the search ends uncertified, a second (half the cap) finding a lower cost further than this rotation (5x in translation) fails the pose, degrees; 0: off"),
         .integer("pose.runnersUp", \.pose.runnersUp, 16, min: 0, max: 1_000,
                  "lo_msac: minimal models kept besides the best; a search that ends uncertified optimises them and takes the best, and pose.minRivalExcess looks among them (0: none)"),
-        .flag("pose.prosac", \.pose.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, by descriptor distance)"),
+        .flag("pose.prosac", \.pose.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, in pose.prosacOrder)"),
+        // distance: ratio was better at 1280 px and worse elsewhere (docs/configuration.md, "PROSAC's order").
+        .choice("pose.prosacOrder", \.pose.prosacOrder, ProsacOrder.distance,
+                "lo_msac: PROSAC's order of the matches, by Lowe's ratio (nearest over second-nearest distance) or by descriptor distance"),
         .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt on the MSAC cost of the Sampson error after the estimator"),
         .integer("pose.minInliers", \.pose.minInliers, 10, min: 5, max: 100_000, "gate: fewer essential inliers in front of both cameras fails the pose"),
         .real("pose.maxChance", \.pose.maxChance, 1e-8, above: 0, atMost: 1, scale: .log,
