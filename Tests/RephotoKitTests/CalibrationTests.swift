@@ -79,6 +79,9 @@ import RephotoEvaluation
         ("{\"camera_matrix\": [1, 2", "is not YAML, XML or JSON that a calibration file could be"),
         ("%YAML:1.0\n---\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [1., 0.]\n", "3x3 needs 9 values, data has 2"),
         ("%YAML:1.0\n---\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [-5., 0., 1., 0., 5., 1., 0., 0., 1.]\n", "focal lengths must be positive"),
+        // Was refused as a lens whose distortion moves the corners 1000-fold (probe).
+        ("%YAML:1.0\n---\nimage_width: 99999999999\nimage_height: 480\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [500., 0., 320., 0., 500., 240., 0., 0., 1.]\n",
+         "image size 99999999999x480 is over 1048576 pixels a side: not a camera's"),
     ])
     func malformedFilesGiveClearErrors(text: String, expected: String) throws {
         try Self.expectRefusal(text, expected)

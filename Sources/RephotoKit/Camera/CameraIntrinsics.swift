@@ -67,6 +67,11 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
             guard imageSize.width > 0, imageSize.height > 0 else {
                 throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) must be positive")
             }
+            // Larger than any sensor and than the images the pixel limits admit: named as a size, not reported
+            // later as a lens whose distortion moves the corners 1000-fold (probe).
+            guard imageSize.width <= 1 << 20, imageSize.height <= 1 << 20 else {
+                throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) is over 1048576 pixels a side: not a camera's")
+            }
             try checkPrincipalPoint(in: imageSize, source: source)
             try checkDistortion(in: imageSize, source: source)
         }
