@@ -218,7 +218,10 @@ rp_image_header probe_tiff(const uint8_t *b, size_t n) {
         }
         // SampleFormat 3: IEEE floating point, which OpenCV 4.6 reads only as 32-bit float images, never to 8 bits
         // (probe: "the decoder could not read the image data").
-        if (tag == 339 && type == 3 && u16(at + 8) == 3) {
+        // One value per sample: up to two fit in the entry, more lie at the offset it holds.
+        const uint32_t count = u32(at + 4);
+        const size_t first = count <= 2 ? at + 8 : size_t(u32(at + 8));
+        if (tag == 339 && type == 3 && first <= n - 2 && u16(first) == 3) {
             rp::fail(RP_ERR_UNSUPPORTED, "a floating-point TIFF, which is not supported: convert it to 8 or 16 bits per sample");
         }
         if (tag != 256 && tag != 257) continue;

@@ -53,6 +53,10 @@ public enum StdioServer {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw ServerError.badRequest("a request line must be one JSON object")
             }
+            // JSONSerialization keeps the last of a key given twice: {"path": a, "path": b} scored b (probe).
+            if let repeated = repeatedKey(Data(line.utf8)) {
+                throw ServerError.badRequest("key '\(repeated.prefix(40))' given twice in one object")
+            }
             // A misspelt key would otherwise be a part silently missing, or a setting silently ignored.
             let keys = ["op", "reference", "referenceId", "retake", "image", "metadata"]
             if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
@@ -60,6 +64,16 @@ public enum StdioServer {
             }
             for name in ["op", "referenceId"] where object[name] != nil && !(object[name] is String) {
                 throw ServerError.badRequest("\(name) must be a string")
+            }
+            // What each operation reads, as its HTTP endpoint allows its parts: nothing else is read or ignored.
+            let op = object["op"] as? String ?? "score"
+            let reads: [String: [String]] = ["score": ["reference", "referenceId", "retake", "metadata"], "align": ["reference", "retake", "metadata"],
+                                             "addReference": ["image", "metadata"], "hasReference": ["referenceId"], "deleteReference": ["referenceId"]]
+            if let allowed = reads[op] {
+                if let extra = object.keys.sorted().first(where: { $0 != "op" && !allowed.contains($0) }) {
+                    throw ServerError.badRequest("\(op) does not read '\(extra)' (it reads \(allowed.joined(separator: ", ")))")
+                }
+                if allowed == ["referenceId"], object["referenceId"] == nil { throw ServerError.badRequest("\(op) needs referenceId") }
             }
             var parts: [String: Data] = [:]
             for name in ["reference", "retake", "image"] {
@@ -75,7 +89,7 @@ public enum StdioServer {
                 parts["metadata"] = try JSONSerialization.data(withJSONObject: metadata)
             }
             let form = MultipartForm(parts: parts)
-            switch object["op"] as? String ?? "score" {
+            switch op {
             case "score":
                 return try await service.score(form)
             case "align":
@@ -100,6 +114,38 @@ public enum StdioServer {
             struct Failure: Encodable { var error: ErrorEnvelope.Body; var status: Int }
             return (try? JSONOutput.encode(Failure(error: e.envelope.error, status: e.status.code))) ?? Data()
         }
+    }
+
+    /// The first key given twice in one object of a JSON text, by its raw bytes; nil when none is. One pass that
+    /// keeps only the keys, so a line of base64 images costs no second parse.
+    static func repeatedKey(_ data: Data) -> String? {
+        let bytes = [UInt8](data)
+        var containers: [UInt8] = [], keys: [Set<ArraySlice<UInt8>>] = []
+        var i = 0
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                containers.append(bytes[i])
+                keys.append([])
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if !containers.isEmpty { containers.removeLast(); keys.removeLast() }
+            case UInt8(ascii: "\""):
+                let start = i + 1
+                i += 1
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                let string = bytes[start..<min(i, bytes.count)]
+                var j = i + 1
+                while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+                if j < bytes.count, bytes[j] == UInt8(ascii: ":"), containers.last == UInt8(ascii: "{") {
+                    if keys[keys.count - 1].contains(string) { return String(decoding: string, as: UTF8.self) }
+                    keys[keys.count - 1].insert(string)
+                }
+            default:
+                break
+            }
+            i += 1
+        }
+        return nil
     }
 
     static func imageBytes(_ value: Any, name: String, maxBytes: Int) throws -> Data {

@@ -69,6 +69,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// At most 4 KiB is read: /dev/zero or a log file given by mistake would otherwise be read whole.
     static func readToken(_ path: String, _ given: String) throws -> String {
+        // Opening a FIFO with no writer blocks for ever, before the worker binds its port (probe).
+        if let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType, type != .typeRegular {
+            throw RephotoError.badInput("\(given): \(type == .typeDirectory ? "a directory" : "not a regular file")")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"
             throw RephotoError.badInput("\(given): \(reason)")

@@ -37,6 +37,11 @@ import Testing
     @Test func settingsThatCannotWorkAreRefusedAtStart() throws {
         let token = SequenceCommandTests.directory() + ".token"
         try "line-one-of-the-token\nline-two-of-the-token".write(toFile: token, atomically: true, encoding: .utf8)
+        let big = token + ".big", empty = token + ".empty"
+        try String(repeating: "t", count: 5000).write(toFile: big, atomically: true, encoding: .utf8)
+        try "".write(toFile: empty, atomically: true, encoding: .utf8)
+        let fifo = token + ".fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
         let cases: [([String], String)] = [
             (["--request-timeout", "1e300"], "--request-timeout 1e+300 must be 0.001 to 86400 seconds"),
             (["--concurrency", "5000"], "--concurrency 5000 must be 1 to 1024"),
@@ -44,9 +49,13 @@ import Testing
             (["--min-body-rate", "0"], "--min-body-rate 0.0 must be at least 1 byte per second"),
             (["--token-file", token], "the token must be printable ASCII without spaces"),
             // /dev/zero was read without end; an empty file said only "cannot read".
-            (["--token-file", "/dev/zero"], "--token-file /dev/zero: over 4096 bytes, not a token file"),
-            (["--token-file", "/dev/null"], "--token-file /dev/null: the file is empty"),
+            (["--token-file", "/dev/zero"], "--token-file /dev/zero: not a regular file"),
+            (["--token-file", big], "--token-file \(big): over 4096 bytes, not a token file"),
+            (["--token-file", empty], "--token-file \(empty): the file is empty"),
             (["--token-file", token + ".absent"], "--token-file \(token).absent: no such file"),
+            // A FIFO with no writer blocked the start for ever, before the port was bound (probe).
+            (["--token-file", fifo], "--token-file \(fifo): not a regular file"),
+            (["--token-file", NSTemporaryDirectory()], "a directory"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
@@ -278,14 +287,21 @@ import Testing
             #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))"}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}, "metdata": {}}"#,
             #"{"op": 3}"#,
             #"{"op": "score", "reference": {"path": "\#(CLI.sample("graf1.png"))", "base64": "eA=="}, "retake": {"path": "\#(CLI.sample("graf3.png"))"}}"#,
+            // The last of a repeated key won (graf3 added for graf1), and an operation's unread keys were ignored.
+            #"{"op": "addReference", "image": {"path": "\#(CLI.sample("graf1.png"))", "path": "\#(CLI.sample("graf3.png"))"}}"#,
+            #"{"op": "hasReference", "referenceId": "abc", "reference": {"path": "/nonexistent"}}"#,
+            #"{"op": "deleteReference"}"#,
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let answers = out.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        #expect(answers.count == 10)
+        #expect(answers.count == 13)
         func message(_ k: Int) -> String { (answers[k]["error"] as? [String: Any])?["message"] as? String ?? "" }
+        #expect(answers[10]["status"] as? Int == 400 && message(10) == "key 'path' given twice in one object", "\(message(10))")
+        #expect(answers[11]["status"] as? Int == 400 && message(11) == "hasReference does not read 'reference' (it reads referenceId)", "\(message(11))")
+        #expect(answers[12]["status"] as? Int == 400 && message(12) == "deleteReference needs referenceId", "\(message(12))")
         #expect(answers[7]["status"] as? Int == 400 && message(7) == "unknown key 'metdata' (a request line has op, reference, referenceId, retake, image, metadata)", "\(message(7))")
         #expect(answers[8]["status"] as? Int == 400 && message(8) == "op must be a string", "\(message(8))")
         #expect(answers[9]["status"] as? Int == 400 && message(9).contains("reference must be {"), "\(message(9))")
