@@ -52,7 +52,7 @@ public enum RetakeServer {
         }
         router.post("/v1/references") { request, context in
             await answer {
-                let (id, created) = try await service.addReference(try await form(request, context, settings, parts: ["image", "metadata"]))
+                let (id, created) = try await service.addReference(try await form(request, context, settings, parts: referenceParts))
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
             }
         }
@@ -146,8 +146,9 @@ public enum RetakeServer {
         request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
     }
 
-    /// The parts scoring and aligning read.
+    /// The parts scoring and aligning read, and those adding a reference reads (the stdio mode's keys too).
     static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]
+    static let referenceParts: Set = ["image", "metadata"]
 
     static func form(_ request: Request, _ context: RetakeRequestContext, _ settings: ServerSettings, parts allowed: Set<String>) async throws -> MultipartForm {
         let maxBody = settings.maxBodyBytes

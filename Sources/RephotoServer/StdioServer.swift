@@ -50,11 +50,12 @@ public enum StdioServer {
 
     static func handle(_ line: String, service: RetakeService, maxBytes: Int) async -> Data {
         do {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            let data = Data(line.utf8)
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw ServerError.badRequest("a request line must be one JSON object")
             }
             // JSONSerialization keeps the last of a key given twice: {"path": a, "path": b} scored b (probe).
-            if let repeated = repeatedKey(Data(line.utf8)) {
+            if let repeated = repeatedKey(data) {
                 throw ServerError.badRequest("key '\(repeated.prefix(40))' given twice in one object")
             }
             // A misspelt key would otherwise be a part silently missing, or a setting silently ignored.
@@ -67,11 +68,11 @@ public enum StdioServer {
             }
             // What each operation reads, as its HTTP endpoint allows its parts: nothing else is read or ignored.
             let op = object["op"] as? String ?? "score"
-            let reads: [String: [String]] = ["score": ["reference", "referenceId", "retake", "metadata"], "align": ["reference", "retake", "metadata"],
-                                             "addReference": ["image", "metadata"], "hasReference": ["referenceId"], "deleteReference": ["referenceId"]]
+            let reads: [String: Set<String>] = ["score": RetakeServer.retakeParts, "align": RetakeServer.retakeParts,
+                                                "addReference": RetakeServer.referenceParts, "hasReference": ["referenceId"], "deleteReference": ["referenceId"]]
             if let allowed = reads[op] {
                 if let extra = object.keys.sorted().first(where: { $0 != "op" && !allowed.contains($0) }) {
-                    throw ServerError.badRequest("\(op) does not read '\(extra)' (it reads \(allowed.joined(separator: ", ")))")
+                    throw ServerError.badRequest("\(op) does not read '\(extra)' (it reads \(allowed.sorted().joined(separator: ", ")))")
                 }
                 if allowed == ["referenceId"], object["referenceId"] == nil { throw ServerError.badRequest("\(op) needs referenceId") }
             }
@@ -119,8 +120,11 @@ public enum StdioServer {
     /// The first key given twice in one object of a JSON text, by its raw bytes; nil when none is. One pass that
     /// keeps only the keys, so a line of base64 images costs no second parse.
     static func repeatedKey(_ data: Data) -> String? {
-        let bytes = [UInt8](data)
-        var containers: [UInt8] = [], keys: [Set<ArraySlice<UInt8>>] = []
+        data.withUnsafeBytes { repeatedKey(in: $0) }
+    }
+
+    private static func repeatedKey(in bytes: UnsafeRawBufferPointer) -> String? {
+        var containers: [UInt8] = [], keys: [Set<[UInt8]>] = []
         var i = 0
         while i < bytes.count {
             switch bytes[i] {
@@ -133,12 +137,11 @@ public enum StdioServer {
                 let start = i + 1
                 i += 1
                 while i < bytes.count && bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
-                let string = bytes[start..<min(i, bytes.count)]
                 var j = i + 1
-                while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+                while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x09 || bytes[j] == 0x0A || bytes[j] == 0x0D { j += 1 }
                 if j < bytes.count, bytes[j] == UInt8(ascii: ":"), containers.last == UInt8(ascii: "{") {
-                    if keys[keys.count - 1].contains(string) { return String(decoding: string, as: UTF8.self) }
-                    keys[keys.count - 1].insert(string)
+                    let key = [UInt8](bytes[start..<min(i, bytes.count)])
+                    if !keys[keys.count - 1].insert(key).inserted { return String(decoding: key, as: UTF8.self) }
                 }
             default:
                 break
