@@ -25,11 +25,18 @@ final class RetakeService: Sendable {
         ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
     }
 
-    /// Runs `work` on the pool; past the request timeout the caller gets 503 while the work runs out.
+    /// Runs `work` on the pool; past the request timeout the caller gets 503. Work already running runs out;
+    /// work still queued then is dropped when its turn comes.
     func compute<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         metrics.queueDepth.set(Double(pool.queued + 1))
         defer { metrics.queueDepth.set(Double(pool.queued)) }
-        return try await Deadline.run(seconds: settings.requestTimeout) { [pool] in try await pool.run(work) }
+        return try await Deadline.run(seconds: settings.requestTimeout) { [pool, metrics] expired in
+            try await pool.run(unless: {
+                guard expired() else { return false }
+                metrics.abandoned.increment()
+                return true
+            }, work)
+        }
     }
 
     /// The cameras as the metadata gives them; one given for one photo serves for both (as in the CLI), a
@@ -206,9 +213,11 @@ enum JSONOutput {
 }
 
 /// Waits for `work` at most `seconds`: then throws 503 and lets the work finish on its own (a pipeline
-/// inside OpenCV cannot be interrupted; the bounded pool keeps abandoned work from piling up).
+/// inside OpenCV cannot be interrupted). `work` is handed a check that says whether the deadline has passed,
+/// so work that has not started yet can be dropped.
 enum Deadline {
-    static func run<T: Sendable>(seconds: Double, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    static func run<T: Sendable>(seconds: Double,
+                                 _ work: @escaping @Sendable (_ expired: @escaping @Sendable () -> Bool) async throws -> T) async throws -> T {
         let gate = Gate<T>()
         return try await withCheckedThrowingContinuation { continuation in
             gate.set(continuation)
@@ -220,7 +229,7 @@ enum Deadline {
             }
             Task {
                 let result: Result<T, Error>
-                do { result = .success(try await work()) } catch { result = .failure(error) }
+                do { result = .success(try await work { gate.settled }) } catch { result = .failure(error) }
                 timer.cancel()
                 gate.resume(with: result)
             }
@@ -230,10 +239,13 @@ enum Deadline {
     private final class Gate<T: Sendable>: @unchecked Sendable {
         private let lock = NSLock()
         private var continuation: CheckedContinuation<T, Error>?
+        private var resumed = false
         func set(_ c: CheckedContinuation<T, Error>) { lock.withLock { continuation = c } }
+        /// Whether the caller has its answer (a result, or the timeout).
+        var settled: Bool { lock.withLock { resumed } }
         func resume(with result: Result<T, Error>) {
             let c = lock.withLock { () -> CheckedContinuation<T, Error>? in
-                defer { continuation = nil }
+                defer { continuation = nil; resumed = true }
                 return continuation
             }
             c?.resume(with: result)

@@ -7,6 +7,7 @@ final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     let inFlight: Gauge
     let queueDepth: Gauge
+    let abandoned: Counter
     let cacheHits: Counter
     let cacheMisses: Counter
     let storeEntries: Gauge
@@ -20,6 +21,7 @@ final class ServerMetrics: Sendable {
     init() {
         inFlight = registry.makeGauge(descriptor: Self.name("requests_in_flight", "", "Requests being handled"))
         queueDepth = registry.makeGauge(descriptor: Self.name("compute_queue_depth", "", "Pipelines waiting for a compute thread"))
+        abandoned = registry.makeCounter(descriptor: Self.name("compute_abandoned", "total", "Queued pipelines dropped because their request had timed out"))
         cacheHits = registry.makeCounter(descriptor: Self.name("reference_cache_hits", "total", "Prepared references found in memory"))
         cacheMisses = registry.makeCounter(descriptor: Self.name("reference_cache_misses", "total", "Prepared references detected again"))
         storeEntries = registry.makeGauge(descriptor: Self.name("reference_store_entries", "", "References in the on-disk store"))

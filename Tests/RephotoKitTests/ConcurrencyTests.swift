@@ -83,6 +83,14 @@ import RephotoEvaluation
     }
 }
 
+/// A count shared with work on other threads.
+private final class Tally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add(_ n: Int) { lock.withLock { count += n } }
+}
+
 @Suite struct ComputePoolTests {
     /// Work runs on the pool's own threads, never on Swift's cooperative pool, so a task that only needs the
     /// cooperative threads (an event loop's) keeps running while every pool thread is busy.
@@ -125,6 +133,31 @@ import RephotoEvaluation
         gate.signal()
         #expect(try await running.value == 1)
         #expect(try await queued.value == 2)
+    }
+
+    /// Queued work whose caller has given up is dropped when its turn comes (it never runs) and `run` fails as
+    /// unavailable; work whose caller still waits runs.
+    @Test func abandonedQueuedWorkIsSkipped() async throws {
+        let pool = ComputePool(threads: 1)
+        defer { pool.shutdown() }
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Tally(), gaveUp = Tally()
+        let running = Task { try await pool.run { gate.wait(); return 1 } }
+        while pool.running == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        let dropped = Task { try await pool.run(unless: { gaveUp.value > 0 }) { ran.add(1); return 2 } }
+        let kept = Task { try await pool.run(unless: { false }) { ran.add(10); return 3 } }
+        while pool.queued < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        gaveUp.add(1)
+        gate.signal()
+        #expect(try await running.value == 1)
+        do {
+            _ = try await dropped.value
+            Issue.record("the abandoned work ran")
+        } catch let error as RephotoError {
+            #expect(error.kind == .unavailable)
+        }
+        #expect(try await kept.value == 3)
+        #expect(ran.value == 10 && pool.skipped == 1)
     }
 
     /// A finished job's captures (images, results) are released, not kept by the queue: a worker that runs for

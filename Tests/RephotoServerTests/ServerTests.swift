@@ -467,6 +467,37 @@ struct Upload {
         #expect(compute.running == 0 && compute.queued == 0)
     }
 
+    /// Requests that time out while queued are not computed afterwards: with one pipeline held, the queued
+    /// requests' work is dropped, and the metric counts it.
+    @Test func timedOutQueuedRequestsAreNotComputed() async throws {
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+        let settings = try Self.settings { $0.requestTimeout = 0.2; $0.concurrency = 1; $0.queueLength = 4 }
+        let compute = ComputePool(threads: 1, queueLimit: settings.queueLength, name: "rephoto-serve")
+        let hold = DispatchSemaphore(value: 0)
+        let holding = Task { try await compute.run { hold.wait() } }
+        while compute.running == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        let app = try RetakeServer.makeApplication(settings: settings, logger: Logger(label: "test"), compute: compute)
+        try await app.test(.router) { http in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { $0.status }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == [.serviceUnavailable, .serviceUnavailable, .serviceUnavailable])
+            hold.signal()
+            try await holding.value
+            while compute.queued > 0 || compute.running > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(compute.skipped == 3)
+            try await http.execute(uri: "/metrics", method: .get) { response in
+                #expect(String(buffer: response.body).contains("rephoto_compute_abandoned_total 3"))
+            }
+        }
+        #expect(compute.finish(waitingAtMost: 60))
+    }
+
     @Test func shutdownRefusesNewWorkAndReadinessSaysSo() async throws {
         let watcher = ShutdownWatcher()
         let app = try RetakeServer.makeApplication(settings: try Self.settings(), logger: Logger(label: "test"), shutdown: watcher)

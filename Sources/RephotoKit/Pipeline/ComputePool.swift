@@ -6,8 +6,9 @@ import Foundation
 /// the awaiting task is suspended and its cooperative thread stays free.
 ///
 /// Bounded twice: `threads` pieces of work run at once, and at most `queueLimit` wait; past that `run` fails
-/// at once with `RephotoError.Kind.unavailable` rather than letting latency grow. Work that has been queued
-/// runs to completion.
+/// at once with `RephotoError.Kind.unavailable` rather than letting latency grow. Work that has started runs to
+/// completion; queued work whose caller has given up (`abandoned`) is dropped when its turn comes, so a burst
+/// of timed-out requests does not hold the threads for answers nobody reads.
 public final class ComputePool: @unchecked Sendable {
     public let threads: Int
     public let queueLimit: Int
@@ -18,6 +19,7 @@ public final class ComputePool: @unchecked Sendable {
     private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var busy = 0
+    private var skippedCount = 0
     private var stopping = false
     private var threadIDs = Set<pthread_t>()
     private var alive: Int
@@ -41,13 +43,26 @@ public final class ComputePool: @unchecked Sendable {
         }
     }
 
-    /// Runs `work` on one of the pool's threads and returns its result to the awaiting task.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `work` on one of the pool's threads and returns its result to the awaiting task. When `abandoned`
+    /// says true as the work's turn comes, the work is skipped and `run` fails as unavailable.
+    public func run<T: Sendable>(unless abandoned: (@Sendable () -> Bool)? = nil,
+                                 _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-            let job: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
+            let job: @Sendable () -> Void = { [weak self] in
+                if abandoned?() == true {
+                    self?.countSkipped()
+                    continuation.resume(throwing: RephotoError(.unavailable, "the caller gave up before the work started"))
+                    return
+                }
+                continuation.resume(with: Result { try work() })
+            }
             if let refusal = enqueue(job) { continuation.resume(throwing: refusal) }
         }
     }
+
+    /// Queued work dropped because its caller had given up, since the pool started.
+    public var skipped: Int { condition.withLock { skippedCount } }
+    private func countSkipped() { condition.withLock { skippedCount += 1 } }
 
     /// Work waiting for a thread.
     public var queued: Int { condition.withLock { jobs.count - head } }
