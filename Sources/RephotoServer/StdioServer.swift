@@ -140,7 +140,14 @@ public enum StdioServer {
                 var j = i + 1
                 while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x09 || bytes[j] == 0x0A || bytes[j] == 0x0D { j += 1 }
                 if j < bytes.count, bytes[j] == UInt8(ascii: ":"), containers.last == UInt8(ascii: "{") {
-                    let key = [UInt8](bytes[start..<min(i, bytes.count)])
+                    var key = [UInt8](bytes[start..<min(i, bytes.count)])
+                    // An escaped spelling ("p\u0061th") is the same key once decoded: decode the rare key with a
+                    // backslash (the parser has accepted the line, so the escape is valid).
+                    if key.contains(UInt8(ascii: "\\")),
+                       let decoded = try? JSONSerialization.jsonObject(with: Data([UInt8(ascii: "[")] + [UInt8(ascii: "\"")] + key + [UInt8(ascii: "\"")] + [UInt8(ascii: "]")])) as? [String],
+                       let first = decoded.first {
+                        key = Array(first.utf8)
+                    }
                     if !keys[keys.count - 1].insert(key).inserted { return String(decoding: key, as: UTF8.self) }
                 }
             default:

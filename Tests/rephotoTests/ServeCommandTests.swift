@@ -291,17 +291,20 @@ import Testing
             #"{"op": "addReference", "image": {"path": "\#(CLI.sample("graf1.png"))", "path": "\#(CLI.sample("graf3.png"))"}}"#,
             #"{"op": "hasReference", "referenceId": "abc", "reference": {"path": "/nonexistent"}}"#,
             #"{"op": "deleteReference"}"#,
+            // An escaped spelling of a key is the same key.
+            #"{"op": "addReference", "image": {"path": "\#(CLI.sample("graf1.png"))", "p\u0061th": "\#(CLI.sample("graf3.png"))"}}"#,
         ]
         input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         try input.fileHandleForWriting.close()
         let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let answers = out.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        #expect(answers.count == 13)
+        #expect(answers.count == 14)
         func message(_ k: Int) -> String { (answers[k]["error"] as? [String: Any])?["message"] as? String ?? "" }
         #expect(answers[10]["status"] as? Int == 400 && message(10) == "key 'path' given twice in one object", "\(message(10))")
         #expect(answers[11]["status"] as? Int == 400 && message(11) == "hasReference does not read 'reference' (it reads referenceId)", "\(message(11))")
         #expect(answers[12]["status"] as? Int == 400 && message(12) == "deleteReference needs referenceId", "\(message(12))")
+        #expect(answers[13]["status"] as? Int == 400 && message(13) == "key 'path' given twice in one object", "\(message(13))")
         #expect(answers[7]["status"] as? Int == 400 && message(7) == "unknown key 'metdata' (a request line has op, reference, referenceId, retake, image, metadata)", "\(message(7))")
         #expect(answers[8]["status"] as? Int == 400 && message(8) == "op must be a string", "\(message(8))")
         #expect(answers[9]["status"] as? Int == 400 && message(9).contains("reference must be {"), "\(message(9))")
