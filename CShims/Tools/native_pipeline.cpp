@@ -3,7 +3,9 @@
 #include "../Core/shim_internal.hpp"
 #include "rephoto_shim_tools.h"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -15,7 +17,7 @@ double ms_since(Clock::time_point start) {
 extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, const uint8_t *current_bytes,
                                   size_t current_length, const rp_detector_params *detector,
                                   const rp_match_params *matching, const rp_robust_params *homography,
-                                  const rp_robust_params *essential, const rp_camera *camera, double timings_ms[7],
+                                  const rp_robust_params *essential, int order_by_ratio, const rp_camera *camera, double timings_ms[7],
                                   int counts[4], rp_status *status) {
     return rp::guarded(status, [&] {
         Clock::time_point total = Clock::now(), stage = total;
@@ -34,6 +36,17 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
 
         stage = Clock::now();
         std::vector<rp_match> matches = rp::match_features(reference_features, current_features, *matching);
+        // PROSAC draws from the front: best first, ties in match order, as Correspondences.bestFirst orders them.
+        if (essential->prosac) {
+            std::vector<size_t> order(matches.size());
+            std::iota(order.begin(), order.end(), size_t(0));
+            auto key = [&](size_t i) { return order_by_ratio ? matches[i].ratio : matches[i].distance; };
+            std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return key(x) != key(y) ? key(x) < key(y) : x < y; });
+            std::vector<rp_match> sorted;
+            sorted.reserve(matches.size());
+            for (size_t i : order) sorted.push_back(matches[i]);
+            matches.swap(sorted);
+        }
         std::vector<cv::Point2d> a, b;
         for (const rp_match &m : matches) {
             a.push_back(reference_features.keypoints[size_t(m.reference_index)].pt);

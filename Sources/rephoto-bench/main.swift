@@ -78,7 +78,10 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
     var detector = try config.features.shimParameters()
     var matching = try config.matching.shimParameters()
     var homography = try config.homography.shimParameters()
-    var essential = try config.pose.essential.shimParameters(refine: config.pose.refine, runnersUp: config.pose.runnersUp)
+    // The Swift path's search settings (PROSAC, minimum iterations, reproductions, ...), so both do the same work.
+    let search = RelativePose.SearchSettings(config.pose, pairs: Correspondences(matches: [], reference: [], current: []))
+    var essential = try search.shimParameters()
+    let orderByRatio: Int32 = config.pose.prosacOrder == .ratio ? 1 : 0
     var shimCamera = try camera.shimCamera()
     var timings = [Double](repeating: 0, count: 7)
     var counts = [Int32](repeating: 0, count: 4)
@@ -86,7 +89,7 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
     let code = reference.withUnsafeBytes { r in
         current.withUnsafeBytes { c in
             rp_native_pipeline(r.bindMemory(to: UInt8.self).baseAddress, r.count, c.bindMemory(to: UInt8.self).baseAddress, c.count,
-                               &detector, &matching, &homography, &essential, &shimCamera, &timings, &counts, &status)
+                               &detector, &matching, &homography, &essential, orderByRatio, &shimCamera, &timings, &counts, &status)
         }
     }
     guard code == 0 else { throw RephotoError(.internal, "native pipeline failed (\(code))") }

@@ -106,10 +106,12 @@ int rp_tools_plane_twin_check(const double *reference_xy, const double *current_
 
 /* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:
    decode both images, detect+describe, match, homography, essential pose. Stage times in ms:
-   [0] decode, [1] detect reference, [2] detect current, [3] match, [4] homography, [5] essential, [6] total. */
+   [0] decode, [1] detect reference, [2] detect current, [3] match, [4] homography, [5] essential, [6] total.
+   `essential` as the Swift search sets it; with its prosac flag the matches go best first, by Lowe's ratio when
+   order_by_ratio is non-zero, else by descriptor distance (pose.prosacOrder). */
 int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, const uint8_t *current_bytes,
                        size_t current_length, const rp_detector_params *detector, const rp_match_params *matching,
-                       const rp_robust_params *homography, const rp_robust_params *essential,
+                       const rp_robust_params *homography, const rp_robust_params *essential, int order_by_ratio,
                        const rp_camera *camera, double timings_ms[7], int counts[4], rp_status *status);
 
 #ifdef __cplusplus

@@ -211,7 +211,7 @@ extension RelativePose {
                                maxLog10Chance: log10(config.maxReproducedChance), degrees: config.maxReproductionDegrees) : nil
         }
 
-        func shimParameters() throws -> rp_robust_params {
+        package func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
                                          prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
