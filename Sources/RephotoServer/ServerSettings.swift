@@ -43,6 +43,11 @@ public struct ServerSettings: Sendable {
 
     /// Refuses settings that cannot work, and an open, unauthenticated bind.
     public func validate() throws {
+        // An empty host would bind every address of some resolvers and none of others; the refusal to serve it
+        // without a token then named no address at all.
+        guard !host.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw RephotoError.badInput("\(given("--host", "'\(host)'")) is empty: name an address (127.0.0.1, 0.0.0.0, ::1)")
+        }
         guard (0...65535).contains(port) else { throw RephotoError.badInput("\(given("--port", port)) is not a TCP port") }
         // Bounded: every pipeline is a thread made up front (5,000 could not all be made), and a timeout becomes
         // a Duration (1e19 s overflowed it and stopped the worker on its first request; probe).

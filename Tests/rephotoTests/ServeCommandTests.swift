@@ -56,6 +56,7 @@ import Testing
             // A FIFO with no writer blocked the start for ever, before the port was bound (probe).
             (["--token-file", fifo], "--token-file \(fifo): not a regular file"),
             (["--token-file", NSTemporaryDirectory()], "a directory"),
+            (["--host", ""], "--host '' is empty: name an address"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
