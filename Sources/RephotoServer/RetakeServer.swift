@@ -41,18 +41,20 @@ public enum RetakeServer {
         router.post("/v1/retakes/score") { request, context in
             await answer {
                 let form = try await form(request, context, settings, parts: retakeParts)
-                return jsonResponse(.ok, try await service.score(form))
+                return jsonResponse(.ok, try await service.withRequestDeadline { try await service.score(form) })
             }
         }
         router.post("/v1/retakes/align") { request, context in
             await answer {
-                let (image, type) = try await service.align(try await form(request, context, settings, parts: retakeParts))
+                let form = try await form(request, context, settings, parts: retakeParts)
+                let (image, type) = try await service.withRequestDeadline { try await service.align(form) }
                 return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
         router.post("/v1/references") { request, context in
             await answer {
-                let (id, created) = try await service.addReference(try await form(request, context, settings, parts: referenceParts))
+                let form = try await form(request, context, settings, parts: referenceParts)
+                let (id, created) = try await service.withRequestDeadline { try await service.addReference(form) }
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
             }
         }

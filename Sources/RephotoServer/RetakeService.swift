@@ -25,12 +25,27 @@ final class RetakeService: Sendable {
         ComputePool(threads: settings.concurrency, queueLimit: settings.queueLength, name: "rephoto-serve")
     }
 
-    /// Runs `work` on the pool; past the request timeout the caller gets 503. Work already running runs out;
+    /// The time a request's work must end by: set once per request (`withRequestDeadline`), so its several
+    /// pipelines (preparing a reference, then scoring) share one --request-timeout. Each had its own, and a
+    /// request answered 200 well past it (probe).
+    @TaskLocal static var requestDeadline: ContinuousClock.Instant?
+
+    /// Runs `body` with --request-timeout counted from now for every `compute` inside it.
+    func withRequestDeadline<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        try await Self.$requestDeadline.withValue(.now + .milliseconds(Int64(settings.requestTimeout * 1000)), operation: body)
+    }
+
+    /// Runs `work` on the pool; past the request's deadline the caller gets 503. Work already running runs out;
     /// work still queued then is dropped when its turn comes.
     func compute<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        var seconds = settings.requestTimeout
+        if let deadline = Self.requestDeadline {
+            seconds = (deadline - .now) / .seconds(1)
+            guard seconds > 0 else { throw Deadline.timeout(settings.requestTimeout) }
+        }
         metrics.queueDepth.set(Double(pool.queued + 1))
         defer { metrics.queueDepth.set(Double(pool.queued)) }
-        return try await Deadline.run(seconds: settings.requestTimeout) { [pool, metrics] expired in
+        return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [pool, metrics] expired in
             try await pool.run(unless: {
                 guard expired() else { return false }
                 metrics.abandoned.increment()
@@ -216,16 +231,22 @@ enum JSONOutput {
 /// inside OpenCV cannot be interrupted). `work` is handed a check that says whether the deadline has passed,
 /// so work that has not started yet can be dropped.
 enum Deadline {
-    static func run<T: Sendable>(seconds: Double,
+    /// The answer to a request past --request-timeout (`seconds`).
+    static func timeout(_ seconds: Double) -> ServerError {
+        var timeout = ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable, "the request took longer than \(seconds) s (--request-timeout)")
+        timeout.retryAfterSeconds = 1
+        return timeout
+    }
+
+    /// `seconds`: the time left; `timeout`: the request's whole allowance, which the answer names.
+    static func run<T: Sendable>(seconds: Double, timeout: Double,
                                  _ work: @escaping @Sendable (_ expired: @escaping @Sendable () -> Bool) async throws -> T) async throws -> T {
         let gate = Gate<T>()
         return try await withCheckedThrowingContinuation { continuation in
             gate.set(continuation)
             let timer = Task {
                 try await Task.sleep(for: .seconds(seconds))
-                var timeout = ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable, "the request took longer than \(seconds) s")
-                timeout.retryAfterSeconds = 1
-                gate.resume(with: .failure(timeout))
+                gate.resume(with: .failure(Self.timeout(timeout)))
             }
             Task {
                 let result: Result<T, Error>

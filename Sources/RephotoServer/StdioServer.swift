@@ -24,7 +24,7 @@ public enum StdioServer {
             } else {
                 let string = String(decoding: text, as: UTF8.self)
                 if string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
-                response = await handle(string, service: service, maxBytes: settings.maxBodyBytes)
+                response = await service.withRequestDeadline { await handle(string, service: service, maxBytes: settings.maxBodyBytes) }
             }
             FileHandle.standardOutput.write(response + Data("\n".utf8))
         }

@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Pipelines running at once (default: the cores).") var concurrency: Int?
     @Option(parsing: .unconditional, help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
     @Option(parsing: .unconditional, help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
-    @Option(parsing: .unconditional, help: "Seconds a request may take before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
+    @Option(parsing: .unconditional, help: "Seconds a request may take, once its body has arrived, before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
     @Option(parsing: .unconditional, help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
     @Option(parsing: .unconditional, help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
     @Option(parsing: .unconditional, help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?

@@ -467,6 +467,35 @@ struct Upload {
         #expect(compute.running == 0 && compute.queued == 0)
     }
 
+    /// One --request-timeout covers all of a request's pipelines (preparing its reference, then scoring): each
+    /// had its own, so a request was answered 200 well past the timeout (probe). Two pipelines of 0.3 s under a
+    /// 0.5 s deadline: the second is cut off at the deadline; once it has passed, no work starts.
+    @Test func oneDeadlineCoversARequestsPipelines() async throws {
+        let service = try RetakeService(settings: try Self.settings { $0.requestTimeout = 0.5 }, metrics: ServerMetrics())
+        defer { service.pool.shutdown() }
+        let start = ContinuousClock.now
+        do {
+            try await service.withRequestDeadline {
+                try await service.compute { Thread.sleep(forTimeInterval: 0.3) }
+                try await service.compute { Thread.sleep(forTimeInterval: 0.3) }
+            }
+            Issue.record("two 0.3 s pipelines passed a 0.5 s deadline")
+        } catch let error as ServerError {
+            #expect(error.status == .serviceUnavailable && error.envelope.error.message == "the request took longer than 0.5 s (--request-timeout)")
+        }
+        #expect(ContinuousClock.now - start < .milliseconds(580))
+        let ran = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            Task {
+                let outcome = try? await service.withRequestDeadline {
+                    try await Task.sleep(for: .milliseconds(600))
+                    return try await service.compute { true }
+                }
+                done.resume(returning: outcome ?? false)
+            }
+        }
+        #expect(!ran)
+    }
+
     /// Requests that time out while queued are not computed afterwards: with one pipeline held, the queued
     /// requests' work is dropped, and the metric counts it.
     @Test func timedOutQueuedRequestsAreNotComputed() async throws {
