@@ -124,7 +124,10 @@ final class ReferenceStore: Sendable {
 /// Keyed by id and the settings the features depend on, so an override of the detector never reuses them.
 final class ReferenceCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [String: (frame: ReferenceFrame, camera: CameraIntrinsics?, bytes: Int, used: UInt64)] = [:]
+    // `registered`: added as a reference (POST /v1/references). A reference uploaded with a score is cached
+    // too, for the next score, but is nobody's reference: it was reported known, so anyone could learn whether
+    // an image had been scored, and scored against by id (probe).
+    private var entries: [String: (frame: ReferenceFrame, camera: CameraIntrinsics?, bytes: Int, used: UInt64, registered: Bool)] = [:]
     private var clock: UInt64 = 0
     private(set) var bytes = 0
     let capacity: Int
@@ -145,9 +148,10 @@ final class ReferenceCache: @unchecked Sendable {
         frame.features.count * (frame.features.descriptorBytes + 64) + 4096
     }
 
-    func get(_ key: String) -> ReferenceFrame? {
+    /// `registeredOnly`: only a frame of a registered reference (a lookup by id).
+    func get(_ key: String, registeredOnly: Bool) -> ReferenceFrame? {
         lock.withLock {
-            guard var entry = entries[key] else { return nil }
+            guard var entry = entries[key], entry.registered || !registeredOnly else { return nil }
             clock += 1
             entry.used = clock
             entries[key] = entry
@@ -156,13 +160,17 @@ final class ReferenceCache: @unchecked Sendable {
     }
 
     /// `camera`: the one the frame was prepared with (as keyed), given back by `camera(id:)`.
-    func put(_ key: String, _ frame: ReferenceFrame, camera: CameraIntrinsics?) {
+    func put(_ key: String, _ frame: ReferenceFrame, camera: CameraIntrinsics?, registered: Bool = false) {
         let cost = Self.cost(frame)
         lock.withLock {
             guard cost <= capacity else { return }
-            if let old = entries.removeValue(forKey: key) { bytes -= old.bytes }
+            var wasRegistered = false
+            if let old = entries.removeValue(forKey: key) {
+                bytes -= old.bytes
+                wasRegistered = old.registered
+            }
             clock += 1
-            entries[key] = (frame, camera, cost, clock)
+            entries[key] = (frame, camera, cost, clock, registered || wasRegistered)
             bytes += cost
             while bytes > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
                 entries.removeValue(forKey: oldest.key)
@@ -179,12 +187,25 @@ final class ReferenceCache: @unchecked Sendable {
         }
     }
 
-    func contains(id: String) -> Bool { lock.withLock { entries.keys.contains { $0.hasPrefix(id + "|") } } }
+    /// Whether a registered reference with this id is cached (for any settings).
+    func contains(id: String) -> Bool { lock.withLock { entries.contains { $0.key.hasPrefix(id + "|") && $0.value.registered } } }
+
+    /// Marks every cached frame of `id` registered; false when none is cached (it did not fit).
+    func register(id: String) -> Bool {
+        lock.withLock {
+            var any = false
+            for key in entries.keys where key.hasPrefix(id + "|") {
+                entries[key]?.registered = true
+                any = true
+            }
+            return any
+        }
+    }
 
     /// The camera of the reference's most recently used prepared frame: without a store, the only record of
     /// the camera an upload gave (scoring by id without it answered 404; probe).
     func camera(id: String) -> CameraIntrinsics? {
-        lock.withLock { entries.filter { $0.key.hasPrefix(id + "|") }.max { $0.value.used < $1.value.used }?.value.camera }
+        lock.withLock { entries.filter { $0.key.hasPrefix(id + "|") && $0.value.registered }.max { $0.value.used < $1.value.used }?.value.camera }
     }
 
     var count: Int { lock.withLock { entries.count } }

@@ -106,6 +106,12 @@ final class RetakeService: Sendable {
         }
         try store.put(id, image: image, camera: camera)
         try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), try frame.features.serialized())
+        // Without a store the cache is all that keeps it: a reference larger than --cache-bytes was answered 201
+        // and then not found (probe).
+        guard cache.register(id: id) || store.directory != nil else {
+            throw ServerError(.init(code: 507, reasonPhrase: "Insufficient Storage"), code: "no_room", kind: .unavailable,
+                              "the reference's features take \(ReferenceCache.cost(frame)) bytes, more than --cache-bytes \(cache.capacity), and without --reference-store nothing else keeps them")
+        }
         return (id, !existed)
     }
 
@@ -121,7 +127,7 @@ final class RetakeService: Sendable {
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
     func prepared(id: String, image: Data?, camera: CameraIntrinsics?, settings: PipelineConfig) async throws -> ReferenceFrame {
         let key = ReferenceCache.key(id, settings.features, camera)
-        if let hit = cache.get(key) {
+        if let hit = cache.get(key, registeredOnly: image == nil) {
             metrics.cacheHits.increment()
             return hit
         }

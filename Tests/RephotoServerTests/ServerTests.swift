@@ -186,6 +186,37 @@ struct Upload {
         }
     }
 
+    /// A reference is what was added as one: an image scored as an upload is not reported known (anyone could
+    /// learn whether an image had been scored) nor scored against by id, with a store or without; adding it then
+    /// creates it. Without a store, one that cannot fit the cache is refused, 507, not answered 201 and lost (probe).
+    @Test func onlyAddedReferencesAreKnown() async throws {
+        let graf1 = try Upload.image("graf1.png")
+        let id = ReferenceStore.id(of: graf1)
+        for store in [true, false] {
+            let settings = try Self.settings { if !store { $0.referenceStore = nil } }
+            try await Self.app(settings).test(.router) { http in
+                let inline = Upload().adding("reference", graf1).adding("retake", try Upload.image("graf3.png"))
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: inline.headers, body: inline.body) { #expect($0.status == .ok) }
+                try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .notFound, "store \(store)") }
+                let byId = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: byId.headers, body: byId.body) { #expect($0.status == .notFound, "store \(store)") }
+                let add = Upload().adding("image", graf1)
+                try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { #expect($0.status == .created, "store \(store)") }
+                try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .ok, "store \(store)") }
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: byId.headers, body: byId.body) { #expect($0.status == .ok, "store \(store)") }
+            }
+        }
+        let tiny = try Self.settings { $0.referenceStore = nil; $0.cacheBytes = 10_000 }
+        try await Self.app(tiny).test(.router) { http in
+            let add = Upload().adding("image", graf1)
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { response in
+                #expect(response.status.code == 507 && Self.errorCode(response) == "no_room", "\(String(buffer: response.body))")
+                #expect(String(buffer: response.body).contains("more than --cache-bytes 10000"), "\(String(buffer: response.body))")
+            }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .notFound) }
+        }
+    }
+
     /// A restart, or a second instance sharing the store folder, finds a reference uploaded through the first.
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
