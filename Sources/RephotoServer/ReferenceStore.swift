@@ -61,7 +61,8 @@ final class ReferenceStore: Sendable {
         guard let (imagePath, entryPath) = paths(id),
               let entryData = FileManager.default.contents(atPath: entryPath.path),
               let entry = try? JSONDecoder().decode(Entry.self, from: entryData),
-              let image = FileManager.default.contents(atPath: imagePath.path), image.count == entry.bytes else { return nil }
+              let image = FileManager.default.contents(atPath: imagePath.path), image.count == entry.bytes,
+              Self.id(of: image) == id else { return nil }  // the id is the image's hash: a damaged image is no image
         return (image, entry.camera)
     }
 
@@ -70,15 +71,22 @@ final class ReferenceStore: Sendable {
         paths(id).map { $0.image.deletingLastPathComponent().appendingPathComponent("\(id).features-\(settingsKey)") }
     }
 
+    /// Saved with their SHA-256 after them: a damaged file is detected again rather than read. Fields edited in
+    /// a file (the norm, the descriptor size, a keypoint made NaN) were read as they were, and answered as the
+    /// client's error or as a different score (probe).
     func putFeatures(_ id: String, settingsKey: String, _ data: Data) throws {
         guard let path = featuresPath(id, settingsKey) else { return }
         try FileManager.default.createDirectory(at: path.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: path, options: .atomic)
+        try (data + Data(SHA256.hash(data: data))).write(to: path, options: .atomic)
     }
 
+    /// The saved features, nil when there are none or they are damaged.
     func features(_ id: String, settingsKey: String) -> Data? {
-        guard contains(id), let path = featuresPath(id, settingsKey) else { return nil }
-        return FileManager.default.contents(atPath: path.path)
+        guard contains(id), let path = featuresPath(id, settingsKey), let file = FileManager.default.contents(atPath: path.path),
+              file.count >= SHA256.byteCount else { return nil }
+        let data = file.prefix(file.count - SHA256.byteCount)
+        guard Data(SHA256.hash(data: data)) == file.suffix(SHA256.byteCount) else { return nil }
+        return Data(data)
     }
 
     /// A short key of the feature settings, naming a features file.

@@ -147,6 +147,12 @@ final class RetakeService: Sendable {
             }
         }
         guard let bytes = image ?? store.get(id)?.image else {
+            if store.contains(id) {
+                // Its image is missing or no longer hashes to its id: forget it, so GET agrees, and say so.
+                store.delete(id)
+                cache.remove(id: id)
+                throw ServerError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
+            }
             guard cache.contains(id: id) else { throw ServerError.notFound("no reference with id \(id)") }
             throw ServerError.notFound("reference \(id) is kept prepared only for other feature settings or another camera, and without --reference-store its image is not kept: upload it again with these, or run the worker with a store")
         }

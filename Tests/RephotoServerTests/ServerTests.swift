@@ -218,6 +218,45 @@ struct Upload {
     }
 
     /// A restart, or a second instance sharing the store folder, finds a reference uploaded through the first.
+    /// Damaged store files are the worker's to repair, not the client's error: features with an edited field are
+    /// detected again (the same answer as from the image), and a reference whose image no longer hashes to its
+    /// id is removed, so score and GET agree (probe: 400 "descriptors differ", a different score, 415).
+    @Test func damagedStoreFilesAreRepairedOrForgotten() async throws {
+        let settings = try Self.settings()
+        let graf1 = try Upload.image("graf1.png")
+        let add = Upload().adding("image", graf1)
+        let id = try #require(try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
+        })
+        let folder = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2)))
+        let featuresFile = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("\(id).features-") })
+        var features = try Data(contentsOf: folder.appendingPathComponent(featuresFile))
+        features[features.count / 2] ^= 0xFF  // a descriptor bit, a keypoint or a header field: all damage
+        try features.write(to: folder.appendingPathComponent(featuresFile))
+        let score = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok)
+                let h = try #require(Self.homography(Self.json(response)))
+                #expect(try Self.cornerError(h) < 3)
+                let detect = (Self.json(response)["timings"] as? [String: Any])?["detectReference"] as? Double ?? 0
+                #expect(detect > 0)  // detected again
+            }
+        }
+        let resaved = try Data(contentsOf: folder.appendingPathComponent(featuresFile))
+        #expect(resaved != features)  // and saved again
+        var image = try Data(contentsOf: folder.appendingPathComponent("\(id).image"))
+        image[image.count / 2] ^= 0xFF
+        try image.write(to: folder.appendingPathComponent("\(id).image"))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(featuresFile))
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .notFound && String(buffer: response.body).contains("image in --reference-store is missing or damaged"), "\(String(buffer: response.body))")
+            }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .notFound) }
+        }
+    }
+
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
         let upload = Upload().adding("image", try Upload.image("graf1.png"))
