@@ -216,12 +216,13 @@ final class RetakeService: Sendable {
         guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
         let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
+        let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
         guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
             let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera)
-            let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels)
-            let colourRetake = try Image(data: retake, maxPixels: config.maxPixels)
+            let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced)
+            let colourRetake = try Image(data: retake, maxPixels: config.maxPixels, reducedFor: reduced)
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
             return try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90))
         }

@@ -19,6 +19,9 @@ public struct ServerSettings: Sendable {
     /// Slowest pace a request body may arrive at once `idleTimeout` has passed, bytes per second; then 408 (a
     /// client sending a byte every few seconds never trips the idle timeout).
     public var minBodyRate = 65536.0
+    /// Longer side of an aligned image, pixels: both photos are decoded no larger (JPEGs by DCT scaling). At full
+    /// size, aligning two 39 MP photos peaked at 799 MB, where a pipeline is budgeted about 350 MB (probe).
+    public var alignMaxDimension = 4096
     /// Content-addressed reference store shared by instances (nil: references live in memory only).
     public var referenceStore: String?
     /// Memory for prepared references (features), bytes.
@@ -56,6 +59,7 @@ public struct ServerSettings: Sendable {
         guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("\(given("--max-body-bytes", maxBodyBytes)) is too small for an upload") }
         guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("\(given("--request-timeout", requestTimeout)) must be 0.001 to 86400 seconds") }
         guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("\(given("--idle-timeout", idleTimeout)) must be 0.1 to 86400 seconds") }
+        guard (64...65536).contains(alignMaxDimension) else { throw RephotoError.badInput("\(given("--align-max-dimension", alignMaxDimension)) must be 64 to 65536 pixels") }
         guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("\(given("--min-body-rate", minBodyRate)) must be at least 1 byte per second") }
         if referenceStore?.isEmpty == true {
             throw RephotoError.badInput("\(given("--reference-store", "''")) is empty: name a folder, or leave it out to keep references in memory")

@@ -18,6 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds a request may take, once its body has arrived, before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
     @Option(parsing: .unconditional, help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
     @Option(parsing: .unconditional, help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
+    @Option(parsing: .unconditional, help: "Longer side of an image /v1/retakes/align answers, pixels (default 4096).") var alignMaxDimension: Int?
     @Option(parsing: .unconditional, help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
     @Option(parsing: .unconditional, help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
     @Option(parsing: .unconditional, help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
@@ -46,6 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
         s.requestTimeout = try value(requestTimeout, "--request-timeout", "REPHOTO_REQUEST_TIMEOUT", decimalNumber) ?? s.requestTimeout
         s.idleTimeout = try value(idleTimeout, "--idle-timeout", "REPHOTO_IDLE_TIMEOUT", decimalNumber) ?? s.idleTimeout
         s.minBodyRate = try value(minBodyRate, "--min-body-rate", "REPHOTO_MIN_BODY_RATE", decimalNumber) ?? s.minBodyRate
+        s.alignMaxDimension = try value(alignMaxDimension, "--align-max-dimension", "REPHOTO_ALIGN_MAX_DIMENSION", Int.init) ?? s.alignMaxDimension
         s.referenceStore = try value(referenceStore, "--reference-store", "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "--cache-bytes", "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
         s.calibrationDirectory = try value(calibrationDir, "--calibration-dir", "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory

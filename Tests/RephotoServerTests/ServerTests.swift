@@ -471,6 +471,31 @@ struct Upload {
         }
     }
 
+    /// The aligned image is at most --align-max-dimension on its longer side, both photos decoded that small
+    /// (the homography scaled to them): still graf3 on graf1's wall.
+    @Test func alignedImagesAreBoundedInSize() async throws {
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+            .adding("metadata", json: #"{"align": {"format": "png"}}"#)
+        try await Self.app(try Self.settings { $0.alignMaxDimension = 400 }).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .ok)
+                let image = try Image(data: Data(buffer: response.body))
+                #expect((image.width, image.height) == (400, 320))
+                let small = try Image(data: try Upload.image("graf1.png"), reducedFor: FeatureConfig(detector: .akaze, maxDimension: 400))
+                let reference = try small.pixels(), aligned = try image.pixels()
+                var difference = 0.0, count = 0
+                for y in stride(from: 100, to: 220, by: 2) {
+                    for x in stride(from: 125, to: 275, by: 2) {
+                        let i = (y * 400 + x) * 3
+                        difference += Double(abs(Int(reference[i + 1]) - Int(aligned[i + 1])))
+                        count += 1
+                    }
+                }
+                #expect(difference / Double(count) < 30, "mean difference \(difference / Double(count))")
+            }
+        }
+    }
+
     /// 50 requests at once: all succeed, identical inputs give identical answers.
     @Test func fiftyParallelScoresAgree() async throws {
         let upload = Upload().adding("reference", try Upload.image("Blender_Suzanne1.jpg")).adding("retake", try Upload.image("Blender_Suzanne2.jpg"))
