@@ -60,14 +60,14 @@ public enum RetakeServer {
         }
         router.get("/v1/references/:id") { _, context in
             await answer {
-                let id = context.parameters.get("id") ?? ""
+                let id = try referenceId(context.parameters.get("id") ?? "")
                 guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return jsonResponse(.ok, try JSONOutput.encode(["id": id, "status": "known"]))
             }
         }
         router.delete("/v1/references/:id") { _, context in
             await answer {
-                let id = context.parameters.get("id") ?? ""
+                let id = try referenceId(context.parameters.get("id") ?? "")
                 guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return Response(status: .noContent)
             }
@@ -141,6 +141,12 @@ public enum RetakeServer {
         } catch {
             return errorResponse(ServerError.wrapping(error))
         }
+    }
+
+    /// An id in a path, refused as a `referenceId` part is: 400 when it cannot be one (it was 404, as if unknown).
+    static func referenceId(_ id: String) throws -> String {
+        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("'\(id.prefix(80))' is not a reference id (64 hex digits)") }
+        return id
     }
 
     /// Whether the request announces a body (chunked, or a positive length).

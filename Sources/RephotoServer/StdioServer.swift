@@ -100,11 +100,11 @@ public enum StdioServer {
                 let (id, created) = try await service.addReference(form)
                 return try JSONOutput.encode(["id": id, "status": created ? "created" : "known"])
             case "hasReference":
-                let id = object["referenceId"] as? String ?? ""
+                let id = try RetakeServer.referenceId(object["referenceId"] as? String ?? "")
                 guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return try JSONOutput.encode(["id": id, "status": "known"])
             case "deleteReference":
-                let id = object["referenceId"] as? String ?? ""
+                let id = try RetakeServer.referenceId(object["referenceId"] as? String ?? "")
                 guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return try JSONOutput.encode(["id": id, "status": "deleted"])
             case let op:

@@ -383,6 +383,12 @@ struct Upload {
                 }
             }
             try await http.execute(uri: "/v1/references/abc/def", method: .post) { #expect($0.status == .notFound) }
+            // What cannot be an id is refused as the referenceId part is, not answered as unknown.
+            for (method, id) in [(HTTPRequest.Method.get, String(repeating: "A", count: 64)), (.delete, "abc")] {
+                try await http.execute(uri: "/v1/references/\(id)", method: method) { response in
+                    #expect(response.status == .badRequest && String(buffer: response.body).contains("'\(id)' is not a reference id (64 hex digits)"))
+                }
+            }
             // HEAD answers as GET would, without the body (a load balancer's health check; it was 405).
             try await http.execute(uri: "/healthz", method: .head) { response in
                 #expect(response.status == .ok && response.body.readableBytes == 0, "\(response.status)")
