@@ -132,6 +132,8 @@ final class RetakeService: Sendable {
             return hit
         }
         metrics.cacheMisses.increment()
+        // Found by id, or uploaded again while stored, it is a reference: cached as one, so the next lookup by id hits.
+        let registered = image == nil || store.contains(id)
         let settingsKey = ReferenceStore.settingsKey(settings.features)
         // Saved features first (a restart, another instance), then the image, detected again.
         if let saved = store.features(id, settingsKey: settingsKey) {
@@ -139,7 +141,7 @@ final class RetakeService: Sendable {
                 let frame = try await compute {
                     try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
                 }
-                cache.put(key, frame, camera: camera)
+                cache.put(key, frame, camera: camera, registered: registered)
                 return frame
             } catch let error as RephotoError where error.kind == .badInput {
                 // A damaged features file: detect again from the image below (a full queue or a timeout is
@@ -161,7 +163,7 @@ final class RetakeService: Sendable {
             let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
             return (frame, try frame.features.serialized())
         }
-        cache.put(key, frame, camera: camera)
+        cache.put(key, frame, camera: camera, registered: registered)
         if image == nil || store.contains(id) { try? store.putFeatures(id, settingsKey: settingsKey, features) }
         return frame
     }

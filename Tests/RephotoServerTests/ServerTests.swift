@@ -272,6 +272,11 @@ struct Upload {
                 // The features came from the store, not from detecting again.
                 #expect((Self.json(response)["timings"] as? [String: Any])?["detectReference"] as? Double == 0)
             }
+            // And are kept: the next score by id finds them in memory.
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/metrics", method: .get) { response in
+                #expect(String(buffer: response.body).contains("rephoto_reference_cache_hits_total 1"), "\(String(buffer: response.body))")
+            }
         }
     }
 
