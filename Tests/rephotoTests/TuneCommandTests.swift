@@ -241,6 +241,9 @@ import Testing
         ("parameters: {features.orb.levels: {min: 4, max: 8, step: 0.5}}", "features.orb.levels is an integer"),
         ("parameters: {features.orb.levels: {min: 2, max: 4, count: 5, log: true}}", "rounds to only 3 distinct values of 5"),
         ("parameters:\n", "parameters must name at least one parameter"),
+        // Past what an integer holds: refused as out of range, not a trap in the conversion.
+        ("parameters: {features.maxKeypoints: {min: 1e19, max: 1e19, step: 1}}", "features.maxKeypoints = 1e+19 is out of range"),
+        ("parameters: {features.maxKeypoints: {min: 1, max: 1e30, count: 3, log: true}}", "features.maxKeypoints = 1000000000000000.0 is out of range"),
     ])
     func invalidSpacesAreRefusedBeforeAnyWork(text: String, named: String) throws {
         let space = try Self.spaceFile(text)

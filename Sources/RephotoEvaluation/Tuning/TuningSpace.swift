@@ -207,6 +207,8 @@ public struct TuningSpace: Sendable, Equatable {
             numbers = stride(from: low, through: high + step * 1e-9, by: step).map { ($0 * 1e12).rounded() / 1e12 }
         }
         if case .integer = parameter.domain {
+            // Checked before the conversion: a bound past what an Int holds (1e19) trapped in Int(_:).
+            for number in numbers { try check(parameter, .double(number.rounded())) }
             var seen = Set<Int>()
             let whole = numbers.map { Int($0.rounded()) }.filter { seen.insert($0).inserted }
             if whole.count < numbers.count {
