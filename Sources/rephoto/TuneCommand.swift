@@ -86,6 +86,7 @@ struct TuneCommand: ParsableCommand {
                     CLIOutput.standardError(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
                 }
             }
+            try tuner.validate()
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
 
             let folder = URL(fileURLWithPath: out)

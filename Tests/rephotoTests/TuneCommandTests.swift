@@ -168,8 +168,12 @@ import Testing
         let other = try CLI.run(["tune", space, "--data", fewer, "--out", killed, "--resume"])
         #expect(other.status == 2 && other.stderr.contains("another space or other settings"), "\(other.stderr)")
 
-        let sharded = try CLI.run(["tune", space, "--data", data, "--out", SequenceCommandTests.directory(), "--shard", "0/2"])
-        #expect(sharded.status == 2 && sharded.stderr.contains("cannot be sharded"))
+        // Refused before the folder is touched: the earlier run in it stays whole.
+        let before = try String(contentsOfFile: "\(whole)/trials.jsonl", encoding: .utf8)
+        let sharded = try CLI.run(["tune", space, "--data", data, "--out", whole, "--shard", "0/2"])
+        #expect(sharded.status == 2 && sharded.stderr.contains("cannot be sharded"), "\(sharded.stderr)")
+        #expect(!sharded.stderr.contains("replacing"), "\(sharded.stderr)")
+        #expect(try String(contentsOfFile: "\(whole)/trials.jsonl", encoding: .utf8) == before)
     }
 
     /// --holdout: a deterministic split by name, the best configuration reported on both sides.
@@ -210,6 +214,28 @@ import Testing
         #expect(resumed.status == 2 && resumed.stderr.contains("trials.jsonl: not a regular file"), "\(resumed.stderr)")
         let fresh = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
         #expect(fresh.status == 3, "\(fresh.stderr)")
+    }
+
+    /// A configuration that breaks a rule between parameters (varied with varied, fixed or the --config base)
+    /// is refused before any trial runs, naming the trial and its values, and an earlier run in --out stays.
+    @Test func anInvalidCombinationIsRefusedBeforeAnyTrial() throws {
+        let data = try Self.data()
+        let base = try CLI.temporaryFile("base.yaml", Data("features: {orb: {levels: 2}}\n".utf8))
+        let cases: [(space: String, extra: [String], named: String)] = [
+            ("fixed: {features.maxDimension: 320}\nparameters:\n  pose.minParallax: [2, 50]\n  pose.maxParallax: [100, 10]\n", [],
+             "trial 3 (pose.minParallax = 50, pose.maxParallax = 10) is not a valid configuration: pose.minParallax = 50 must be below pose.maxParallax = 10"),
+            ("fixed: {pose.minParallax: 50}\nparameters:\n  pose.maxParallax: [100, 10]\n", [],
+             "trial 1 (pose.maxParallax = 10) is not a valid configuration: pose.minParallax = 50 must be below"),
+            ("parameters:\n  features.orb.firstLevel: [0, 3]\n", ["--config", base],
+             "trial 1 (features.orb.firstLevel = 3) is not a valid configuration: features.orb.firstLevel = 3 is out of range"),
+        ]
+        for (text, extra, named) in cases {
+            let out = SequenceCommandTests.directory()
+            let run = try CLI.run(["tune", try Self.spaceFile(text), "--data", data, "--out", out, "--jobs", "1"] + extra)
+            #expect(run.status == 2 && run.stderr.contains(named), "\(run.stderr)")
+            #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: "\(out)/trials.jsonl"))  // no trial ran
+        }
     }
 
     /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.

@@ -61,6 +61,27 @@ public struct Tuner: Sendable {
         return (sequences.filter { !names.contains($0.manifest.name) }, sequences.filter { names.contains($0.manifest.name) })
     }
 
+    /// Everything a run would refuse, checked before --out is touched (an earlier run there is replaced only
+    /// by one that can go ahead): a sharded halving, and every configuration this shard evaluates, with the
+    /// cross-parameter rules between varied, fixed and base values. Trials are deterministic given the space
+    /// and seed, so none is refused halfway (a run that stopped at the first invalid trial, and a resume that
+    /// stopped there again, had no leaderboard).
+    public func validate() throws {
+        if space.strategy == .halving && shard.count > 1 {
+            throw RephotoError.badInput("successive halving needs every result of a rung: it cannot be sharded")
+        }
+        let configurations = try space.configurations()
+        for trial in stride(from: shard.index, to: configurations.count, by: shard.count) {
+            let values = configurations[trial]
+            do {
+                _ = try space.config(for: values, base: base)
+            } catch let error as RephotoError {
+                let named = values.map { "\($0.path) = \($0.value)" }.joined(separator: ", ")
+                throw RephotoError.badInput("trial \(trial) (\(named)) is not a valid configuration: \(error.message)")
+            }
+        }
+    }
+
     /// The trials of this shard in order; those already in `folder/trials.jsonl` are kept, not run again.
     public func run(in folder: URL, progress: ((Int, Int, TrialRecord?) -> Void)? = nil) throws -> [TrialRecord] {
         if space.strategy == .halving { return try runHalving(in: folder, progress: progress) }
