@@ -34,8 +34,8 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     public static let fileName = "run.json"
 
     /// The digest `sequenceDigests` holds for the sequence folder at `path` (its images are not read: the
-    /// truth and the frame list are what a kept row depends on besides them).
-    static func digest(ofSequenceAt path: String) -> String {
+    /// truth and the frame list are what a kept row depends on besides them). `tune` keeps them too.
+    public static func digest(ofSequenceAt path: String) -> String {
         var hash = SHA256()
         for name in ["sequence.json", "frames.csv"] {
             hash.update(data: Data(name.utf8))
@@ -47,7 +47,7 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     /// The digest `imageDigests` holds for the sequence folder at `path`: every file but sequence.json and
     /// frames.csv, by relative path, size and modification time, in path order; files under `results` (a
     /// result folder inside the sequence, which the run itself rewrites) are left out.
-    static func imageDigest(ofSequenceAt path: String, results: String) -> String {
+    public static func imageDigest(ofSequenceAt path: String, results: String) -> String {
         let root = URL(fileURLWithPath: path)
         let skip = URL(fileURLWithPath: results).standardizedFileURL.resolvingSymlinksInPath().path + "/"
         var stamps: [String] = []

@@ -22,11 +22,37 @@ struct TuneCommand: ParsableCommand {
         var holdout: [String]? = nil
         /// "i/n" when sharded; a resume must run the same shard, a merge takes every shard of one run.
         var shard: String? = nil
+        /// Each tuning sequence's digests as `evaluate --resume` keeps them (EvaluationRunState), in `sequences`
+        /// order: the same name and frame count is no proof that the truth or the images are the same. Absent
+        /// in folders written before they were added.
+        var sequenceDigests: [String]? = nil
+        var imageDigests: [String]? = nil
 
         func unsharded() -> Manifest {
             var copy = self
             copy.shard = nil
             return copy
+        }
+
+        /// The settings alone; the data's digests are compared on their own, to name the sequence that changed.
+        func withoutDigests() -> Manifest {
+            var copy = self
+            copy.sequenceDigests = nil
+            copy.imageDigests = nil
+            return copy
+        }
+
+        /// The first sequence whose digests differ from `earlier`'s (absent digests are not compared). Image
+        /// stamps (modification times) only with `images`: shards merged from other machines differ in them.
+        func changedSequence(since earlier: Manifest, images: Bool) -> String? {
+            func differ(_ a: [String]?, _ b: [String]?) -> Int? {
+                guard let a, let b else { return nil }
+                return zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? (a.count == b.count ? nil : min(a.count, b.count))
+            }
+            func name(_ index: Int) -> String { index < sequences.count ? sequences[index] : "a sequence" }
+            if let index = differ(earlier.sequenceDigests, sequenceDigests) { return "\(name(index)) (sequence.json or frames.csv)" }
+            if images, let index = differ(earlier.imageDigests, imageDigests) { return "\(name(index)) (a file added, removed or rewritten)" }
+            return nil
         }
     }
 
@@ -93,7 +119,9 @@ struct TuneCommand: ParsableCommand {
             let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
                                     sequences: sequences.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
                                     holdout: holdout == nil ? nil : heldOut.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
-                                    shard: shard == nil ? nil : "\(tuner.shard.index)/\(tuner.shard.count)")
+                                    shard: shard == nil ? nil : "\(tuner.shard.index)/\(tuner.shard.count)",
+                                    sequenceDigests: sequences.map { EvaluationRunState.digest(ofSequenceAt: $0.directory?.path ?? "") },
+                                    imageDigests: sequences.map { EvaluationRunState.imageDigest(ofSequenceAt: $0.directory?.path ?? "", results: folder.path) })
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: resume)
             let progress = Progress(label: "tune")
             let records = try tuner.run(in: folder) { done, total, best in
@@ -148,7 +176,12 @@ struct TuneCommand: ParsableCommand {
             for folder in folders {
                 let text = try TuneCommand.text("\(folder)/space.yaml")
                 let other = try TuneCommand.manifest("\(folder)/tune.json")
-                guard text == spaceText, other.unsharded() == manifest.unsharded() else { throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)") }
+                guard text == spaceText, other.unsharded().withoutDigests() == manifest.unsharded().withoutDigests() else {
+                    throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)")
+                }
+                if let changed = other.changedSequence(since: manifest, images: false) {
+                    throw RephotoError.badInput("\(folder) was tuned on other data than \(first): \(changed) differs")
+                }
                 // Shards of different splits overlap and leave gaps: i/3 and j/2 are not one run.
                 if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
                     throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
@@ -198,8 +231,12 @@ struct TuneCommand: ParsableCommand {
             guard let oldSpace = try? text(spaceFile.path), let oldManifest = try? TuneCommand.manifest(manifestFile.path) else {
                 throw RephotoError.badInput("--resume: \(folder.path) holds no tuning run")
             }
-            guard oldSpace == space, oldManifest == manifest else {
+            guard oldSpace == space, oldManifest.withoutDigests() == manifest.withoutDigests() else {
                 throw RephotoError.badInput("--resume: \(folder.path) was tuned with another space or other settings")
+            }
+            // Kept trials were scored against the data as it was: as `evaluate --resume`, refuse a change.
+            if let changed = manifest.changedSequence(since: oldManifest, images: true) {
+                throw RephotoError.badInput("--resume: \(changed) changed since the run in \(folder.path) began; start afresh without --resume")
             }
             return
         }

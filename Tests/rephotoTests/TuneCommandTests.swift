@@ -238,6 +238,34 @@ import Testing
         }
     }
 
+    /// Data changed under the same names and frame counts (the truth negated) is refused by --resume and by a
+    /// merge, as `evaluate --resume` refuses it: kept trials were scored against the old truth.
+    @Test func aResumeOrMergeRefusesChangedData() throws {
+        let data = try Self.data(), space = try Self.spaceFile()
+        let first = SequenceCommandTests.directory()
+        let run = try CLI.run(["tune", space, "--data", data, "--out", first, "--jobs", "1", "--shard", "0/2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let csv = "\(data)/alpha/frames.csv"
+        var lines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let columns = ["gt_tx", "gt_ty", "gt_tz"].compactMap { lines[0].firstIndex(of: $0) }
+        #expect(columns.count == 3)
+        for row in 1..<lines.count {
+            for column in columns where !lines[row][column].isEmpty {
+                lines[row][column] = lines[row][column].hasPrefix("-") ? String(lines[row][column].dropFirst()) : "-" + lines[row][column]
+            }
+        }
+        try (lines.map { $0.joined(separator: ",") }.joined(separator: "\n") + "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        let resumed = try CLI.run(["tune", space, "--data", data, "--out", first, "--jobs", "1", "--shard", "0/2", "--resume"])
+        #expect(resumed.status == 2 && resumed.stderr.contains("--resume: alpha (3 frames) (sequence.json or frames.csv) changed since the run in"),
+                "\(resumed.stderr)")
+        let second = SequenceCommandTests.directory()
+        let other = try CLI.run(["tune", space, "--data", data, "--out", second, "--jobs", "1", "--shard", "1/2"])
+        #expect(other.status == 0, "\(other.stderr)")
+        let merge = try CLI.run(["tune", "merge", first, second, "--out", SequenceCommandTests.directory()])
+        #expect(merge.status == 2 && merge.stderr.contains("was tuned on other data than \(first): alpha (3 frames) (sequence.json or frames.csv) differs"),
+                "\(merge.stderr)")
+    }
+
     /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.
     @Test func anAliasBombSpaceIsRefused() throws {
         let run = try CLI.run(["tune", try Self.spaceFile(Fixtures.yamlAliasBomb), "--data", try Self.data(), "--out", SequenceCommandTests.directory()])
