@@ -266,6 +266,21 @@ import Testing
                 "\(merge.stderr)")
     }
 
+    /// A value holding commas (a matrix) is quoted in leaderboard.csv: every row has the header's fields.
+    @Test func theLeaderboardQuotesValuesWithCommas() throws {
+        let space = try Self.spaceFile("fixed: {features.maxDimension: 320}\nparameters:\n"
+            + "  sensor.cameraFromDevice: [\"[[1,0,0],[0,-1,0],[0,0,-1]]\", \"[[1,0,0],[0,1,0],[0,0,1]]\"]\n")
+        let out = SequenceCommandTests.directory()
+        let run = try CLI.run(["tune", space, "--data", try Self.data(), "--out", out, "--jobs", "1"])
+        #expect(run.status == 0 || run.status == 3, "\(run.stderr)")
+        let text = try String(contentsOfFile: "\(out)/leaderboard.csv", encoding: .utf8)
+        #expect(text.contains(",\"[[1, 0, 0], [0, -1, 0], [0, 0, -1]]\"\n") && text.contains(",\"[[1, 0, 0], [0, 1, 0], [0, 0, 1]]\"\n"), "\(text)")
+        // Fields: commas outside quotes, plus one.
+        func fields(_ line: Substring) -> Int { line.reduce(into: (1, false)) { s, c in if c == "\"" { s.1.toggle() } else if c == ",", !s.1 { s.0 += 1 } }.0 }
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 3 && lines.allSatisfy { fields($0) == 15 }, "\(text)")
+    }
+
     /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.
     @Test func anAliasBombSpaceIsRefused() throws {
         let run = try CLI.run(["tune", try Self.spaceFile(Fixtures.yamlAliasBomb), "--data", try Self.data(), "--out", SequenceCommandTests.directory()])

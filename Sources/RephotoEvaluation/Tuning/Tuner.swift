@@ -239,16 +239,18 @@ public struct Tuner: Sendable {
         let ranked = ranked(records, objective)
         let paths = space.dimensions.map(\.path)
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "" }
-        var csv = (["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg", "median_score", "frames",
-                    "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths).joined(separator: ",") + "\n"
+        var rows = [["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg", "median_score", "frames",
+                     "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths]
         for (rank, r) in ranked.enumerated() {
             let values = paths.map { path in r.parameters.first { $0.first == path }?.last ?? "" }
             let m = r.metrics
-            csv += ([String(rank + 1), String(r.trial), number(r.objective), number(m.maa5), number(m.maa10), number(m.rotationMaa10),
-                     number(m.medianRotationErrorDegrees), number(m.medianScore), String(m.frames), String(m.failures),
-                     number(m.msPerFrame), String(r.tooSlow), r.rung.map(String.init) ?? "", r.framesPerSequence.map(String.init) ?? ""]
-                    + values).joined(separator: ",") + "\n"
+            rows.append([String(rank + 1), String(r.trial), number(r.objective), number(m.maa5), number(m.maa10), number(m.rotationMaa10),
+                         number(m.medianRotationErrorDegrees), number(m.medianScore), String(m.frames), String(m.failures),
+                         number(m.msPerFrame), String(r.tooSlow), r.rung.map(String.init) ?? "", r.framesPerSequence.map(String.init) ?? ""]
+                        + values)
         }
+        // Quoted as frames.csv is (RFC 4180): a matrix value holds commas, and split its row into extra fields.
+        let csv = try CSVText.make(rows)
         try csv.write(to: folder.appendingPathComponent("leaderboard.csv"), atomically: true, encoding: .utf8)
         try TuningPlots.pareto(records, objective: objective).write(to: folder.appendingPathComponent("pareto.svg"), atomically: true, encoding: .utf8)
         try TuningPlots.sensitivity(records, paths: paths, objective: objective)
