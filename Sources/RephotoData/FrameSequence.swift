@@ -208,14 +208,7 @@ public struct FrameSequence: Equatable, Sendable {
     }
 
     func validate(manifestPath: String) throws {
-        guard !manifest.name.isEmpty else { throw RephotoError.badInput("\(manifestPath): name is empty") }
-        // The name becomes a folder of an evaluation's output (thumbnails/<name>/): it must stay one plain name.
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._- ")
-        guard manifest.name.count <= 128, manifest.name.allSatisfy(allowed.contains), manifest.name.first != ".",
-              manifest.name.first != " ", manifest.name.last != " " else {
-            throw RephotoError.badInput(
-                "\(manifestPath): name '\(manifest.name)' must be 1 to 128 ASCII letters, digits, '.', '_', '-' or inner spaces, not starting with '.'")
-        }
+        try Self.checkName(manifest.name, place: manifestPath)
         if manifest.calibration != nil && manifest.intrinsics != nil {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }
@@ -223,6 +216,20 @@ public struct FrameSequence: Equatable, Sendable {
         if let reference = manifest.reference { try Self.checkInside(reference, place: manifestPath) }
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
+        }
+    }
+
+    /// The check every reader applies to a sequence's name, for writers to apply before they write one (`synth
+    /// --name`, `import --name`). The name becomes a folder of an evaluation's output (thumbnails/<name>/) and a
+    /// frames.csv field: it must stay one plain name.
+    public static func checkName(_ name: String, place: String) throws {
+        guard !name.isEmpty else { throw RephotoError.badInput("\(place): name is empty") }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._- ")
+        guard name.count <= 128, name.allSatisfy(allowed.contains), name.first != ".", name.first != " ", name.last != " " else {
+            // Escaped and cut: a name with a newline or of a megabyte still makes one readable line.
+            let shown = String(name.prefix(140).unicodeScalars.map { $0.escaped(asASCII: true) }.joined())
+            throw RephotoError.badInput(
+                "\(place): name '\(shown)' must be 1 to 128 ASCII letters, digits, '.', '_', '-' or inner spaces, not starting with '.'")
         }
     }
 

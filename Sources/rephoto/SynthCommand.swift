@@ -17,6 +17,8 @@ struct SynthCommand: ParsableCommand {
 
     func run() throws {
         try OutputPaths.checkFolder(out, apartFrom: [textures])
+        // Checked before rendering: every reader refuses a sequence with a name such as ../evil or a,b.
+        try FrameSequence.checkName(options.name, place: "--name")
         let progress = Progress(label: "synth")
         let sequence = try SyntheticSequence.generate(options, textureDirectory: textures, to: URL(fileURLWithPath: out)) { progress.update($0, of: $1) }
         print("\(sequence.manifest.name): reference + \(sequence.currentFrames.count) frames with ground truth -> \(out)")

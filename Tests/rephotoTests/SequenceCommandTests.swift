@@ -47,6 +47,13 @@ import Testing
             (["synth", "--out", Self.directory(), "--frames", "1000"], "frames = 1000 is out of range"),
             (["synth", "--out", Self.directory(), "--reference-blur", "1e9"], "image changes = contrast"),
             (["synth", "--out", Self.directory(), "--heading", "inf"], "heading = inf is out of range"),
+            // Names every reader refuses were written (probe), one a path out of the folder.
+            (["synth", "--out", Self.directory(), "--name", "../evil"], "--name: name '../evil' must be 1 to 128 ASCII letters"),
+            (["synth", "--out", Self.directory(), "--name", ""], "--name: name is empty"),
+            (["synth", "--out", Self.directory(), "--name", "a,b"], "--name: name 'a,b' must be"),
+            (["synth", "--out", Self.directory(), "--name", "a/b"], "--name: name 'a/b' must be"),
+            (["synth", "--out", Self.directory(), "--name", ".h"], "--name: name '.h' must be"),
+            (["synth", "--out", Self.directory(), "--name", "a\nb"], "--name: name 'a\\nb' must be"),
             // The current folder, to the file system: its reference.jpg and frames.csv were overwritten (probe).
             (["synth", "--out", ""], "--out is empty: name a folder"),
             (["import", "strecha", "\(samples)", "--out", ""], "--out is empty: name a folder"),
