@@ -26,6 +26,7 @@ struct ImportCommand: ParsableCommand {
 
         func run() throws {
             try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
+            try OutputPaths.checkEmptyFolder(out)
             let sequence = try SequenceImport.strecha(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out), name: name, copy: copy)
             print("\(sequence.manifest.name): \(sequence.frames.count) pairs with ground truth -> \(out)")
         }

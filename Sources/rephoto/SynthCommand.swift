@@ -17,6 +17,7 @@ struct SynthCommand: ParsableCommand {
 
     func run() throws {
         try OutputPaths.checkFolder(out, apartFrom: [textures])
+        try OutputPaths.checkEmptyFolder(out)
         // Checked before rendering: every reader refuses a sequence with a name such as ../evil or a,b.
         try FrameSequence.checkName(options.name, place: "--name")
         let progress = Progress(label: "synth")

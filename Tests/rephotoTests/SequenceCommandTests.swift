@@ -148,6 +148,37 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(mine)/summary.json")) == Data("precious".utf8))
     }
 
+    /// A sequence writer refuses an --out that holds anything: into another sequence it replaced that one's
+    /// frames.csv and left its frames as strays; into a folder of sequences it made their parent a sequence.
+    @Test func sequenceWritersRefuseAFolderThatIsNotEmpty() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let parent = Self.directory(), sequence = "\(parent)/s1"
+        let made = try CLI.run(["synth", "--out", sequence, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(made.status == 0, "\(made.stderr)")
+        let frames = try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv"))
+        let strecha = "/work/shared/datasets/strecha-herzjesu-p8"
+        var cases: [([String], String)] = [
+            (["synth", "--out", sequence, "--seed", "3", "--textures", samples], "--out \(sequence) is not empty (frame-0000.jpg, frame-0001.jpg, frames.csv, ...)"),
+            (["synth", "--out", parent, "--textures", samples], "--out \(parent) is not empty (s1)"),
+            (["synth", "--out", "\(sequence)/frames.csv", "--textures", samples], "--out \(sequence)/frames.csv is a file"),
+        ]
+        if FileManager.default.fileExists(atPath: strecha) {
+            cases.append((["import", "strecha", strecha, "--out", sequence], "--out \(sequence) is not empty"))
+        }
+        for (arguments, message) in cases {
+            let run = try CLI.run(arguments)
+            #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv")) == frames)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == ["s1"])
+        // An empty folder (hidden files aside) is as good as a new one.
+        let empty = Self.directory()
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: "\(empty)/.DS_Store"))
+        let into = try CLI.run(["synth", "--out", empty, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(into.status == 0, "\(into.stderr)")
+    }
+
     /// A write that fails midway (past `ulimit -f`, as on a full disk) is reported in words and leaves the
     /// earlier file whole (probe: the process died of SIGXFSZ with no message, a temporary file left behind; a
     /// calibration was truncated in place with exit 0).

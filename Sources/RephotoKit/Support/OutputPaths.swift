@@ -61,6 +61,19 @@ package enum OutputPaths {
         }
     }
 
+    /// A new sequence goes into a new or empty folder (hidden files aside, which no writer names): written into
+    /// another sequence it replaced that one's frames.csv and left its frames behind as strays, and written into
+    /// a folder of sequences it made their parent a sequence (probe).
+    package static func checkEmptyFolder(_ output: String, option: String = "--out") throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else { throw RephotoError.badInput("\(option) \(output) is a file: name a new or empty folder") }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        if !names.isEmpty {
+            throw RephotoError.badInput("\(option) \(output) is not empty (\(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? ", ..." : "")): name a new or empty folder")
+        }
+    }
+
     /// Refuses an output folder that is an input folder; with `disjoint`, also one inside an input folder or
     /// holding one (an import's links would replace the files they point to).
     package static func checkFolder(_ output: String, apartFrom inputs: [String], disjoint: Bool = false, option: String = "--out") throws {
