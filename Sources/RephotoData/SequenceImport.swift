@@ -101,6 +101,13 @@ public enum SequenceImport {
             }
             poses.append((image, rotation, centre))
         }
+        // The other way round too: an image without its camera would silently lose every pair it is in.
+        let imageTypes: Set<String> = ["jpg", "jpeg", "png", "ppm", "pgm", "tif", "tiff", "bmp"]
+        let known = Set(poses.map(\.image))
+        if let stray = ((try? FileManager.default.contentsOfDirectory(atPath: images.path)) ?? []).sorted()
+            .first(where: { imageTypes.contains(($0 as NSString).pathExtension.lowercased()) && !known.contains($0) }) {
+            throw RephotoError.badInput("\(images.appendingPathComponent(stray).path): no camera for it (\(cameras.appendingPathComponent(stray + ".camera").path)), so its pairs would be left out")
+        }
         let sequenceName = name ?? folder.lastPathComponent
         let target = output
         let check = FrameSequence(

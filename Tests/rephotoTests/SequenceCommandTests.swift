@@ -218,6 +218,10 @@ import Testing
             (try folder(centres: ["0 0 0", "0 0 0"]), [], "camera centre equals 0000.jpg's: no baseline"),
             (try folder(centres: ["0 0 0", "1 0 0"], rotation: "0 0 0 0 0 0 0 0 0"), [], "R is not a rotation"),
             (try folder(centres: ["0 0 0", "1 0 0"]), ["--name", "../evil"], "name '../evil' must be 1 to 128 ASCII letters"),
+            // An image without its camera was dropped with every pair it is in, exit 0 (probe).
+            (try { let root = try folder(centres: ["0 0 0", "1 0 0"])
+                   try FileManager.default.copyItem(atPath: "\(samples)/Blender_Suzanne1.jpg", toPath: "\(root)/images/0002.JPG")
+                   return root }(), [], "images/0002.JPG: no camera for it"),
         ]
         for (source, extra, message) in cases {
             let out = Self.directory()
