@@ -13,6 +13,8 @@ struct DefaultsCommand: ParsableCommand {
     var markdown = false
 
     func run() throws {
+        // One of them would be ignored without a word.
+        if yaml && markdown { throw RephotoError.badInput("--yaml and --markdown are two formats: give one") }
         if markdown {
             print(ParameterRegistry.markdownTable(), terminator: "")
         } else if yaml {

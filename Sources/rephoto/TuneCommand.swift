@@ -79,6 +79,14 @@ struct TuneCommand: ParsableCommand {
             }
             if let maxMsPerFrame { guard maxMsPerFrame > 0, maxMsPerFrame.isFinite else { throw RephotoError.badInput("--max-ms-per-frame \(maxMsPerFrame) must be positive") } }
             let parsed = try TuningSpace.load(from: space)
+            // Exactly two whole numbers: empty or extra parts (0//2, /0/2, 0/a/2) were dropped and read as 0/2.
+            let parsedShard = try shard.map { text -> (index: Int, count: Int) in
+                let parts = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+                guard parts.count == 2, let index = parts[0], let count = parts[1], count >= 1, (0..<count).contains(index) else {
+                    throw RephotoError.badInput("--shard '\(text)' must be i/n with 0 <= i < n")
+                }
+                return (index, count)
+            }
             let spaceText = try TuneCommand.text(space)
             let base = try config.map { try PipelineConfig.load(from: $0) } ?? PipelineConfig()
             guard !data.isEmpty else { throw RephotoError.badInput("--data needs at least one sequence folder") }
@@ -101,14 +109,10 @@ struct TuneCommand: ParsableCommand {
             }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
                               cache: disk)
-            if let shard {
-                let parts = shard.split(separator: "/").compactMap { Int($0) }
-                guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
-                    throw RephotoError.badInput("--shard '\(shard)' must be i/n with 0 <= i < n")
-                }
-                tuner.shard = (parts[0], parts[1])
+            if let shard, let parsedShard {
+                tuner.shard = parsedShard
                 let count = try parsed.configurationCount()
-                if parts[0] >= count {
+                if parsedShard.index >= count {
                     CLIOutput.standardError(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
                 }
             }

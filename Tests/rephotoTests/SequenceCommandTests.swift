@@ -48,6 +48,7 @@ import Testing
             (["synth", "--out", Self.directory(), "--reference-blur", "1e9"], "image changes = contrast"),
             (["synth", "--out", Self.directory(), "--heading", "inf"], "heading = inf is out of range"),
             // Names every reader refuses were written (probe), one a path out of the folder.
+            (["defaults", "--yaml", "--markdown"], "--yaml and --markdown are two formats: give one"),
             (["synth", "--out", Self.directory(), "--name", "../evil"], "--name: name '../evil' must be 1 to 128 ASCII letters"),
             (["synth", "--out", Self.directory(), "--name", ""], "--name: name is empty"),
             (["synth", "--out", Self.directory(), "--name", "a,b"], "--name: name 'a,b' must be"),

@@ -281,6 +281,13 @@ import Testing
         #expect(lines.count == 3 && lines.allSatisfy { fields($0) == 15 }, "\(text)")
     }
 
+    /// A --shard that is not exactly i/n is refused (empty or extra parts were dropped and read as 0/2).
+    @Test(arguments: ["0/a/2", "0//2", "/0/2", "0/2/", "2/2", "a/2", "0/0"])
+    func aMalformedShardIsRefused(shard: String) throws {
+        let run = try CLI.run(["tune", try Self.spaceFile(), "--data", "/nonexistent", "--out", SequenceCommandTests.directory(), "--shard", shard])
+        #expect(run.status == 2 && run.stderr.contains("--shard '\(shard)' must be i/n with 0 <= i < n"), "\(run.stderr)")
+    }
+
     /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.
     @Test func anAliasBombSpaceIsRefused() throws {
         let run = try CLI.run(["tune", try Self.spaceFile(Fixtures.yamlAliasBomb), "--data", try Self.data(), "--out", SequenceCommandTests.directory()])
@@ -310,6 +317,12 @@ import Testing
         ("parameters: {features.orb.levels: {min: 4, max: 8, step: 0.5}}", "features.orb.levels is an integer"),
         ("parameters: {features.orb.levels: {min: 2, max: 4, count: 5, log: true}}", "rounds to only 3 distinct values of 5"),
         ("parameters:\n", "parameters must name at least one parameter"),
+        // Keys the strategy does not read, and a log flag that is not a boolean, were ignored.
+        ("trials: 5\nparameters: {matching.ratio: [0.8]}", "trials does not apply to strategy grid"),
+        ("eta: 2\nparameters: {matching.ratio: [0.8]}", "eta does not apply to strategy grid"),
+        ("minFrames: 2\nparameters: {matching.ratio: [0.8]}", "minFrames does not apply to strategy grid"),
+        ("strategy: random\ntrials: 2\neta: 2\nparameters: {matching.ratio: [0.8]}", "eta does not apply to strategy random"),
+        ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 3, log: maybe}}", "pose.essential.threshold: log must be true or false, got the single value 'maybe'"),
         // Past what an integer holds: refused as out of range, not a trap in the conversion.
         ("parameters: {features.maxKeypoints: {min: 1e19, max: 1e19, step: 1}}", "features.maxKeypoints = 1e+19 is out of range"),
         ("parameters: {features.maxKeypoints: {min: 1, max: 1e30, count: 3, log: true}}", "features.maxKeypoints = 1000000000000000.0 is out of range"),

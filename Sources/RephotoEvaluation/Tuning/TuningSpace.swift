@@ -78,6 +78,11 @@ public struct TuningSpace: Sendable, Equatable {
             return v
         }
         if strategy != .grid && trials == nil { throw RephotoError.badInput("strategy \(strategy.rawValue) needs trials") }
+        // A key the strategy does not read would be ignored, and the run would differ from the file.
+        let unused = strategy == .grid ? ["trials", "eta", "minFrames"] : strategy == .random ? ["eta", "minFrames"] : []
+        if let key = unused.first(where: { top[$0] != nil }) {
+            throw RephotoError.badInput("\(key) does not apply to strategy \(strategy.rawValue)\(key == "trials" ? " (it runs every combination)" : " (only halving reads it)")")
+        }
         func whole(_ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
             guard let node = top[key] else { return fallback }
             guard let v = node.string.flatMap(Int.init), range.contains(v) else {
@@ -171,6 +176,10 @@ public struct TuningSpace: Sendable, Equatable {
         guard let map = spec.mapping else { return [try scalar(parameter, spec)] }
         // A key that belongs to another form (a step in a log range, a count beside a step) or a misspelt one
         // would otherwise be ignored, and the grid would silently differ from the file.
+        if let node = map["log"], node.bool == nil {
+            // Read as false, `log: maybe` (or `log: 1`) made a linear range of a file that asked for a log one.
+            throw RephotoError.badInput("\(parameter.path): log must be true or false, got \(Self.describe(node))")
+        }
         let log = map["values"] == nil && map["log"]?.bool == true
         let allowed: Set<String> = map["values"] != nil ? ["values"] : log ? ["min", "max", "count", "log"] : ["min", "max", "step", "log"]
         if let stray = map.keys.map({ $0.string ?? "\($0)" }).first(where: { !allowed.contains($0) }) {
