@@ -205,6 +205,14 @@ import Testing
         let run = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
         #expect(run.status == 3 && run.stderr.contains("every frame failed in all 2 trials"), "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: "\(out)/leaderboard.csv"))
+        // The medians count failures, unlike evaluate's of the same old names: named so, every frame failed here.
+        let line = try String(contentsOfFile: "\(out)/trials.jsonl", encoding: .utf8).split(separator: "\n")[0]
+        #expect(line.contains("\"medianRotationErrorFailedAt180Degrees\":180") && line.contains("\"medianScoreFailedAt0\":0"), "\(line)")
+        #expect(!line.contains("\"medianRotationErrorDegrees\"") && !line.contains("\"medianScore\""), "\(line)")
+        // A trials.jsonl written under the old names still reads (resume, merge).
+        let legacy = #"{"frames":6,"failures":6,"maa10":0,"maa5":0,"medianRotationErrorDegrees":180,"medianScore":0,"rotationMaa10":0}"#
+        let old = try JSONDecoder().decode(TrialMetrics.self, from: Data(legacy.utf8))
+        #expect(old.medianRotationErrorFailedAt180Degrees == 180 && old.medianScoreFailedAt0 == 0)
         let again = try CLI.run(["tune", space, "--data", data, "--out", out, "--jobs", "1"])
         #expect(again.stderr.contains("replacing the earlier tuning run in \(out) (2 trials"), "\(again.stderr)")
         // A FIFO where trials.jsonl should be neither hangs a resume nor a fresh run.

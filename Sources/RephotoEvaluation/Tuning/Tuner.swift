@@ -239,13 +239,13 @@ public struct Tuner: Sendable {
         let ranked = ranked(records, objective)
         let paths = space.dimensions.map(\.path)
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "" }
-        var rows = [["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg", "median_score", "frames",
-                     "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths]
+        var rows = [["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg_failed_at_180",
+                     "median_score_failed_at_0", "frames", "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths]
         for (rank, r) in ranked.enumerated() {
             let values = paths.map { path in r.parameters.first { $0.first == path }?.last ?? "" }
             let m = r.metrics
             rows.append([String(rank + 1), String(r.trial), number(r.objective), number(m.maa5), number(m.maa10), number(m.rotationMaa10),
-                         number(m.medianRotationErrorDegrees), number(m.medianScore), String(m.frames), String(m.failures),
+                         number(m.medianRotationErrorFailedAt180Degrees), number(m.medianScoreFailedAt0), String(m.frames), String(m.failures),
                          number(m.msPerFrame), String(r.tooSlow), r.rung.map(String.init) ?? "", r.framesPerSequence.map(String.init) ?? ""]
                         + values)
         }
