@@ -176,7 +176,8 @@ struct TuneCommand: ParsableCommand {
             guard let first = folders.first else { throw RephotoError.badInput("give the shard folders to merge") }
             let spaceText = try TuneCommand.text("\(first)/space.yaml")
             let manifest = try TuneCommand.manifest("\(first)/tune.json")
-            var records: [Int: TrialRecord] = [:]
+            // Keyed by trial and rung: successive halving's earlier rungs stay, as in the run's own trials.jsonl.
+            var records: [[Int]: TrialRecord] = [:]
             for folder in folders {
                 let text = try TuneCommand.text("\(folder)/space.yaml")
                 let other = try TuneCommand.manifest("\(folder)/tune.json")
@@ -190,23 +191,26 @@ struct TuneCommand: ParsableCommand {
                 if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
                     throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
                 }
-                for (trial, record) in try Tuner.readTrials(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[trial] = record }
+                for record in try Tuner.readRecords(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[[record.trial, record.rung ?? 0]] = record }
             }
             let space = try TuningSpace.parse(spaceText)
             let count = try space.configurationCount()
-            records = records.filter { (0..<count).contains($0.key) }
-            if records.count < count {
+            records = records.filter { (0..<count).contains($0.key[0]) }
+            // The leaderboard ranks each configuration at its last rung.
+            var latest: [Int: TrialRecord] = [:]
+            for key in records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { latest[key[0]] = records[key] }
+            if latest.count < count {
                 // A partial merge is useful while shards still run, but its winner is provisional: say so.
-                CLIOutput.standardError(Data("rephoto: warning: \(count - records.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
+                CLIOutput.standardError(Data("rephoto: warning: \(count - latest.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
             }
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            let lines = try records.keys.sorted().map { String(decoding: try encoder.encode(records[$0]!), as: UTF8.self) }
+            let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { String(decoding: try encoder.encode(records[$0]!), as: UTF8.self) }
             try (lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")).write(to: folder.appendingPathComponent(Tuner.trialsFile), atomically: true, encoding: .utf8)
-            print(try Tuner.writeOutputs(Array(records.values), space: space, objective: manifest.objective, base: base, to: folder), terminator: "")
+            print(try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder), terminator: "")
         }
     }
 
@@ -246,9 +250,12 @@ struct TuneCommand: ParsableCommand {
         }
         // Empty, under a file, not writable, or holding what no tuning run wrote: one clear line.
         _ = try EvaluationOutput.prepare(folder.path) { (try? TuneCommand.manifest($0.appendingPathComponent("tune.json").path)) != nil }
-        if let earlier = try? Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
-            // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed.
-            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(earlier.count) trials; --resume would have continued it)\n".utf8))
+        if let earlier = try? Tuner.readRecords(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
+            // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed. Halving
+            // evaluates a configuration once per rung: both counts, so the message says what is thrown away.
+            let trials = Set(earlier.map(\.trial)).count
+            let what = trials == earlier.count ? "\(trials) trials" : "\(trials) trials, \(earlier.count) records over the rungs"
+            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(what); --resume would have continued it)\n".utf8))
         }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))

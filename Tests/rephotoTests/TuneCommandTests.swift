@@ -158,6 +158,15 @@ import Testing
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try Self.ranking(killed) == Self.ranking(whole))
 
+        // A merge keeps every rung's record, as the run's own file does; replacing it counts both.
+        let merged = SequenceCommandTests.directory()
+        let merge = try CLI.run(["tune", "merge", whole, "--out", merged])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        #expect(try String(contentsOfFile: "\(merged)/trials.jsonl", encoding: .utf8).split(separator: "\n").count == 12)
+        #expect(try Self.ranking(merged) == Self.ranking(whole))
+        let again = try CLI.run(["tune", "merge", whole, "--out", merged])
+        #expect(again.status == 0 && again.stderr.contains("(9 trials, 12 records over the rungs;"), "\(again.stderr)")
+
         // Resuming with other data under the same sequence names is refused.
         let fewer = SequenceCommandTests.directory()
         for name in ["alpha", "beta"] {

@@ -134,12 +134,7 @@ public struct Tuner: Sendable {
         let configurations = try space.configurations()
         let file = folder.appendingPathComponent(Self.trialsFile)
         var done: [String: TrialRecord] = [:]
-        if let data = FileManager.default.contents(atPath: file.path) {
-            for line in data.split(separator: UInt8(ascii: "\n")) {
-                guard let r = try? JSONDecoder().decode(TrialRecord.self, from: Data(line)) else { continue }
-                done["\(r.trial)/\(r.rung ?? 0)"] = r
-            }
-        }
+        for r in try Self.readRecords(file) { done["\(r.trial)/\(r.rung ?? 0)"] = r }
         let handle = try Self.appending(file)
         defer { try? handle.close() }
         let most = sequences.map { $0.currentFrames.count }.max() ?? 0
@@ -201,20 +196,28 @@ public struct Tuner: Sendable {
         }
     }
 
-    /// Finished trials of a trials.jsonl; a torn last line (a kill mid-write) is dropped.
+    /// Finished trials of a trials.jsonl, each at its last rung; a torn last line (a kill mid-write) is dropped.
     public static func readTrials(_ file: URL) throws -> [Int: TrialRecord] {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path) else { return [:] }
+        var out: [Int: TrialRecord] = [:]
+        for record in try readRecords(file) where (out[record.trial]?.rung ?? -1) <= (record.rung ?? 0) { out[record.trial] = record }
+        return out
+    }
+
+    /// Every record of a trials.jsonl, one per trial and rung (a later line wins), ordered by trial then rung:
+    /// successive halving keeps each rung's record, and a merge or a count must not lose them.
+    public static func readRecords(_ file: URL) throws -> [TrialRecord] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path) else { return [] }
         // A FIFO or device in its place would block the read (or never end): only a regular file is a record.
         guard attributes[.type] as? FileAttributeType == .typeRegular else {
             throw RephotoError.badInput("\(file.path): not a regular file")
         }
-        guard let data = FileManager.default.contents(atPath: file.path) else { return [:] }
-        var out: [Int: TrialRecord] = [:]
+        guard let data = FileManager.default.contents(atPath: file.path) else { return [] }
+        var out: [[Int]: TrialRecord] = [:]
         for line in data.split(separator: UInt8(ascii: "\n")) {
             guard let record = try? JSONDecoder().decode(TrialRecord.self, from: Data(line)) else { continue }
-            if (out[record.trial]?.rung ?? -1) <= (record.rung ?? 0) { out[record.trial] = record }
+            out[[record.trial, record.rung ?? 0]] = record
         }
-        return out
+        return out.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { out[$0]! }
     }
 
     private static func appending(_ file: URL) throws -> FileHandle {
