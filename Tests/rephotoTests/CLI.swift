@@ -22,8 +22,9 @@ enum CLI {
     }
 
     /// `fileSizeLimitBlocks`: run under `ulimit -f` (512-byte blocks), as a full disk would stop a write.
+    /// `executable`: another program in rephoto's place (a wrapper such as /usr/bin/time that runs it).
     static func run(_ arguments: [String], fileSizeLimitBlocks: Int? = nil, environment: [String: String] = [:],
-                    directory: String? = nil) throws -> Run {
+                    directory: String? = nil, executable program: URL? = nil) throws -> Run {
         let process = Process()
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
@@ -31,7 +32,7 @@ enum CLI {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", executable.path] + arguments
         } else {
-            process.executableURL = executable
+            process.executableURL = program ?? executable
             process.arguments = arguments
         }
         let out = Pipe(), err = Pipe()

@@ -305,6 +305,27 @@ import Testing
         #expect(run.status == 2 && run.stderr.contains("--shard '\(shard)' must be i/n with 0 <= i < n"), "\(run.stderr)")
     }
 
+    /// The last shard of a million-configuration grid runs its one trial without listing the others (it
+    /// took over a gigabyte).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time")))
+    func aShardOfAHugeGridListsNothing() throws {
+        let space = try Self.spaceFile("""
+            fixed: {features.maxDimension: 320}
+            parameters:
+              matching.ratio: {min: 0.5, max: 0.599, step: 0.001}
+              homography.threshold: {min: 1, max: 10.9, step: 0.1}
+              pose.essential.threshold: {min: 0.5, max: 10.4, step: 0.1}
+            """)
+        let out = SequenceCommandTests.directory()
+        let peak = SequenceCommandTests.directory() + ".txt"
+        let run = try CLI.run(["-f", "%M", "-o", peak, CLI.executable.path, "tune", space, "--data", try Self.data(), "--out", out, "--jobs", "1",
+                               "--shard", "999999/1000000"], executable: URL(fileURLWithPath: "/usr/bin/time"))
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Self.trials(out).map(\.parameters) == [[["matching.ratio", "0.599"], ["homography.threshold", "10.9"], ["pose.essential.threshold", "10.4"]]])
+        let kilobytes = try #require(Int(String(contentsOfFile: peak, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kilobytes < 500_000, "peak \(kilobytes) KB")
+    }
+
     /// A search space of nested YAML aliases (a "billion laughs") is refused before it is expanded.
     @Test func anAliasBombSpaceIsRefused() throws {
         let run = try CLI.run(["tune", try Self.spaceFile(Fixtures.yamlAliasBomb), "--data", try Self.data(), "--out", SequenceCommandTests.directory()])

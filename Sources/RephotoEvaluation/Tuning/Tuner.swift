@@ -86,7 +86,7 @@ public struct Tuner: Sendable {
     public func run(in folder: URL, progress: ((Int, Int, TrialRecord?) -> Void)? = nil) throws -> [TrialRecord] {
         if space.strategy == .halving { return try runHalving(in: folder, progress: progress) }
         let configurations = try space.configurations()
-        let mine = configurations.indices.filter { $0 % shard.count == shard.index }
+        let mine = Array(stride(from: shard.index, to: configurations.count, by: shard.count))
         let file = folder.appendingPathComponent(Self.trialsFile)
         var done = try Self.readTrials(file)
         let handle = try Self.appending(file)

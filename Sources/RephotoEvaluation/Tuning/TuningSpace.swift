@@ -235,18 +235,36 @@ public struct TuningSpace: Sendable, Equatable {
     }
 
     /// The configurations this space stands for, in trial order: each with the values it sets.
-    public func configurations() throws -> [[(path: String, value: ParameterValue)]] {
-        switch strategy {
-        case .grid:
-            _ = try configurationCount()
-            var out: [[(String, ParameterValue)]] = [[]]
-            for dimension in dimensions {
-                out = out.flatMap { prefix in dimension.values.map { prefix + [(dimension.path, $0)] } }
+    public func configurations() throws -> Configurations {
+        Configurations(space: self, count: try configurationCount())
+    }
+
+    /// A space's configurations, each built from its index when asked for: a million-configuration grid listed
+    /// whole took a gigabyte, even for a shard that runs one of them.
+    public struct Configurations: RandomAccessCollection, Sendable {
+        let space: TuningSpace
+        public let count: Int
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { count }
+
+        public subscript(trial: Int) -> [(path: String, value: ParameterValue)] {
+            precondition((0..<count).contains(trial), "trial \(trial) is outside the space's \(count)")
+            let dimensions = space.dimensions
+            switch space.strategy {
+            case .grid:
+                // Mixed radix, the last parameter fastest.
+                var rest = trial
+                var out = [(path: String, value: ParameterValue)]()
+                for dimension in dimensions.reversed() {
+                    out.append((dimension.path, dimension.values[rest % dimension.values.count]))
+                    rest /= dimension.values.count
+                }
+                return out.reversed()
+            case .random, .halving:
+                // One draw per dimension, trial after trial: trial i starts after i x dimensions draws.
+                var random = SeededRandom(seed: space.seed, skipping: UInt64(trial) &* UInt64(dimensions.count))
+                return dimensions.map { ($0.path, $0.values[Int(random.next() % UInt64($0.values.count))]) }
             }
-            return out
-        case .random, .halving:
-            var random = SeededRandom(seed: seed)
-            return (0..<(trials ?? 1)).map { _ in dimensions.map { ($0.path, $0.values[Int(random.next() % UInt64($0.values.count))]) } }
         }
     }
 

@@ -6,6 +6,10 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     public init(seed: UInt64) { state = seed }
 
+    /// The generator as it is after `draws` calls of `next()`: the state only advances by a constant, so any
+    /// point of the stream is reached at once (a tuner's trial i without drawing trials 0..<i).
+    public init(seed: UInt64, skipping draws: UInt64) { state = seed &+ draws &* 0x9E37_79B9_7F4A_7C15 }
+
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

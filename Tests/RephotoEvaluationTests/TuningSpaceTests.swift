@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import RephotoKit
+import RephotoEvaluation
+
+/// A space's configurations are built from their index: the same trials, in the same order, as listing them
+/// all (a grid nested loop; random draws one after another), without the list.
+@Suite struct TuningSpaceTests {
+    static func text(_ strategy: String) -> String {
+        """
+        \(strategy)
+        parameters:
+          matching.ratio: [0.6, 0.7, 0.8]
+          homography.threshold: {min: 1, max: 4, step: 1}
+          pose.essential.threshold: [0.5, 2]
+        """
+    }
+
+    @Test func gridTrialsAreTheNestedLoopInFileOrder() throws {
+        let space = try TuningSpace.parse(Self.text("strategy: grid"))
+        var listed: [[String]] = [[]]
+        for dimension in space.dimensions {
+            listed = listed.flatMap { prefix in dimension.values.map { prefix + ["\(dimension.path)=\($0)"] } }
+        }
+        let configurations = try space.configurations()
+        #expect(configurations.count == 24)
+        #expect(configurations.map { $0.map { "\($0.path)=\($0.value)" } } == listed)
+        #expect(configurations[5].map(\.value) == [.double(0.6), .double(3), .double(2)])
+    }
+
+    @Test func randomTrialsAreTheDrawsInSequence() throws {
+        for strategy in ["strategy: random\ntrials: 50\nseed: 9", "strategy: halving\ntrials: 50\nseed: 9"] {
+            let space = try TuningSpace.parse(Self.text(strategy))
+            var random = SeededRandom(seed: 9)
+            let drawn = (0..<50).map { _ in space.dimensions.map { "\($0.path)=\($0.values[Int(random.next() % UInt64($0.values.count))])" } }
+            let configurations = try space.configurations()
+            #expect(configurations.map { $0.map { "\($0.path)=\($0.value)" } } == drawn)
+            #expect(configurations[49].map { "\($0.path)=\($0.value)" } == drawn[49])
+        }
+    }
+
+    /// A million configurations: any one at once, none listed.
+    @Test func aMillionConfigurationGridIsIndexedNotListed() throws {
+        let space = try TuningSpace.parse("""
+            parameters:
+              features.maxKeypoints: {min: 1000, max: 1099, step: 1}
+              features.orb.features: {min: 1, max: 100, step: 1}
+              pose.minInliers: {min: 10, max: 109, step: 1}
+            """)
+        let configurations = try space.configurations()
+        #expect(configurations.count == 1_000_000)
+        #expect(configurations[123_456].map(\.value) == [.int(1012), .int(35), .int(66)])
+        #expect(configurations[999_999].map(\.value) == [.int(1099), .int(100), .int(109)])
+    }
+}
