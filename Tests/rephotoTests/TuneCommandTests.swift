@@ -245,6 +245,10 @@ import Testing
              "trial 1 (pose.maxParallax = 10) is not a valid configuration: pose.minParallax = 50 must be below"),
             ("parameters:\n  features.orb.firstLevel: [0, 3]\n", ["--config", base],
              "trial 1 (features.orb.firstLevel = 3) is not a valid configuration: features.orb.firstLevel = 3 is out of range"),
+            // 900,000 trials, the first invalid near the end: found in trial order, each ruled combination checked once.
+            ("fixed: {pose.maxParallax: 90}\nparameters:\n  pose.minParallax: {min: 1, max: 90, step: 1}\n"
+             + "  homography.threshold: {min: 1, max: 10.9, step: 0.1}\n  pose.essential.threshold: {min: 0.5, max: 10.4, step: 0.1}\n", [],
+             "trial 890000 (pose.minParallax = 90, homography.threshold = 1, pose.essential.threshold = 0.5) is not a valid configuration"),
         ]
         for (text, extra, named) in cases {
             let out = SequenceCommandTests.directory()

@@ -71,8 +71,14 @@ public struct Tuner: Sendable {
             throw RephotoError.badInput("successive halving needs every result of a rung: it cannot be sharded")
         }
         let configurations = try space.configurations()
+        // Each value was checked alone when the space was read, and the fixed and base values are the same in
+        // every trial: each combination of the values that rules read is validated once (a million-trial grid
+        // took over a minute validating them all).
+        let ruled = space.dimensions.indices.filter { ParameterRegistry.crossCheckedPaths.contains(space.dimensions[$0].path) }
+        var checked = Set<[String]>()
         for trial in stride(from: shard.index, to: configurations.count, by: shard.count) {
             let values = configurations[trial]
+            guard checked.insert(ruled.map { "\(values[$0].value)" }).inserted else { continue }
             do {
                 _ = try space.config(for: values, base: base)
             } catch let error as RephotoError {

@@ -150,6 +150,10 @@ public enum ParameterRegistry {
         }),
     ]
 
+    /// The parameters some rule between parameters reads: only their values can make one configuration
+    /// invalid and another, alike in the rest and each value in range, valid.
+    public static let crossCheckedPaths = Set(crossChecks.flatMap(\.paths))
+
     /// The parameter at a dotted path.
     public static func parameter(_ path: String) -> Parameter? { byPath[path] }
 
