@@ -66,6 +66,21 @@ final class ReferenceStore: Sendable {
         return (image, entry.camera)
     }
 
+    /// Whether a stored reference is damaged for good, not merely unread for the moment (a read can fail under
+    /// load, out of file descriptors, and must not cost the reference): its entry or image is missing or no
+    /// file, or its image is not the size and hash the entry and id say.
+    func isDamaged(_ id: String) -> Bool {
+        guard let (imagePath, entryPath) = paths(id) else { return false }
+        for path in [entryPath, imagePath] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return true }
+        }
+        guard let entryData = FileManager.default.contents(atPath: entryPath.path),
+              let image = FileManager.default.contents(atPath: imagePath.path) else { return false }
+        guard let entry = try? JSONDecoder().decode(Entry.self, from: entryData) else { return true }
+        return image.count != entry.bytes || Self.id(of: image) != id
+    }
+
     /// Saved features of a reference for one set of feature settings (`settingsKey`).
     private func featuresPath(_ id: String, _ settingsKey: String) -> URL? {
         paths(id).map { $0.image.deletingLastPathComponent().appendingPathComponent("\(id).features-\(settingsKey)") }

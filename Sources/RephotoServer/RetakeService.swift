@@ -150,6 +150,12 @@ final class RetakeService: Sendable {
         }
         guard let bytes = image ?? store.get(id)?.image else {
             if store.contains(id) {
+                guard store.isDamaged(id) else {
+                    var unread = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+                                             "reference \(id)'s image could not be read from --reference-store just now")
+                    unread.retryAfterSeconds = 1
+                    throw unread
+                }
                 // Its image is missing or no longer hashes to its id: forget it, so GET agrees, and say so.
                 store.delete(id)
                 cache.remove(id: id)
