@@ -7,6 +7,9 @@ public enum SequenceImport {
     /// From OpenCV's samples folder (opencv-doc examples/data): graf (homography H1to3p), suzanne (pure 30°
     /// rotation, known intrinsics), leuven (a real phone pair, intrinsics, no truth) and aloe (rectified
     /// Middlebury stereo: rotation identity, translation along x). Each into `output/<name>`.
+    /// The sequence folders `openCVSamples` makes inside its output.
+    public static let openCVSampleSequences = ["graf", "suzanne", "leuven", "aloe"]
+
     @discardableResult
     public static func openCVSamples(from samples: URL, to output: URL) throws -> [FrameSequence] {
         func file(_ name: String) throws -> URL {

@@ -44,6 +44,11 @@ struct ImportCommand: ParsableCommand {
 
         func run() throws {
             try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
+            // Each sequence goes into a new or empty folder of its own, as every sequence writer's does: written
+            // over an earlier one it replaced that one's frames.csv and kept its other files as strays.
+            for name in SequenceImport.openCVSampleSequences {
+                try OutputPaths.checkEmptyFolder((out as NSString).appendingPathComponent(name), option: "--out \(out): its sequence folder")
+            }
             let made = try SequenceImport.openCVSamples(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out))
             print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(out)")
         }

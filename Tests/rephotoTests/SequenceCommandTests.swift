@@ -166,12 +166,20 @@ import Testing
         if FileManager.default.fileExists(atPath: strecha) {
             cases.append((["import", "strecha", strecha, "--out", sequence], "--out \(sequence) is not empty"))
         }
+        // The samples import makes a folder per sequence: an earlier sequence of one of those names is kept.
+        let earlier = Self.directory()
+        try FileManager.default.createDirectory(atPath: "\(earlier)/suzanne", withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: "\(earlier)/suzanne/frames.csv"))
+        cases.append((["import", "opencv-samples", samples, "--out", earlier],
+                      "--out \(earlier): its sequence folder \(earlier)/suzanne is not empty (frames.csv): name a new or empty folder"))
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(sequence)/frames.csv")) == frames)
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == ["s1"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(earlier)/suzanne/frames.csv")) == Data("mine".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: earlier) == ["suzanne"])
         // An empty folder (hidden files aside) is as good as a new one.
         let empty = Self.directory()
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)

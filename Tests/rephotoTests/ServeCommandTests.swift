@@ -184,6 +184,12 @@ import Testing
         let interim = exchange(expecting, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
         #expect(interim.hasPrefix("HTTP/1.1 100 Continue"), "\(interim)")
 
+        // Any other expectation cannot be met: 417, named, before the body is waited for (it was ignored).
+        let otherwise = connection()
+        defer { close(otherwise) }
+        let unmet = exchange(otherwise, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n")
+        #expect(unmet.hasPrefix("HTTP/1.1 417") && unmet.contains("Expect: 200-ok cannot be met"), "\(unmet)")
+
         // CONNECT is refused, and since its answer has no framing the connection ends with it, not after the
         // idle timeout.
         let tunnel = connection()

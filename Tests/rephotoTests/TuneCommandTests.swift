@@ -363,6 +363,7 @@ import Testing
         ("trials: 5\nparameters: {matching.ratio: [0.8]}", "trials does not apply to strategy grid"),
         ("eta: 2\nparameters: {matching.ratio: [0.8]}", "eta does not apply to strategy grid"),
         ("minFrames: 2\nparameters: {matching.ratio: [0.8]}", "minFrames does not apply to strategy grid"),
+        ("seed: 7\nparameters: {matching.ratio: [0.8]}", "seed does not apply to strategy grid"),
         ("strategy: random\ntrials: 2\neta: 2\nparameters: {matching.ratio: [0.8]}", "eta does not apply to strategy random"),
         ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 3, log: maybe}}", "pose.essential.threshold: log must be true or false, got the single value 'maybe'"),
         // Past what an integer holds: refused as out of range, not a trap in the conversion.

@@ -79,9 +79,10 @@ public struct TuningSpace: Sendable, Equatable {
         }
         if strategy != .grid && trials == nil { throw RephotoError.badInput("strategy \(strategy.rawValue) needs trials") }
         // A key the strategy does not read would be ignored, and the run would differ from the file.
-        let unused = strategy == .grid ? ["trials", "eta", "minFrames"] : strategy == .random ? ["eta", "minFrames"] : []
+        let unused = strategy == .grid ? ["seed", "trials", "eta", "minFrames"] : strategy == .random ? ["eta", "minFrames"] : []
         if let key = unused.first(where: { top[$0] != nil }) {
-            throw RephotoError.badInput("\(key) does not apply to strategy \(strategy.rawValue)\(key == "trials" ? " (it runs every combination)" : " (only halving reads it)")")
+            let why = ["seed": " (it draws nothing: every combination runs, in order)", "trials": " (it runs every combination)"][key] ?? " (only halving reads it)"
+            throw RephotoError.badInput("\(key) does not apply to strategy \(strategy.rawValue)\(why)")
         }
         func whole(_ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
             guard let node = top[key] else { return fallback }
