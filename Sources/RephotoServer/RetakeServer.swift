@@ -78,7 +78,9 @@ public enum RetakeServer {
         // header were held open indefinitely, 54 MB of memory and the file descriptors with them (probe). A slow
         // upload still sends its body in parts, each of which counts.
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
-        return Application(router: router, server: .http1(configuration: .init(idleTimeout: idle)),
+        return Application(router: router,
+                           server: .http1(configuration: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger)],
+                                                               idleTimeout: idle)),
                            configuration: configuration, logger: logger)
     }
 

@@ -190,6 +190,28 @@ import Testing
         let unmet = exchange(otherwise, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n")
         #expect(unmet.hasPrefix("HTTP/1.1 417") && unmet.contains("Expect: 200-ok cannot be met"), "\(unmet)")
 
+        // A request the HTTP parser refuses never reaches a route: answered 400 by Hummingbird, it is now counted
+        // (it was neither logged nor counted).
+        // Counted once per such connection, and the body framing error above not at all (its route counted it).
+        let metrics = connection()
+        defer { close(metrics) }
+        func unparsedCount() -> Int {
+            let text = exchange(metrics, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            let line = text.split(separator: "\n").first { $0.hasPrefix(#"rephoto_requests_total{route="unparsed",status="400"} "#) }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        let before = unparsedCount()
+        let garbled = connection()
+        defer { close(garbled) }
+        let unparsed = exchange(garbled, "GET /healthz HTTP/1.1\r\nHost x\r\n\r\n")
+        #expect(unparsed.hasPrefix("HTTP/1.1 400"), "\(unparsed)")
+        var after = before
+        for _ in 0..<20 where after == before {
+            try await Task.sleep(for: .milliseconds(50))
+            after = unparsedCount()
+        }
+        #expect(after == before + 1, "\(before) -> \(after)")
+
         // CONNECT is refused, and since its answer has no framing the connection ends with it, not after the
         // idle timeout.
         let tunnel = connection()
