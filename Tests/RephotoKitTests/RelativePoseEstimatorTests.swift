@@ -302,6 +302,15 @@ import RephotoShimTools
                 ($0 as? RephotoError)?.message.contains("which does not settle it") == true
             }
         }
+        // Apart only in translation: the same answer when the scene is rotation-only (no translation is given),
+        // not otherwise; apart in rotation, a rival either way.
+        #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(out), config: config, rivalRotationDegrees: 0.4) }
+        var turning = out
+        (turning.parallax_degrees, turning.rotation_support, turning.rival_degrees) = (0.05, 40, 67)
+        #expect(PoseEvidence(turning).model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation) == .rotationOnly)
+        try RelativePose.gate(PoseEvidence(turning), config: config, rivalRotationDegrees: 0.4)
+        #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(turning), config: config, rivalRotationDegrees: 25) }
+        #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(turning), config: config) }
         out.rival_excess = 2.5
         try RelativePose.gate(PoseEvidence(out), config: config)
         out.rival_excess = .infinity

@@ -114,7 +114,8 @@ extension RelativePose {
                 evidence.twinSensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: sensorRotation)
             }
         }
-        let warnings = try gate(evidence, config: config)
+        let warnings = try gate(evidence, config: config, rivalRotationDegrees: evidence.rivalExcess == nil ? nil
+                                    : Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: Matrix3(out.R)))
 
         var pose = RelativePose(
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
@@ -153,6 +154,9 @@ extension RelativePose {
         }
         return pose
     }
+
+    /// How far a rival must be to count (the shim's kRivalDegrees): nearer is the same answer, give or take noise.
+    static let rivalDegrees = 10.0
 
     /// The settings the essential-matrix search reads (and nothing the gate reads): its parameters are made
     /// from this, and a `StageCache` keys on it, so a gate-only change reuses the search.
@@ -227,8 +231,10 @@ extension RelativePose {
     /// the pose and a rival is settled when the sensor corroborates the pose and is twice that tolerance from
     /// the rival. Returns the warnings that say so, and one for a rotation uncertain by over half of
     /// `pose.maxRotationSigma`; none when the inliers sufficed alone.
+    /// `rivalRotationDegrees`: the rival's rotation from the pose's (the evidence has the larger of that and
+    /// the translation angle).
     @discardableResult
-    static func gate(_ evidence: PoseEvidence, config: PoseConfig) throws -> [String] {
+    static func gate(_ evidence: PoseEvidence, config: PoseConfig, rivalRotationDegrees: Double? = nil) throws -> [String] {
         if evidence.inliers < config.minInliers {
             throw RephotoError.estimationFailed(
                 "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
@@ -282,7 +288,12 @@ extension RelativePose {
                 format: "implausible pose: median parallax %.0f° of the %d inliers (pose.maxParallax %g°); the views would face each other",
                 evidence.parallaxDegrees, evidence.inliers, config.maxParallax))
         }
-        if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess {
+        // A rotation-only answer has no translation, and its rotation is fitted on its own: a rival apart only in
+        // translation is the same answer (Suzanne's pure rotation failed as ambiguous in 1 seed of 24, against
+        // the plane's other solution, 67° away in translation and not in rotation).
+        let rotationOnly = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation) == .rotationOnly
+        let sameRotation = rotationOnly && (rivalRotationDegrees.map { $0 < Self.rivalDegrees } ?? false)
+        if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess, !sameRotation {
             let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
                                    apart, excess, config.minRivalExcess, evidence.iterations)
             warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
