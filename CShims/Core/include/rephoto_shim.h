@@ -346,10 +346,11 @@ typedef struct rp_relative_pose {
     double gric_rotation;       /* GRIC of that rotation as a homography of 3 parameters (on the same inliers and
                                    scale as gric_homography): not above it, a rotation explains them as a plane does */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
-    double rival_excess;        /* a search that ends at the cap uncertified optimises its runners-up: how much */
-    double rival_degrees;       /* worse (MSAC cost over the squared threshold) the best of them 10 degrees or more
-                                   from the pose fits, and how far it is (the larger of the rotation and the
-                                   sign-free translation angle); HUGE_VAL and 0 when there is none */
+    double rival_excess;        /* the rivals: the runners-up a search that ends at the cap uncertified optimises, */
+    double rival_degrees;       /* and the pose the plane's other solution replaced. How much worse (MSAC cost over
+                                   the squared threshold) the best of them 10 degrees or more from the pose fits,
+                                   and how far it is (the larger of the rotation and the sign-free translation
+                                   angle); HUGE_VAL and 0 when there is none */
     double rival_R[9];          /* that rival's rotation (the identity when there is none) */
     int has_twin;               /* on a plane E has two solutions; 1 when the homography of the inliers (as in */
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,

@@ -27,10 +27,11 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var gricRotation: Double
     /// log10 of the expected number of inlier sets as large among matches with no geometric relation.
     public var log10Chance: Double
-    /// A search that ends at its cap uncertified optimises its runners-up: how much worse the best of them
-    /// 10° or more from the pose fits (MSAC cost over the squared threshold: inliers' worth), and how far it
-    /// is (the larger of its rotation and translation angles); negative when the sensor chose the pose over a
-    /// runner-up that fits better. `nil` when there is none.
+    /// The rivals are the runners-up a search that ends at its cap uncertified optimises, and the pose the
+    /// plane's other solution replaced: how much worse the best of them 10° or more from the pose fits (MSAC
+    /// cost over the squared threshold: inliers' worth), and how far it is (the larger of its rotation and
+    /// translation angles); negative when the sensor chose the pose over a runner-up that fits better. `nil`
+    /// when there is none.
     public var rivalExcess: Double?
     public var rivalDegrees: Double?
     /// On a plane the essential matrix has two solutions (the homography's decompositions) and only points

@@ -294,7 +294,7 @@ extension RelativePose {
         let rotationOnly = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation) == .rotationOnly
         let sameRotation = rotationOnly && (rivalRotationDegrees.map { $0 < Self.rivalDegrees } ?? false)
         if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess, !sameRotation {
-            let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), and the search ended uncertified after %d samples",
+            let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
                                    apart, excess, config.minRivalExcess, evidence.iterations)
             warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
         }

@@ -102,7 +102,7 @@ public enum ParameterRegistry {
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
-              "gate: fails the pose when a search that ended uncertified found a rival 10° or more away fitting within this many inliers' worth of MSAC cost; 0: off"),
+              "gate: fails the pose when a rival 10° or more away (a runner-up of a search that ended uncertified, or the pose the plane's other solution replaced) fits within this many inliers' worth of MSAC cost; 0: off"),
         .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
         .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
