@@ -172,13 +172,13 @@ public enum RetakeServer {
         // --idle-timeout cut them off. The limits above are checked first, so a refused upload is never sent.
         // Any other expectation cannot be met (RFC 9110 10.1.1): 417, and the connection closes, since the client
         // may send the body anyway.
-        if let expectation = request.headers[.expect], expectation.lowercased() != "100-continue" {
-            var failed = ServerError(.expectationFailed, code: "expectation_failed",
-                                     "Expect: \(expectation.prefix(100)) cannot be met (only 100-continue is supported)")
-            failed.closesConnection = true
-            throw failed
-        }
-        if request.headers[.expect]?.lowercased() == "100-continue" {
+        if let expectation = request.headers[.expect] {
+            guard expectation.lowercased() == "100-continue" else {
+                var failed = ServerError(.expectationFailed, code: "expectation_failed",
+                                         "Expect: \(expectation.prefix(100)) cannot be met (only 100-continue is supported)")
+                failed.closesConnection = true
+                throw failed
+            }
             // A client gone meanwhile fails the body's read below (400), not this write (a 500).
             try? await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
         }

@@ -197,8 +197,7 @@ struct TuneCommand: ParsableCommand {
             let count = try space.configurationCount()
             records = records.filter { (0..<count).contains($0.key[0]) }
             // The leaderboard ranks each configuration at its last rung.
-            var latest: [Int: TrialRecord] = [:]
-            for key in records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { latest[key[0]] = records[key] }
+            let latest = Tuner.latest(records.values)
             if latest.count < count {
                 // A partial merge is useful while shards still run, but its winner is provisional: say so.
                 CLIOutput.standardError(Data("rephoto: warning: \(count - latest.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))

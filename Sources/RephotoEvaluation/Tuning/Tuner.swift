@@ -204,8 +204,13 @@ public struct Tuner: Sendable {
 
     /// Finished trials of a trials.jsonl, each at its last rung; a torn last line (a kill mid-write) is dropped.
     public static func readTrials(_ file: URL) throws -> [Int: TrialRecord] {
+        latest(try readRecords(file))
+    }
+
+    /// Each trial's record at its last rung (what a leaderboard ranks).
+    public static func latest(_ records: some Sequence<TrialRecord>) -> [Int: TrialRecord] {
         var out: [Int: TrialRecord] = [:]
-        for record in try readRecords(file) where (out[record.trial]?.rung ?? -1) <= (record.rung ?? 0) { out[record.trial] = record }
+        for record in records where (out[record.trial]?.rung ?? -1) <= (record.rung ?? 0) { out[record.trial] = record }
         return out
     }
 

@@ -53,34 +53,22 @@ public struct TrialMetrics: Codable, Equatable, Sendable {
         msPerFrame = statistics.medianTimeMs["total"]
     }
 
-    enum CodingKeys: String, CodingKey {
-        case frames, failures, maa5, maa10, rotationMaa10, medianRotationErrorFailedAt180Degrees, medianScoreFailedAt0, msPerFrame
-        /// The names trials.jsonl used for the same values before, read so that earlier runs resume and merge.
+    /// The names trials.jsonl used for the two medians before, read so that earlier runs resume and merge.
+    private enum EarlierKeys: String, CodingKey {
         case medianRotationErrorDegrees, medianScore
     }
 
     public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self), earlier = try decoder.container(keyedBy: EarlierKeys.self)
         frames = try c.decode(Int.self, forKey: .frames)
         failures = try c.decode(Int.self, forKey: .failures)
         maa5 = try c.decodeIfPresent(Double.self, forKey: .maa5)
         maa10 = try c.decodeIfPresent(Double.self, forKey: .maa10)
         rotationMaa10 = try c.decodeIfPresent(Double.self, forKey: .rotationMaa10)
         medianRotationErrorFailedAt180Degrees = try c.decodeIfPresent(Double.self, forKey: .medianRotationErrorFailedAt180Degrees)
-            ?? c.decodeIfPresent(Double.self, forKey: .medianRotationErrorDegrees)
-        medianScoreFailedAt0 = try c.decodeIfPresent(Double.self, forKey: .medianScoreFailedAt0) ?? c.decodeIfPresent(Double.self, forKey: .medianScore)
+            ?? earlier.decodeIfPresent(Double.self, forKey: .medianRotationErrorDegrees)
+        medianScoreFailedAt0 = try c.decodeIfPresent(Double.self, forKey: .medianScoreFailedAt0)
+            ?? earlier.decodeIfPresent(Double.self, forKey: .medianScore)
         msPerFrame = try c.decodeIfPresent(Double.self, forKey: .msPerFrame)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(frames, forKey: .frames)
-        try c.encode(failures, forKey: .failures)
-        try c.encodeIfPresent(maa5, forKey: .maa5)
-        try c.encodeIfPresent(maa10, forKey: .maa10)
-        try c.encodeIfPresent(rotationMaa10, forKey: .rotationMaa10)
-        try c.encodeIfPresent(medianRotationErrorFailedAt180Degrees, forKey: .medianRotationErrorFailedAt180Degrees)
-        try c.encodeIfPresent(medianScoreFailedAt0, forKey: .medianScoreFailedAt0)
-        try c.encodeIfPresent(msPerFrame, forKey: .msPerFrame)
     }
 }
