@@ -172,8 +172,12 @@ public enum RetakeServer {
         // --idle-timeout cut them off. The limits above are checked first, so a refused upload is never sent.
         // Any other expectation cannot be met (RFC 9110 10.1.1): 417, and the connection closes, since the client
         // may send the body anyway.
-        if let expectation = request.headers[.expect] {
-            guard expectation.lowercased() == "100-continue" else {
+        // The field is a list (repeated fields join with commas): 100-continue once or more is met, an empty list
+        // asks nothing.
+        if let expectation = request.headers[.expect],
+           case let members = expectation.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }).filter({ !$0.isEmpty }),
+           !members.isEmpty {
+            guard members.allSatisfy({ $0 == "100-continue" }) else {
                 var failed = ServerError(.expectationFailed, code: "expectation_failed",
                                          "Expect: \(expectation.prefix(100)) cannot be met (only 100-continue is supported)")
                 failed.closesConnection = true

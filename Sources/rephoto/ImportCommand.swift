@@ -46,8 +46,17 @@ struct ImportCommand: ParsableCommand {
             try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
             // Each sequence goes into a new or empty folder of its own, as every sequence writer's does: written
             // over an earlier one it replaced that one's frames.csv and kept its other files as strays.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw RephotoError.badInput("--out \(out) is a file: name a folder")
+            }
             for name in SequenceImport.openCVSampleSequences {
-                try OutputPaths.checkEmptyFolder((out as NSString).appendingPathComponent(name), option: "--out \(out): its sequence folder")
+                let folder = (out as NSString).appendingPathComponent(name)
+                // A link there would take the sequence out of --out (probe: into the folder it named).
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: folder)) != nil {
+                    throw RephotoError.badInput("--out \(out): its sequence folder \(folder) is a symbolic link: remove it or name another folder")
+                }
+                try OutputPaths.checkEmptyFolder(folder, option: "--out \(out): its sequence folder")
             }
             let made = try SequenceImport.openCVSamples(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out))
             print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(out)")

@@ -172,6 +172,16 @@ import Testing
         try Data("mine".utf8).write(to: URL(fileURLWithPath: "\(earlier)/suzanne/frames.csv"))
         cases.append((["import", "opencv-samples", samples, "--out", earlier],
                       "--out \(earlier): its sequence folder \(earlier)/suzanne is not empty (frames.csv): name a new or empty folder"))
+        // Links there are refused before anything is written (probe: a link to nothing failed after three
+        // sequences were written; a link to an empty folder wrote the sequence outside --out), and so is a file.
+        let linked = Self.directory(), outside = Self.directory()
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(linked)/aloe", withDestinationPath: "/nonexistent/dir")
+        try FileManager.default.createSymbolicLink(atPath: "\(linked)/graf", withDestinationPath: outside)
+        cases.append((["import", "opencv-samples", samples, "--out", linked], "its sequence folder \(linked)/graf is a symbolic link"))
+        cases.append((["synth", "--out", "\(linked)/aloe", "--textures", samples], "--out \(linked)/aloe is a symbolic link to nothing"))
+        cases.append((["import", "opencv-samples", samples, "--out", "\(sequence)/frames.csv"], "--out \(sequence)/frames.csv is a file: name a folder"))
         for (arguments, message) in cases {
             let run = try CLI.run(arguments)
             #expect(run.status == 2 && run.stderr.contains(message) && run.stderr.filter { $0 == "\n" }.count == 1, "\(arguments): \(run.stderr)")
@@ -180,6 +190,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == ["s1"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(earlier)/suzanne/frames.csv")) == Data("mine".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: earlier) == ["suzanne"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: linked).sorted() == ["aloe", "graf"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
         // An empty folder (hidden files aside) is as good as a new one.
         let empty = Self.directory()
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)

@@ -189,6 +189,13 @@ import Testing
         defer { close(otherwise) }
         let unmet = exchange(otherwise, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n")
         #expect(unmet.hasPrefix("HTTP/1.1 417") && unmet.contains("Expect: 200-ok cannot be met"), "\(unmet)")
+        // The field is a list: 100-continue twice is still met, and an empty one asks nothing (both were 417).
+        for field in ["Expect: 100-continue\r\nExpect: 100-Continue\r\n", "Expect: \r\n"] {
+            let listed = connection()
+            defer { close(listed) }
+            let answer = exchange(listed, "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 4\r\n\(field)\r\n--b-")
+            #expect(!answer.hasPrefix("HTTP/1.1 417"), "\(field): \(answer)")
+        }
 
         // A request the HTTP parser refuses never reaches a route: answered 400 by Hummingbird, it is now counted
         // (it was neither logged nor counted).

@@ -66,7 +66,13 @@ package enum OutputPaths {
     /// a folder of sequences it made their parent a sequence (probe).
     package static func checkEmptyFolder(_ output: String, option: String = "--out") throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) else { return }
+        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) else {
+            // A link to nothing is no new folder: the write failed halfway, after the other outputs (probe).
+            if (try? FileManager.default.destinationOfSymbolicLink(atPath: output)) != nil {
+                throw RephotoError.badInput("\(option) \(output) is a symbolic link to nothing: name a new or empty folder")
+            }
+            return
+        }
         guard isDirectory.boolValue else { throw RephotoError.badInput("\(option) \(output) is a file: name a new or empty folder") }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
         if !names.isEmpty {
