@@ -36,9 +36,11 @@ void retain_strongest(rp_features &features, int limit) {
     if (limit <= 0 || n <= size_t(limit)) return;
     std::vector<int> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = int(i);
-    // Stable, so equal responses keep the detector's order and the choice is reproducible.
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return features.keypoints[size_t(a)].response > features.keypoints[size_t(b)].response;
+    // Equal responses go by the detector's order, so the choice is reproducible (and the order total, so a
+    // selection needs no sort: libstdc++'s stable_sort also draws a deprecation warning from clang).
+    std::nth_element(order.begin(), order.begin() + limit, order.end(), [&](int a, int b) {
+        const float ra = features.keypoints[size_t(a)].response, rb = features.keypoints[size_t(b)].response;
+        return ra != rb ? ra > rb : a < b;
     });
     order.resize(size_t(limit));
     std::sort(order.begin(), order.end());

@@ -44,6 +44,9 @@ struct Bearings {
     // The same points by column, for the vectorised cost (every bearing here has z = 1).
     std::vector<double> ax, ay, bx, by;
     bool avx2 = false;  // which kernels score these points (the same results either way)
+    // The keypoints' local frames, when both sides have them: how much each correspondence's orientation turns
+    // (radians) and its scale grows (log2) from reference to current. Empty otherwise; the sample screen reads them.
+    std::vector<double> turn, zoom;
     size_t size() const { return a.size(); }
     void add(const cv::Vec3d &p, const cv::Vec3d &q) {
         a.push_back(p);
@@ -453,9 +456,10 @@ double local_optimisation(const Bearings &x, double tau2, Pose &pose, std::mt199
     return cost;
 }
 
-// Number of samples after which an all-inlier sample has been drawn with probability `confidence`.
-long required_samples(double inlier_ratio, double confidence) {
-    double p = std::pow(inlier_ratio, 5);
+// Number of samples after which an all-inlier sample has been drawn with probability `confidence`, when the
+// screen lets `kept` of the all-inlier samples through.
+long required_samples(double inlier_ratio, double confidence, double kept = 1) {
+    double p = std::pow(inlier_ratio, 5) * kept;
     if (p >= 1) return 1;
     if (p <= 0) return LONG_MAX;
     double k = std::log(1 - confidence) / std::log(1 - p);
@@ -467,6 +471,54 @@ int count_within(const cv::Matx33d &E, const Bearings &x, double tau2) {
     within_threshold(E, x, tau2, within);
     return int(within.size());
 }
+
+// The sample screen: the five correspondences' keypoint frames must turn alike and scale alike, as a true
+// match's do under a camera motion, within `degrees` and `octaves` (the spread, largest minus smallest).
+// A sample that fails is never solved: measured on Strecha's widest AKAZE pairs at 1280 px, 60° and 1.5
+// octaves pass 4-9 % of the samples and 65-100 % of the all-inlier ones, since a wrong match's frames
+// turn and scale at random. Off (always true) without frames or with degrees <= 0.
+struct Screen {
+    const Bearings &x;
+    double degrees_rad = 0, octaves = 0;
+    bool on() const { return degrees_rad > 0 && !x.turn.empty(); }
+    bool passes(const size_t *index) const {
+        const double first = x.turn[index[0]];
+        double lo = 0, hi = 0, zlo = x.zoom[index[0]], zhi = zlo;
+        for (int i = 1; i < 5; ++i) {
+            // Relative to the first: within the bound, every turn's wrapped offset is on the same side.
+            double d = std::remainder(x.turn[index[i]] - first, 2 * M_PI);
+            lo = std::min(lo, d);
+            hi = std::max(hi, d);
+            zlo = std::min(zlo, x.zoom[index[i]]);
+            zhi = std::max(zhi, x.zoom[index[i]]);
+        }
+        return hi - lo <= degrees_rad && zhi - zlo <= octaves;
+    }
+    // The share of the model's inliers' five-point samples that pass: the stopping rule needs it, since the
+    // screen's rejections of all-inlier samples lengthen the wait for one. Estimated on 256 draws of a generator
+    // of its own, so the search's own draws stay as they were.
+    double kept(const std::vector<size_t> &inliers, uint64_t seed) const {
+        if (!on() || inliers.size() < 5) return 1;
+        std::mt19937_64 random(seed);
+        std::uniform_int_distribution<size_t> pick(0, inliers.size() - 1);
+        constexpr int kDraws = 256;
+        int passed = 0;
+        size_t local[5], index[5];
+        for (int k = 0; k < kDraws; ++k) {
+            for (int i = 0; i < 5; ++i) {
+                local[i] = rp::draw_unlike(random, pick, local, i);
+                index[i] = inliers[local[i]];
+            }
+            passed += passes(index);
+        }
+        // Never zero: the bound stays finite, and one passing sample in 512 is as good as none for it.
+        return std::max(double(passed), 0.5) / kDraws;
+    }
+};
+
+// A screened search draws at most this many samples per sample it may solve: drawing and screening cost about
+// 1/50 of solving and scoring, so the screen adds at most a third to a search's time.
+constexpr long kDrawsPerSolve = 16;
 
 // LO-MSAC: five-point samples (uniform, or PROSAC), each essential matrix split into the poses that put its sample in
 // front, MSAC scoring with early exit, a Levenberg-Marquardt local optimisation whenever a sample beats the
@@ -489,8 +541,11 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
                     const cv::Matx33d *target = nullptr, double target_degrees = 0) {
     const size_t n = x.size();
     const double tau2 = tau * tau;
+    // Caps and minimum count the samples solved; the screen's rejections are bounded by max_draws.
     const long min_samples = std::max(0, params.min_iterations);
     const long max_samples = std::max(1L, cap);
+    const Screen screen{x, params.screen_degrees / kDegrees, params.screen_octaves};
+    const long max_draws = screen.on() ? max_samples * kDrawsPerSolve : max_samples;
     std::mt19937_64 random(seed);
 
     // PROSAC (Chum & Matas 2005) when the correspondences come best first: samples are drawn from a
@@ -498,7 +553,7 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
     // would reach them; the schedule ends in plain uniform sampling over all of them.
     const bool progressive = params.prosac != 0 && n > 5;
     size_t prefix = progressive ? 5 : n;
-    double t_n = double(max_samples);
+    double t_n = double(max_draws);
     for (size_t i = 0; i < 5; ++i) t_n *= double(5 - i) / double(n - i);
     double t_prime = 1;
 
@@ -507,13 +562,17 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
     // Minimal models kept, by cost, besides the best: an uncertified search optimises them at the end.
     const size_t keep = size_t(std::max(0, params.runners_up));
     std::vector<std::pair<double, Pose>> pool;
-    long needed = max_samples;
-    long k = 0;
+    long needed = max_draws;
+    long k = 0, solved = 0;  // samples drawn, and solved
     cv::Vec3d sa[5], sb[5];
     cv::Matx33d solutions[10];
-    bool reached = false;
-    for (; k < std::min(needed, max_samples) || k < min_samples; ++k) {
-        if (k >= max_samples) break;
+    bool reached = false, capped = false;
+    for (;; ++k) {
+        if (solved >= max_samples || k >= max_draws) {
+            capped = true;
+            break;
+        }
+        if (k >= needed && solved >= min_samples) break;
         size_t index[5];
         bool newest = false;
         if (progressive && prefix < n) {
@@ -526,8 +585,10 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
             newest = double(k + 1) <= t_prime;
         }
         std::uniform_int_distribution<size_t> pick(0, (newest ? prefix - 1 : prefix) - 1);
+        for (int i = 0; i < 5; ++i) index[i] = newest && i == 4 ? prefix - 1 : rp::draw_unlike(random, pick, index, i);
+        if (screen.on() && !screen.passes(index)) continue;
+        ++solved;
         for (int i = 0; i < 5; ++i) {
-            index[i] = newest && i == 4 ? prefix - 1 : rp::draw_unlike(random, pick, index, i);
             sa[i] = x.a[index[i]];
             sb[i] = x.b[index[i]];
         }
@@ -556,8 +617,10 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
                 if (optimised_cost >= best_cost) continue;
                 best = optimised_cost < cost ? optimised : poses[p];
                 best_cost = optimised_cost;
-                double ratio = double(count_within(best.essential(), x, tau2)) / double(n);
-                needed = required_samples(ratio, params.confidence);
+                std::vector<size_t> within;
+                within_threshold(best.essential(), x, tau2, within);
+                needed = required_samples(double(within.size()) / double(n), params.confidence,
+                                          screen.kept(within, seed ^ 0x243F6A8885A308D3ULL));
                 if (target && rotation_apart(best.R, *target) <= target_degrees) reached = true;
             }
         }
@@ -569,7 +632,7 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
     // right in all 6 with them); the ones not taken are the evidence of a rival basin.
     Search out;
     out.reached = reached;
-    if (!reached && k >= max_samples && std::isfinite(best_cost)) {
+    if (!reached && capped && std::isfinite(best_cost)) {
         for (auto &entry : pool) {
             Pose optimised = entry.second;
             double optimised_cost = std::min(entry.first, local_optimisation(x, tau2, optimised, random));
@@ -584,8 +647,8 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
     }
     out.pose = best;
     out.cost = best_cost;
-    out.samples = k;
-    out.certified = std::isfinite(best_cost) && k < max_samples;
+    out.samples = solved;
+    out.certified = std::isfinite(best_cost) && !capped;
     return out;
 }
 
@@ -955,7 +1018,7 @@ double sampson_cost_for_tests(const cv::Matx33d &E, const std::vector<cv::Vec3d>
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,
-                            std::vector<double> *sampson_pixels) {
+                            std::vector<double> *sampson_pixels, const float *reference_frames, const float *current_frames) {
     const size_t n = reference.size();
     if (n < 5) fail(RP_ERR_ESTIMATION, cv::format("essential matrix needs at least 5 matches, got %zu", n));
     for (const auto *points : {&reference, &current}) {
@@ -992,8 +1055,26 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                                                  "non-zero axis (got %d, %d, %g, |axis| %g)",
                                                  params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance, axis_length));
     }
+    if (!(params.screen_degrees >= 0 && params.screen_degrees <= 360 && params.screen_octaves >= 0 && std::isfinite(params.screen_octaves))) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("screen must be 0...360 degrees and finite octaves >= 0 (got %g, %g)",
+                                                 params.screen_degrees, params.screen_octaves));
+    }
     Bearings x = undistorted(reference, current, reference_camera, current_camera);
     x.avx2 = has_avx2() && !params.portable_kernels;
+    if (reference_frames && current_frames && params.method == RP_METHOD_LO_MSAC && params.screen_degrees > 0) {
+        for (size_t i = 0; i < n; ++i) {
+            const float ra = reference_frames[2 * i], rs = reference_frames[2 * i + 1];
+            const float ca = current_frames[2 * i], cs = current_frames[2 * i + 1];
+            // A detector without orientations (angle -1) or an odd keypoint: no screen rather than a wrong one.
+            if (!(ra >= 0 && ca >= 0 && std::isfinite(ra) && std::isfinite(ca) && rs > 0 && cs > 0 && std::isfinite(rs) && std::isfinite(cs))) {
+                x.turn.clear();
+                x.zoom.clear();
+                break;
+            }
+            x.turn.push_back(double(ca - ra) / kDegrees);
+            x.zoom.push_back(std::log2(double(cs) / double(rs)));
+        }
+    }
     const double focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
     const double tau = params.threshold / focal, tau2 = tau * tau;
 
@@ -1234,14 +1315,14 @@ extern "C" int rp_estimate_relative_pose(const double *reference_xy, const doubl
                                          const rp_camera *reference_camera, const rp_camera *current_camera,
                                          const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
                                          size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
-                                         rp_status *status) {
+                                         const float *reference_frames, const float *current_frames, rp_status *status) {
     return rp::guarded(status, [&] {
         rp::check_capacity(inliers, inliers_capacity, n, "inliers");
         rp::check_capacity(sampson_pixels, sampson_capacity, n, "sampson_pixels");
         std::vector<uint8_t> mask;
         std::vector<double> sampson;
         rp::estimate_relative_pose(rp::to_points(reference_xy, n), rp::to_points(current_xy, n), *reference_camera,
-                                   *current_camera, *params, *pose, mask, &sampson);
+                                   *current_camera, *params, *pose, mask, &sampson, reference_frames, current_frames);
         if (inliers) std::memcpy(inliers, mask.data(), mask.size());
         if (sampson_pixels) std::memcpy(sampson_pixels, sampson.data(), sampson.size() * sizeof(double));
     });

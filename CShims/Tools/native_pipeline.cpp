@@ -48,9 +48,14 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
             matches.swap(sorted);
         }
         std::vector<cv::Point2d> a, b;
+        std::vector<float> frames_a, frames_b;  // the sample screen's angle, size pairs, as the Swift path passes them
         for (const rp_match &m : matches) {
-            a.push_back(reference_features.keypoints[size_t(m.reference_index)].pt);
-            b.push_back(current_features.keypoints[size_t(m.current_index)].pt);
+            const cv::KeyPoint &p = reference_features.keypoints[size_t(m.reference_index)];
+            const cv::KeyPoint &q = current_features.keypoints[size_t(m.current_index)];
+            a.push_back(p.pt);
+            b.push_back(q.pt);
+            frames_a.insert(frames_a.end(), {p.angle, p.size});
+            frames_b.insert(frames_b.end(), {q.angle, q.size});
         }
         timings_ms[3] = ms_since(stage);
 
@@ -62,7 +67,7 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
         stage = Clock::now();
         rp_relative_pose pose;
         std::vector<uint8_t> inliers;
-        rp::estimate_relative_pose(a, b, *camera, *camera, *essential, pose, inliers);
+        rp::estimate_relative_pose(a, b, *camera, *camera, *essential, pose, inliers, nullptr, frames_a.data(), frames_b.data());
         timings_ms[5] = ms_since(stage);
         timings_ms[6] = ms_since(total);
         counts[0] = int(reference_features.keypoints.size());

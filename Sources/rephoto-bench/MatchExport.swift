@@ -118,8 +118,7 @@ enum MatchExport {
                 let matched = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
                 // Best first (descriptor distance), as rephoto's PROSAC sees them: every method gets this order.
                 let order = matched.matches.indices.sorted { (matched.matches[$0].distance, $0) < (matched.matches[$1].distance, $1) }
-                let pairs = Correspondences(matches: order.map { matched.matches[$0] }, reference: order.map { matched.reference[$0] },
-                                            current: order.map { matched.current[$0] })
+                let pairs = matched.reordered(order)
                 guard pairs.count >= 5, let referenceCamera = reference.camera else { continue }
                 let homography = try HomographyEstimate.estimate(pairs, config: config.homography)
                 let path = try sequence.attitudes(for: frame).map { attitudes in

@@ -35,6 +35,85 @@ import RephotoShimTools
         return Correspondences(matches: [], reference: pairs.map(\.0), current: pairs.map(\.1))
     }
 
+    /// The same correspondences with keypoint frames: the inliers' orientations turn by `turn` and their scales
+    /// grow by `zoom` octaves, each within ±`spread`/2 (when `spread` is nil, at random like the outliers'), and the
+    /// outliers' frames turn and scale at random (0-360°, ±2 octaves), as a wrong match's do.
+    func framed(rotation r: Matrix3, translation t: SIMD3<Double>, inliers: Int, outliers: Int, seed: UInt64,
+                turn: Double = 25, zoom: Double = 0.3, spread: (degrees: Double, octaves: Double)? = (30, 0.6)) -> Correspondences {
+        let bare = correspondences(rotation: r, translation: t, inliers: inliers, outliers: 0, seed: seed)
+        let noise = correspondences(rotation: r, translation: t, inliers: 0, outliers: outliers, seed: seed + 1000)
+        var random = SplitMix(seed: seed ^ 0xF7A3)
+        var reference: [Keypoint.Frame] = [], current: [Keypoint.Frame] = []
+        for k in 0..<(inliers + outliers) {
+            let a = Keypoint.Frame(angle: random.uniform(0, 360), size: 10 * pow(2, random.uniform(-1, 1)))
+            let consistent = k < inliers ? spread : nil
+            let change = consistent.map { (turn + random.uniform(-0.5, 0.5) * $0.degrees, zoom + random.uniform(-0.5, 0.5) * $0.octaves) }
+                ?? (random.uniform(0, 360), random.uniform(-2, 2))
+            reference.append(a)
+            current.append(Keypoint.Frame(angle: (a.angle + change.0).truncatingRemainder(dividingBy: 360) + (a.angle + change.0 < 0 ? 360 : 0),
+                                          size: a.size * pow(2, change.1)))
+        }
+        // Interleaved, so that the inliers are not all in front (PROSAC is off for bare points anyway).
+        var order = Array(0..<(inliers + outliers))
+        order.shuffle(using: &random)
+        let all = Correspondences(matches: [], reference: bare.reference + noise.reference, current: bare.current + noise.current,
+                                  frames: (reference, current))
+        return all.reordered(order)
+    }
+
+    func search(_ pairs: Correspondences, _ config: PoseConfig = PoseConfig()) throws -> rp_relative_pose {
+        try RelativePose.search(pairs, referenceCamera: camera, currentCamera: camera, settings: .init(config, pairs: pairs)).get().pose
+    }
+
+    /// 14 inliers among 80 matches (17.5 %): uniform five-point sampling needs about 56,000 samples for its 0.9999
+    /// bound and stops at the 20,000 cap. With the keypoints' frames, the screen solves only samples whose frames
+    /// turn and scale alike, so the same search certifies on a fraction of the solver calls, and finds the truth.
+    @Test(arguments: [UInt64(41), 42, 43])
+    func theSampleScreenCertifiesALowInlierSearchOnFewSolverCalls(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 4, -30, 2)
+        let direction = SIMD3(1.5, -0.1, 0.4), t = direction / length(direction)
+        let pairs = framed(rotation: r, translation: t * 3, inliers: 14, outliers: 66, seed: seed)
+        var off = PoseConfig()
+        off.screenDegrees = 0
+        let unscreened = try search(pairs, off), screened = try search(pairs)
+        #expect(unscreened.iterations >= 20_000, "without the screen the cap stops the search: \(unscreened.iterations) samples")
+        #expect(screened.iterations < 20_000 / 5, "screened: \(screened.iterations) samples solved")
+        #expect(GroundTruthErrors.rotationError(estimate: Matrix3(screened.R), truth: r) < 1)
+        #expect(GroundTruthErrors.translationDirectionError(estimate: SIMD3(screened.t.0, screened.t.1, screened.t.2), truth: t) < 5)
+        #expect(screened.inliers >= 12, "\(screened.inliers) inliers")
+    }
+
+    /// Frames that say nothing (the inliers' turn at random too) must not cost the answer: the stopping rule counts
+    /// the all-inlier samples the screen turns away, so the search goes on drawing, and still finds the pose.
+    @Test func aScreenOnUselessFramesStillFindsThePose() throws {
+        let r = Fixtures.rotationXYZ(degrees: -3, 15, 1)
+        let pairs = framed(rotation: r, translation: SIMD3(1, 0.1, 0.2), inliers: 100, outliers: 100, seed: 44, spread: nil)
+        let screened = try search(pairs)
+        #expect(GroundTruthErrors.rotationError(estimate: Matrix3(screened.R), truth: r) < 0.3)
+        #expect(abs(Int(screened.inliers) - 100) <= 10, "\(screened.inliers) inliers")
+    }
+
+    /// A detector without orientations (angle -1), or a frame that is not a number, turns the screen off: the search
+    /// is the bare points' search, bit for bit. Reordering keeps each frame with its correspondence.
+    @Test func framesWithoutOrientationLeaveTheSearchUnscreened() throws {
+        let r = Fixtures.rotationXYZ(degrees: 2, 20, -1)
+        let pairs = framed(rotation: r, translation: SIMD3(1, 0, 0.3), inliers: 30, outliers: 90, seed: 45)
+        let frames = try #require(pairs.frames)
+        let reversed = pairs.reordered(Array(pairs.reference.indices.reversed()))
+        #expect(reversed.frames?.current.first == frames.current.last && reversed.current.first == pairs.current.last)
+        let bare = Correspondences(matches: [], reference: pairs.reference, current: pairs.current)
+        let expected = try search(bare)
+        var unoriented = pairs, odd = pairs
+        unoriented.frames = (frames.reference.map { Keypoint.Frame(angle: -1, size: $0.size) }, frames.current)
+        odd.frames!.current[7].size = .nan
+        for variant in [unoriented, odd] {
+            let found = try search(variant)
+            #expect(Matrix3(found.R) == Matrix3(expected.R) && found.iterations == expected.iterations && found.inliers == expected.inliers)
+        }
+        let screened = try search(pairs)
+        #expect(screened.iterations != expected.iterations, "with frames the screen is on")
+    }
+
     func estimate(_ pairs: Correspondences, _ config: PoseConfig = PoseConfig()) throws -> RelativePose {
         let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
         return try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: config)
@@ -95,7 +174,7 @@ import RephotoShimTools
             var mask = [UInt8](repeating: 0, count: pairs.count), sampson = [Double](repeating: 0, count: pairs.count)
             var status = rp_status()
             #expect(rp_estimate_relative_pose(a, b, Int32(pairs.count), &shimCamera, &shimCamera, &params, &out, &mask, mask.count,
-                                              &sampson, sampson.count, &status) == 0)
+                                              &sampson, sampson.count, nil, nil, &status) == 0)
             return (out, mask, sampson)
         }
         let (portable, portableMask, portableSampson) = try run(portable: true)

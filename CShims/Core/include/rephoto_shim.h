@@ -276,7 +276,7 @@ typedef struct rp_robust_params {
     double confidence;
     int max_iterations;
     int refine;           /* essential matrix only: Levenberg-Marquardt on the MSAC cost of the Sampson error */
-    int min_iterations;   /* LO-MSAC only: samples drawn whatever the adaptive bound says */
+    int min_iterations;   /* LO-MSAC only: samples solved whatever the adaptive bound says */
     uint64_t seed;        /* LO-MSAC only: its sampler's seed */
     int prosac;           /* LO-MSAC only: the points come best first; draw samples progressively (PROSAC) */
     double max_parallax_degrees;  /* LO-MSAC only: hypotheses with a sample point's parallax above this are
@@ -307,6 +307,11 @@ typedef struct rp_robust_params {
     double guided_above_log10_chance;
     int guided_min_inliers;
     double prior_axis[3];  /* the guided search's axis, in the reference camera's axes: up (any length) */
+    double screen_degrees; /* LO-MSAC with keypoint frames only (rp_estimate_relative_pose): a sample is solved only
+                              when its five keypoints' orientations turn alike within this many degrees, and */
+    double screen_octaves; /* their scales change alike within this many octaves (largest minus smallest); the
+                              stopping rule allows for the all-inlier samples it turns away. max_iterations then
+                              caps the samples solved, and at most 16 x max_iterations are drawn. 0 degrees: off */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
@@ -334,7 +339,7 @@ typedef struct rp_relative_pose {
     int inliers;                /* correspondences within the threshold of E */
     int in_front;               /* of those, triangulated in front of both cameras */
     double sampson_rms_pixels;  /* over the inliers: normalised Sampson error times the mean focal length */
-    int iterations;             /* LO-MSAC samples drawn (0 for OpenCV's estimators) */
+    int iterations;             /* LO-MSAC samples solved (0 for OpenCV's estimators) */
     double rotation_sigma_degrees;     /* 1-sigma (largest axis) of the rotation, from the inliers' Hessian */
     double translation_sigma_degrees;  /* 1-sigma (largest axis) of the translation direction */
     double parallax_degrees;    /* median angle between R b_reference and b_current over the inliers */
@@ -368,12 +373,15 @@ typedef struct rp_relative_pose {
    findEssentialMat + recoverPose), optionally refined; the threshold in params is in pixels (divided by the
    mean focal length inside).
    `inliers` (capacity >= n, may be NULL) receives 1 for points within the threshold of E;
-   `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels. */
+   `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels.
+   `reference_frames` and `current_frames` (n angle, size pairs each, as rp_keypoint's; may be NULL) are the
+   matched keypoints' frames, which the sample screen reads (params->screen_degrees); a negative or non-finite
+   angle or a size that is not positive turns the screen off for the call. */
 int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
                               const rp_camera *reference_camera, const rp_camera *current_camera,
                               const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
                               size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
-                              rp_status *status);
+                              const float *reference_frames, const float *current_frames, rp_status *status);
 
 /* Rotation-only model: the rotation R (X_current = R X_reference) that best aligns the undistorted bearing
    vectors of the selected correspondences (orthogonal Procrustes). `selected` (n flags) may be NULL (all

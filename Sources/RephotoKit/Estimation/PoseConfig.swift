@@ -9,7 +9,7 @@ public enum ProsacOrder: String, Codable, CaseIterable, Sendable {
 /// ranges are declared in `ParameterRegistry`, the reasons in docs/configuration.md.
 public struct PoseConfig: Equatable, Sendable {
     public var essential: RobustConfig = RobustConfig(defaultsOf: \.pose.essential)
-    /// LO-MSAC: samples drawn whatever the adaptive bound says, and the sampler's seed.
+    /// LO-MSAC: samples solved whatever the adaptive bound says, and the sampler's seed.
     public var minIterations: Int = ParameterRegistry.defaultValue(\.pose.minIterations)
     public var seed: Int = ParameterRegistry.defaultValue(\.pose.seed)
     /// LO-MSAC: when the search reaches its cap uncertified, a second search (another seed, half the cap)
@@ -19,6 +19,10 @@ public struct PoseConfig: Equatable, Sendable {
     /// LO-MSAC: minimal models kept besides the best, optimised when the search ends uncertified; the
     /// rival gate looks among them (0: neither).
     public var runnersUp: Int = ParameterRegistry.defaultValue(\.pose.runnersUp)
+    /// LO-MSAC: a sample is solved only when its keypoints' orientations turn alike within this many degrees
+    /// and their scales change alike within `screenOctaves` (0: every sample is solved).
+    public var screenDegrees: Double = ParameterRegistry.defaultValue(\.pose.screenDegrees)
+    public var screenOctaves: Double = ParameterRegistry.defaultValue(\.pose.screenOctaves)
     /// LO-MSAC: sample the matches best first (PROSAC, by descriptor distance).
     public var prosac: Bool = ParameterRegistry.defaultValue(\.pose.prosac)
     public var prosacOrder: ProsacOrder = ParameterRegistry.defaultValue(\.pose.prosacOrder)

@@ -3,7 +3,7 @@ import RephotoShim
 /// What the essential-matrix estimate rests on: the numbers the gate and the model selection read, reported
 /// with the pose so a caller can see how firm it is (docs/json-output.md).
 public struct PoseEvidence: Codable, Equatable, Sendable {
-    /// LO-MSAC samples drawn (0 for OpenCV's estimators).
+    /// LO-MSAC samples solved, the sample screen's rejections not counted (0 for OpenCV's estimators).
     public var iterations: Int
     /// Correspondences within the threshold of E, and those of them triangulated in front of both cameras.
     public var inliers: Int

@@ -63,10 +63,19 @@ extension RelativePose {
             var params = try settings.shimParameters()
             let sortedA = Correspondences.flat(pairs.reference, order: order)
             let sortedB = Correspondences.flat(pairs.current, order: order)
+            // Without frames the shim gets null pointers (an empty array's pointer would be read n times).
+            let frameA = pairs.frames.map { Correspondences.flat($0.reference, order: order) } ?? []
+            let frameB = pairs.frames.map { Correspondences.flat($0.current, order: order) } ?? []
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count)
-            try shimCall { status in
-                rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0, status)
+            try frameA.withUnsafeBufferPointer { fa in
+                try frameB.withUnsafeBufferPointer { fb in
+                    let framed = pairs.frames != nil
+                    try shimCall { status in
+                        rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0,
+                                                  framed ? fa.baseAddress : nil, framed ? fb.baseAddress : nil, status)
+                    }
+                }
             }
             var inliers = [Bool](repeating: false, count: pairs.count)
             for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }
@@ -170,6 +179,9 @@ extension RelativePose {
         let maxParallax: Double
         let maxDisagreement: Double
         let runnersUp: Int
+        /// The sample screen's bounds (degrees 0: off); on only where the correspondences carry keypoint frames.
+        let screenDegrees: Double
+        let screenOctaves: Double
         /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the
         /// one and backs the other (the tolerances of the gate's rival rule).
         let prior: Prior?
@@ -204,6 +216,8 @@ extension RelativePose {
             maxParallax = config.maxParallax
             maxDisagreement = config.maxDisagreement
             runnersUp = config.runnersUp
+            screenDegrees = config.screenDegrees
+            screenOctaves = config.screenOctaves
             prior = sensorRotation.flatMap { rotation in
                 config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
                     ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess,
@@ -218,6 +232,7 @@ extension RelativePose {
         package func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
+                                         screen: (screenDegrees, screenOctaves),
                                          prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
                                          reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }

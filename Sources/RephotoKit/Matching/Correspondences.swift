@@ -16,21 +16,49 @@ public struct Correspondences: Sendable {
     public var reference: [Point2]
     public var current: [Point2]
 
+    /// The matched keypoints' frames, one per correspondence on each side (nil for bare points): the essential
+    /// search screens its samples with them (`pose.screenDegrees`).
+    public var frames: (reference: [Keypoint.Frame], current: [Keypoint.Frame])?
+
     public var count: Int { reference.count }
 
-    public init(matches: [Match], reference: [Point2], current: [Point2]) {
+    public init(matches: [Match], reference: [Point2], current: [Point2],
+                frames: (reference: [Keypoint.Frame], current: [Keypoint.Frame])? = nil) {
+        precondition(frames.map { $0.reference.count == reference.count && $0.current.count == current.count } ?? true,
+                     "one frame per correspondence")
         self.matches = matches
         self.reference = reference
         self.current = current
+        self.frames = frames
     }
 
-    /// The shim's matches with their keypoints' positions.
+    /// The shim's matches with their keypoints' positions and frames.
     init(_ buffer: UnsafeBufferPointer<rp_match>, reference: Features, current: Features) {
         let matches = buffer.map {
             Match(referenceIndex: Int($0.reference_index), currentIndex: Int($0.current_index), distance: Double($0.distance), ratio: Double($0.ratio))
         }
         self.init(matches: matches, reference: matches.map { reference.keypoints[$0.referenceIndex].point },
-                  current: matches.map { current.keypoints[$0.currentIndex].point })
+                  current: matches.map { current.keypoints[$0.currentIndex].point },
+                  frames: (matches.map { reference.keypoints[$0.referenceIndex].frame }, matches.map { current.keypoints[$0.currentIndex].frame }))
+    }
+
+    /// The correspondences at these indices, in this order.
+    public func reordered(_ order: [Int]) -> Correspondences {
+        // Bare points have no matches (see RelativePose.SearchSettings's PROSAC rule).
+        Correspondences(matches: matches.count == count ? order.map { matches[$0] } : [], reference: order.map { reference[$0] }, current: order.map { current[$0] },
+                        frames: frames.map { f in (order.map { f.reference[$0] }, order.map { f.current[$0] }) })
+    }
+
+    /// Flat angle, size pairs as the shim wants them, in the given order (all of them when nil).
+    static func flat(_ frames: [Keypoint.Frame], order: [Int]?) -> [Float] {
+        var out = [Float]()
+        out.reserveCapacity(2 * frames.count)
+        for k in 0..<(order?.count ?? frames.count) {
+            let frame = frames[order?[k] ?? k]
+            out.append(Float(frame.angle))
+            out.append(Float(frame.size))
+        }
+        return out
     }
 
     /// Flat x,y arrays as the shim wants them.
