@@ -96,8 +96,9 @@ import RephotoShimTools
         #expect(abs(Int(screened.inliers) - 100) <= 10, "\(screened.inliers) inliers")
     }
 
-    /// A detector without orientations (angle -1), or a frame that is not a number, turns the screen off: the search
-    /// is the bare points' search, bit for bit. Reordering keeps each frame with its correspondence.
+    /// A detector without orientations (angle -1), a frame that is not a number, or frames out of step with the points
+    /// turn the screen off: the search is the bare points' search, bit for bit. Reordering keeps each frame with its
+    /// correspondence.
     @Test func framesWithoutOrientationLeaveTheSearchUnscreened() throws {
         let r = Fixtures.rotationXYZ(degrees: 2, 20, -1)
         let pairs = framed(rotation: r, translation: SIMD3(1, 0, 0.3), inliers: 30, outliers: 90, seed: 45)
@@ -109,7 +110,9 @@ import RephotoShimTools
         var unoriented = pairs, odd = pairs
         unoriented.frames = (frames.reference.map { Keypoint.Frame(angle: -1, size: $0.size) }, frames.current)
         odd.frames!.current[7].size = .nan
-        for variant in [unoriented, odd] {
+        var short = pairs  // frames edited out of step with the points: not read at all (the shim would overrun)
+        short.frames!.current.removeLast()
+        for variant in [unoriented, odd, short] {
             let found = try search(variant)
             #expect(Matrix3(found.R) == Matrix3(expected.R) && found.iterations == expected.iterations && found.inliers == expected.inliers)
         }

@@ -63,14 +63,16 @@ extension RelativePose {
             var params = try settings.shimParameters()
             let sortedA = Correspondences.flat(pairs.reference, order: order)
             let sortedB = Correspondences.flat(pairs.current, order: order)
-            // Without frames the shim gets null pointers (an empty array's pointer would be read n times).
-            let frameA = pairs.frames.map { Correspondences.flat($0.reference, order: order) } ?? []
-            let frameB = pairs.frames.map { Correspondences.flat($0.current, order: order) } ?? []
+            // Without frames (or with frames that were edited out of step with the points, which `frames` being a
+            // public var allows) the shim gets null pointers: it reads n frames from each array.
+            let frames = pairs.frames.flatMap { $0.reference.count == pairs.count && $0.current.count == pairs.count ? $0 : nil }
+            let frameA = frames.map { Correspondences.flat($0.reference, order: order) } ?? []
+            let frameB = frames.map { Correspondences.flat($0.current, order: order) } ?? []
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count)
             try frameA.withUnsafeBufferPointer { fa in
                 try frameB.withUnsafeBufferPointer { fb in
-                    let framed = pairs.frames != nil
+                    let framed = frames != nil
                     try shimCall { status in
                         rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0,
                                                   framed ? fa.baseAddress : nil, framed ? fb.baseAddress : nil, status)
