@@ -527,10 +527,12 @@ constexpr long kDrawsPerSolve = 16;
 struct Search {
     Pose pose;
     double cost = HUGE_VAL;
-    long samples = 0;
+    long samples = 0;        // solved
+    long drawn = 0;          // drawn, the screen's rejections included
+    bool screened = false;
     bool certified = false;  // stopped by the adaptive bound, not by the cap
     bool reached = false;    // stopped on reaching the target's basin (lo_msac_once's `target`)
-    std::vector<Pose> runners_up;  // uncertified only: the other optimised models (see lo_msac_once)
+    std::vector<Pose> runners_up;  // the other optimised models: all, uncertified; other basins', certified (see lo_msac_once)
 };
 
 // A runner-up this far from the pose is a rival: were it the truth, the pose would be a wrong answer (the
@@ -627,20 +629,31 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
         }
         if (reached) break;
     }
-    // Spent without certifying: LO runs only on a new best minimal model, so a sample from the right basin
-    // that scored a little worse than some earlier minimal model was never optimised. Optimise the runners-up
-    // now (measured: Strecha 0->5 at full resolution, 17 % inliers, came out 53° wrong in 2 of 6 seeds and
+    // LO runs only on a new best minimal model, so a sample from the right basin that scored a little worse than
+    // some earlier minimal model was never optimised. A search spent without certifying optimises every
+    // runner-up (measured: Strecha 0->5 at full resolution, 17 % inliers, came out 53° wrong in 2 of 6 seeds and
     // right in all 6 with them); the ones not taken are the evidence of a rival basin.
     // A screened search that drew more samples than the cap certified only thanks to the screen, which favours
-    // samples whose frames agree, as a repeated structure's mismatches do: its runners-up are optimised too, so
-    // that a rival basin is still seen. Measured with ORB on Strecha at full resolution, 4 seeds: confident wrong
+    // samples whose frames agree, as a repeated structure's mismatches do: it counts as uncertified here, so that
+    // a rival basin is still seen. Measured with ORB on Strecha at full resolution, 4 seeds: confident wrong
     // answers per run 2.0 without this, 1.5 with it, 0.8 without the screen. (An unscreened search of half the cap
     // adding its rivals brought ORB to 1.2 but cost AKAZE its gains: 1280 px mAA@10 0.967 -> 0.954, and a wrong
     // answer at full resolution.)
+    // A certified search is certified only for the best model's basin: the adaptive bound says an all-inlier
+    // sample was drawn, not that its minimal model, noisier than a coherent group of mismatches' one, was ever
+    // optimised. It optimises the runners-up from other basins: kRivalDegrees or more from its pose in rotation
+    // (nearer ones climb back into it; and under a pure rotation, where E's translation is free, runners-up apart
+    // only in translation fitted the noise: the golden pure-rotation frames moved from 0.04° to 0.5° off).
+    // Measured on the synthetic orbits, 8 seeds: a 60° orbit's pair certified 82° wrong in one seed (MSAC cost
+    // 103 against PoseLib's 97) and a 75° one 13° wrong; with this, neither, and the search's mAA@10 0.719 ->
+    // 0.727 (Strecha unchanged), at a median 2.5 -> 2.9 ms on Strecha at 1280 px.
     Search out;
     out.reached = reached;
-    if (!reached && (capped || k > max_samples) && std::isfinite(best_cost)) {
+    const bool uncertified = capped || k > max_samples;
+    if (!reached && std::isfinite(best_cost)) {
+        const Pose found = best;
         for (auto &entry : pool) {
+            if (!uncertified && rotation_apart(entry.second.R, found.R) < kRivalDegrees) continue;
             Pose optimised = entry.second;
             double optimised_cost = std::min(entry.first, local_optimisation(x, tau2, optimised, random));
             if (optimised_cost < best_cost) {
@@ -655,6 +668,8 @@ Search lo_msac_once(const Bearings &x, const rp_robust_params &params, double ta
     out.pose = best;
     out.cost = best_cost;
     out.samples = solved;
+    out.drawn = k;
+    out.screened = screen.on();
     out.certified = std::isfinite(best_cost) && !capped;
     return out;
 }
@@ -809,7 +824,12 @@ Pose lo_msac(const Bearings &x, const rp_robust_params &params, double tau, int 
     Search first = lo_msac_once(x, params, tau, params.seed, budget);
     iterations = int(first.samples);
     if (!std::isfinite(first.cost)) {
-        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches in %ld samples", x.size(), first.samples));
+        // A screen that turned every draw away is named: its bounds, not the matches, may be what failed.
+        const std::string screened = first.screened
+            ? cv::format(" (the sample screen passed %ld of %ld draws: pose.screenDegrees %g, pose.screenOctaves %g)", first.samples,
+                         first.drawn, params.screen_degrees, params.screen_octaves)
+            : std::string();
+        rp::fail(RP_ERR_ESTIMATION, cv::format("no essential matrix found from %zu matches in %ld samples%s", x.size(), first.samples, screened.c_str()));
     }
     runners_up = first.runners_up;
     if (!(params.max_disagreement_degrees > 0) || first.certified) return first.pose;
@@ -1279,6 +1299,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
     const cv::Matx33d twin_R = twin ? other_solution.R : cv::Matx33d::eye();
+    out.twin_excess = twin ? (msac_cost(other_solution.essential(), x, tau2) - pose_cost) / tau2 : HUGE_VAL;
     std::memcpy(out.twin_R, twin_R.val, 9 * sizeof(double));
     // A guided pose was drawn from the guided search's models alone; the gate judges it on those (the sensor's
     // agreement is no evidence for it: that search looked only near the sensor).

@@ -75,7 +75,7 @@ struct EvaluateCommand: ParsableCommand {
                 throw ExitCode(interruption.exitCode)  // the deadline wrote the results and is exiting
             }
             print(EvaluateCommand.table(summary))
-            print("results in \(out)/ (frames.csv, summary.json, report.html)")
+            print("results in \(CLIOutput.visible(out))/ (frames.csv, summary.json, report.html)")
             for broken in summary.brokenSequences { CLIOutput.standardError(Data("rephoto: not evaluated: \(CLIOutput.visible(broken.error))\n".utf8)) }
             if interrupted {
                 CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))

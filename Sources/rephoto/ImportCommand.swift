@@ -28,7 +28,7 @@ struct ImportCommand: ParsableCommand {
             try OutputPaths.checkFolder(out, apartFrom: [folder], disjoint: true)
             try OutputPaths.checkEmptyFolder(out)
             let sequence = try SequenceImport.strecha(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out), name: name, copy: copy)
-            print("\(sequence.manifest.name): \(sequence.frames.count) pairs with ground truth -> \(out)")
+            print("\(CLIOutput.visible(sequence.manifest.name)): \(sequence.frames.count) pairs with ground truth -> \(CLIOutput.visible(out))")
         }
     }
 
@@ -59,7 +59,7 @@ struct ImportCommand: ParsableCommand {
                 try OutputPaths.checkEmptyFolder(folder, option: "--out \(out): its sequence folder")
             }
             let made = try SequenceImport.openCVSamples(from: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: out))
-            print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(out)")
+            print("\(made.map(\.manifest.name).joined(separator: ", ")) -> \(CLIOutput.visible(out))")
         }
     }
 }

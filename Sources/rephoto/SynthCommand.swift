@@ -22,6 +22,6 @@ struct SynthCommand: ParsableCommand {
         try FrameSequence.checkName(options.name, place: "--name")
         let progress = Progress(label: "synth")
         let sequence = try SyntheticSequence.generate(options, textureDirectory: textures, to: URL(fileURLWithPath: out)) { progress.update($0, of: $1) }
-        print("\(sequence.manifest.name): reference + \(sequence.currentFrames.count) frames with ground truth -> \(out)")
+        print("\(CLIOutput.visible(sequence.manifest.name)): reference + \(sequence.currentFrames.count) frames with ground truth -> \(CLIOutput.visible(out))")
     }
 }

@@ -105,7 +105,7 @@ struct TuneCommand: ParsableCommand {
             if cache?.isEmpty == true { throw RephotoError.badInput("--cache needs a folder") }
             let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
             if let disk, !disk.isWritable {
-                CLIOutput.standardError(Data("rephoto: warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept\n".utf8))
+                CLIOutput.standardError(Data("rephoto: warning: --cache \(CLIOutput.visible(disk.root.path)) is not writable: features are read from it, new ones are not kept\n".utf8))
             }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
                               cache: disk)
@@ -254,7 +254,7 @@ struct TuneCommand: ParsableCommand {
             // evaluates a configuration once per rung: both counts, so the message says what is thrown away.
             let trials = Set(earlier.map(\.trial)).count
             let what = trials == earlier.count ? "\(trials) trials" : "\(trials) trials, \(earlier.count) records over the rungs"
-            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(folder.path) (\(what); --resume would have continued it)\n".utf8))
+            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(CLIOutput.visible(folder.path)) (\(what); --resume would have continued it)\n".utf8))
         }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))

@@ -25,6 +25,16 @@ import Testing
         #expect(sequence.currentFrames.count == 3 && sequence.frames.allSatisfy { $0.truthRotation != nil && $0.attitude != nil })
     }
 
+    /// A folder with a newline and a terminal escape in its name: the success line stays one line, escaped, as the
+    /// error messages are. (A sequence name like that is refused outright.)
+    @Test func successLinesEscapeControlCharactersInPaths() throws {
+        let out = Self.directory() + "-a\nb\u{1B}[31m"
+        let run = try CLI.run(["synth", "--out", out, "--name", "x", "--frames", "2", "--width", "160", "--height", "120"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let escaped = out.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\u{1B}", with: "\\u{1B}")
+        #expect(run.stdout == "x: reference + 2 frames with ground truth -> \(escaped)\n", "\(run.stdout)")
+    }
+
     @Test func importAndCalibrateRefuseBadInput() throws {
         let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
         // A pipe named as a photo: calibrate read it as a settings file would, and waited for a writer forever.

@@ -288,7 +288,8 @@ typedef struct rp_robust_params {
     int portable_kernels; /* essential matrix: 1 runs the portable kernels where AVX2 would be used (scoring,
                              refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
     int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
-                             optimises them and takes the best, and the rival is sought among them (0: none) */
+                             optimises them all, a certified one those 10 degrees or more from its rotation (other
+                             basins), and takes the best; the rival is sought among them (0: none) */
     double prior_R[9];    /* LO-MSAC only: an independent relative rotation (the phone's), used when prior_degrees > 0: */
     double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
     double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost, that runner-up becomes the pose
@@ -351,7 +352,7 @@ typedef struct rp_relative_pose {
     double gric_rotation;       /* GRIC of that rotation as a homography of 3 parameters (on the same inliers and
                                    scale as gric_homography): not above it, a rotation explains them as a plane does */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
-    double rival_excess;        /* the rivals: the runners-up a search that ends at the cap uncertified optimises, */
+    double rival_excess;        /* the rivals: the runners-up the search optimises (runners_up above), */
     double rival_degrees;       /* and the pose the plane's other solution replaced. How much worse (MSAC cost over
                                    the squared threshold) the best of them 10 degrees or more from the pose fits,
                                    and how far it is (the larger of the rotation and the sign-free translation
@@ -361,6 +362,8 @@ typedef struct rp_relative_pose {
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */
     double twin_R[9];           /* that other solution's rotation (the identity when there is none) */
+    double twin_excess;         /* how much worse that solution, refined, fits: MSAC cost over the squared threshold,
+                                   as rival_excess (HUGE_VAL when there is none) */
     int reproductions;          /* searches run to reproduce a weak pose (rp_robust_params.reproductions), 0 when */
     double reproduction_degrees;  /* none ran; the rotation from the pose within which the required number of them
                                      ended (the n-th nearest of them for n required; HUGE_VAL when fewer than n found

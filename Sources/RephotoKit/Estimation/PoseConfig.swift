@@ -16,8 +16,8 @@ public struct PoseConfig: Equatable, Sendable {
     /// that finds a lower cost further than this rotation (degrees) fails the pose; 0 disables it (the
     /// default: on Strecha it refused four right answers at 1280 px and caught no wrong one).
     public var maxDisagreement: Double = ParameterRegistry.defaultValue(\.pose.maxDisagreement)
-    /// LO-MSAC: minimal models kept besides the best, optimised when the search ends uncertified; the
-    /// rival gate looks among them (0: neither).
+    /// LO-MSAC: minimal models kept besides the best; those from other basins are optimised (all of them when
+    /// the search ends uncertified), and the rival gate looks among them (0: neither).
     public var runnersUp: Int = ParameterRegistry.defaultValue(\.pose.runnersUp)
     /// LO-MSAC: a sample is solved only when its keypoints' orientations turn alike within this many degrees
     /// and their scales change alike within `screenOctaves` (0: every sample is solved).

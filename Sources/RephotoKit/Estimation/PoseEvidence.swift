@@ -27,7 +27,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public var gricRotation: Double
     /// log10 of the expected number of inlier sets as large among matches with no geometric relation.
     public var log10Chance: Double
-    /// The rivals are the runners-up a search that ends at its cap uncertified optimises, and the pose the
+    /// The rivals are the runners-up the search optimises (`pose.runnersUp`), and the pose the
     /// plane's other solution replaced: how much worse the best of them 10° or more from the pose fits (MSAC
     /// cost over the squared threshold: inliers' worth), and how far it is (the larger of its rotation and
     /// translation angles); negative when the sensor chose the pose over a runner-up that fits better. `nil`
@@ -38,6 +38,9 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
     /// it alone accepts. `nil` when the inliers' homography gives no other solution.
     public var twinRefutation: Int?
+    /// How much worse that other solution, refined, fits (MSAC cost over the squared threshold: inliers' worth,
+    /// as `rivalExcess`). `nil` when there is none.
+    public var twinExcess: Double?
     /// Angle between the pose's rotation and the phone's relative rotation, degrees; `nil` without attitudes.
     public var sensorDisagreementDegrees: Double?
     /// The same for the rival's rotation; `nil` without attitudes or without a rival.
@@ -70,6 +73,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         rivalExcess = pose.rival_excess.isFinite ? pose.rival_excess : nil
         rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
+        twinExcess = pose.has_twin != 0 && pose.twin_excess.isFinite ? pose.twin_excess : nil
         reproductionDegrees = pose.reproductions > 0 ? min(pose.reproduction_degrees, 180) : nil
         sensorGuided = pose.guided != 0 ? true : nil
     }

@@ -74,7 +74,7 @@ public enum ParameterRegistry {
         .real("pose.maxDisagreement", \.pose.maxDisagreement, 0, atLeast: 0, atMost: 180,
               "lo_msac: when the search ends uncertified, a second (half the cap) finding a lower cost further than this rotation (5x in translation) fails the pose, degrees; 0: off"),
         .integer("pose.runnersUp", \.pose.runnersUp, 16, min: 0, max: 1_000,
-                 "lo_msac: minimal models kept besides the best; a search that ends uncertified optimises them and takes the best, and pose.minRivalExcess looks among them (0: none)"),
+                 "lo_msac: minimal models kept besides the best; a search optimises those from other basins (10° or more from its rotation; all of them when it ends uncertified) and takes the best, and pose.minRivalExcess looks among them (0: none)"),
         // Measured on Strecha's widest AKAZE pairs at 1280 px (the CShims Screen's comment): 60° and 1.5 octaves pass
         // 4-9 % of the samples and 65-100 % of the all-inlier ones.
         .real("pose.screenDegrees", \.pose.screenDegrees, 60, atLeast: 0, atMost: 360,
@@ -108,7 +108,7 @@ public enum ParameterRegistry {
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
-              "gate: fails the pose when a rival 10° or more away (a runner-up of a search that ended uncertified, or the pose the plane's other solution replaced) fits within this many inliers' worth of MSAC cost; 0: off"),
+              "gate: fails the pose when a rival 10° or more away (an optimised runner-up of the search, or the pose the plane's other solution replaced) fits within this many inliers' worth of MSAC cost; 0: off"),
         .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
         .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
