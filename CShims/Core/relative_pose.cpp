@@ -1299,7 +1299,6 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
     const cv::Matx33d twin_R = twin ? other_solution.R : cv::Matx33d::eye();
-    out.twin_excess = twin ? (msac_cost(other_solution.essential(), x, tau2) - pose_cost) / tau2 : HUGE_VAL;
     std::memcpy(out.twin_R, twin_R.val, 9 * sizeof(double));
     // A guided pose was drawn from the guided search's models alone; the gate judges it on those (the sensor's
     // agreement is no evidence for it: that search looked only near the sensor).

@@ -243,7 +243,7 @@ import RephotoShimTools
             let counts: [Double] = [Double(p.inliers), Double(p.in_front), Double(p.iterations), Double(p.rotation_support),
                                     Double(p.has_twin), Double(p.twin_refutation)]
             let evidence: [Double] = [p.sampson_rms_pixels, p.rotation_sigma_degrees, p.translation_sigma_degrees, p.parallax_degrees,
-                                      p.noise_pixels, p.gric_essential, p.gric_homography, p.log10_chance, p.twin_excess]
+                                      p.noise_pixels, p.gric_essential, p.gric_homography, p.log10_chance]
             return matrices + counts + evidence
         }
         #expect(fields(portable) == fields(chosen))

@@ -362,8 +362,6 @@ typedef struct rp_relative_pose {
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */
     double twin_R[9];           /* that other solution's rotation (the identity when there is none) */
-    double twin_excess;         /* how much worse that solution, refined, fits: MSAC cost over the squared threshold,
-                                   as rival_excess (HUGE_VAL when there is none) */
     int reproductions;          /* searches run to reproduce a weak pose (rp_robust_params.reproductions), 0 when */
     double reproduction_degrees;  /* none ran; the rotation from the pose within which the required number of them
                                      ended (the n-th nearest of them for n required; HUGE_VAL when fewer than n found

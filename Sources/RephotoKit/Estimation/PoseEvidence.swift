@@ -38,9 +38,6 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
     /// it alone accepts. `nil` when the inliers' homography gives no other solution.
     public var twinRefutation: Int?
-    /// How much worse that other solution, refined, fits (MSAC cost over the squared threshold: inliers' worth,
-    /// as `rivalExcess`). `nil` when there is none.
-    public var twinExcess: Double?
     /// Angle between the pose's rotation and the phone's relative rotation, degrees; `nil` without attitudes.
     public var sensorDisagreementDegrees: Double?
     /// The same for the rival's rotation; `nil` without attitudes or without a rival.
@@ -73,7 +70,6 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         rivalExcess = pose.rival_excess.isFinite ? pose.rival_excess : nil
         rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
-        twinExcess = pose.has_twin != 0 && pose.twin_excess.isFinite ? pose.twin_excess : nil
         reproductionDegrees = pose.reproductions > 0 ? min(pose.reproduction_degrees, 180) : nil
         sensorGuided = pose.guided != 0 ? true : nil
     }
