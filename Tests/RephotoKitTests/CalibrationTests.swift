@@ -119,6 +119,9 @@ import RephotoEvaluation
         (calibration(fy: "7."), "fy/fx = 0.01 (fx=700, fy=7): pixels more than 2:1 from square"),
         (calibration(width: "-640"), "image size -640x480 must be two positive whole numbers"),
         (calibration(width: "0"), "image size 0x480 must be two positive whole numbers"),
+        // Too large for an integer: named as written, not as the 0 a failed parse gave.
+        (calibration(width: "99999999999999999999"), "image size 99999999999999999999x480 must be two positive whole numbers"),
+        (calibration(width: "[1, 2]"), "image size (not a number)x480 must be two positive whole numbers"),
         // The declared size is allocated before the data is read (scripts/fuzz: a 48 GB allocation).
         (calibration().replacingOccurrences(of: "cols: 3", with: "cols: 100000"), "needs rows and cols from 0 to 16 (a calibration matrix), got 3x100000"),
     ])

@@ -179,12 +179,24 @@ package enum FileStorageReader {
                 return nil
             }
             guard let width = whole(w), let height = whole(h), width > 0, height > 0 else {
-                throw RephotoError.badInput("\(path): image size \(whole(w) ?? 0)x\(whole(h) ?? 0) must be two positive whole numbers (image_width, image_height)")
+                throw RephotoError.badInput("\(path): image size \(shown(w))x\(shown(h)) must be two positive whole numbers (image_width, image_height)")
             }
             size = ImageSize(width: width, height: height)
         }
         return CameraIntrinsics(fx: k[0], fy: k[4], cx: k[2], cy: k[5], distortion: distortion.allSatisfy { $0 == 0 } ? [] : distortion,
                                 imageSize: size)
+    }
+
+    /// A scalar as written (a value too large for an integer included, which a parsed number would hide), cut to
+    /// 40 characters, for an error message; what stands in for anything else.
+    static func shown(_ node: Node?) -> String {
+        switch node {
+        case .scalar(let text)?:
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            return trimmed.count > 40 ? String(trimmed.prefix(40)) + "..." : trimmed
+        case nil: return "(missing)"
+        default: return "(not a number)"
+        }
     }
 
     /// An OpenCV matrix node ({rows, cols, dt, data}, as !!opencv-matrix or type_id "opencv-matrix") or a plain
@@ -214,7 +226,7 @@ package enum FileStorageReader {
                 return nil
             }
             guard let rows = whole("rows"), let cols = whole("cols"), (0...16).contains(rows), (0...16).contains(cols) else {
-                throw RephotoError.badInput("\(name) in \(path) needs rows and cols from 0 to 16 (a calibration matrix), got \(whole("rows") ?? -1)x\(whole("cols") ?? -1)")
+                throw RephotoError.badInput("\(name) in \(path) needs rows and cols from 0 to 16 (a calibration matrix), got \(shown(node["rows"]))x\(shown(node["cols"]))")
             }
             var dt = ""
             if case .scalar(let text)? = node["dt"] { dt = text.trimmingCharacters(in: .whitespaces) }
