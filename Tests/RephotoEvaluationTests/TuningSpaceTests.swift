@@ -40,6 +40,12 @@ import RephotoEvaluation
     }
 
     /// A million configurations: any one at once, none listed.
+    /// A choice is a word, quoted or not (a number in quotes is refused: TuneCommandTests).
+    @Test func aQuotedChoiceIsTheWord() throws {
+        let space = try TuningSpace.parse("parameters: {features.detector: [\"orb\", akaze]}")
+        #expect(try space.configurations().map { $0.map(\.value) } == [[.string("orb")], [.string("akaze")]])
+    }
+
     @Test func aMillionConfigurationGridIsIndexedNotListed() throws {
         let space = try TuningSpace.parse("""
             parameters:

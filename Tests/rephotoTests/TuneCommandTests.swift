@@ -366,6 +366,12 @@ import Testing
         ("seed: 7\nparameters: {matching.ratio: [0.8]}", "seed does not apply to strategy grid"),
         ("strategy: random\ntrials: 2\neta: 2\nparameters: {matching.ratio: [0.8]}", "eta does not apply to strategy random"),
         ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 3, log: maybe}}", "pose.essential.threshold: log must be true or false, got the single value 'maybe'"),
+        // A number or a flag in quotes is a string, which --config refuses: so does the space (it was read as the number).
+        ("strategy: random\ntrials: \"3\"\nparameters: {matching.ratio: [0.8]}", "trials = \"3\" is quoted, which makes it a string: write it without quotes"),
+        ("fixed: {pose.minInliers: '12'}\nparameters: {matching.ratio: [0.8]}", "pose.minInliers = \"12\" is quoted"),
+        ("parameters: {matching.ratio: {min: \"0.7\", max: 0.9, step: 0.1}}", "matching.ratio: min = \"0.7\" is quoted"),
+        ("{\"parameters\": {\"matching.ratio\": [\"0.8\"]}}", "matching.ratio = \"0.8\" is quoted"),
+        ("parameters: {pose.essential.threshold: {min: 0.5, max: 2, count: 3, log: \"true\"}}", "pose.essential.threshold: log = \"true\" is quoted"),
         // Past what an integer holds: refused as out of range, not a trap in the conversion.
         ("parameters: {features.maxKeypoints: {min: 1e19, max: 1e19, step: 1}}", "features.maxKeypoints = 1e+19 is out of range"),
         ("parameters: {features.maxKeypoints: {min: 1, max: 1e30, count: 3, log: true}}", "features.maxKeypoints = 1000000000000000.0 is out of range"),

@@ -70,11 +70,11 @@ public struct TuningSpace: Sendable, Equatable {
             throw RephotoError.badInput("strategy '\(strategyText)' is not one of \(Strategy.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let seed = try top["seed"].map { node -> UInt64 in
-            guard let v = node.string.flatMap(UInt64.init) else { throw RephotoError.badInput("seed must be a whole number at least 0") }
+            guard let v = try plain(node, "seed").flatMap(UInt64.init) else { throw RephotoError.badInput("seed must be a whole number at least 0") }
             return v
         } ?? 1
         let trials = try top["trials"].map { node -> Int in
-            guard let v = node.string.flatMap(Int.init), v >= 1, v <= 1_000_000 else { throw RephotoError.badInput("trials must be 1...1000000") }
+            guard let v = try plain(node, "trials").flatMap(Int.init), v >= 1, v <= 1_000_000 else { throw RephotoError.badInput("trials must be 1...1000000") }
             return v
         }
         if strategy != .grid && trials == nil { throw RephotoError.badInput("strategy \(strategy.rawValue) needs trials") }
@@ -86,7 +86,7 @@ public struct TuningSpace: Sendable, Equatable {
         }
         func whole(_ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws -> Int {
             guard let node = top[key] else { return fallback }
-            guard let v = node.string.flatMap(Int.init), range.contains(v) else {
+            guard let v = try plain(node, key).flatMap(Int.init), range.contains(v) else {
                 throw RephotoError.badInput("\(key) must be \(range.lowerBound)...\(range.upperBound)")
             }
             return v
@@ -99,8 +99,8 @@ public struct TuningSpace: Sendable, Equatable {
         }
         for (key, value) in top["fixed"]?.mapping ?? [:] {
             let parameter = try parameter(key)
-            guard let scalar = value.scalar?.string else { throw RephotoError.badInput("fixed \(parameter.path) must be a single value") }
-            let parsed = try parameter.parse(scalar)
+            guard value.scalar != nil else { throw RephotoError.badInput("fixed \(parameter.path) must be a single value") }
+            let parsed = try scalar(parameter, value)
             try check(parameter, parsed)
             fixed.append((parameter.path, parsed))
         }
@@ -177,7 +177,7 @@ public struct TuningSpace: Sendable, Equatable {
         guard let map = spec.mapping else { return [try scalar(parameter, spec)] }
         // A key that belongs to another form (a step in a log range, a count beside a step) or a misspelt one
         // would otherwise be ignored, and the grid would silently differ from the file.
-        if let node = map["log"], node.bool == nil {
+        if let node = map["log"], try plain(node, "\(parameter.path): log") == nil || node.bool == nil {
             // Read as false, `log: maybe` (or `log: 1`) made a linear range of a file that asked for a log one.
             throw RephotoError.badInput("\(parameter.path): log must be true or false, got \(Self.describe(node))")
         }
@@ -194,7 +194,7 @@ public struct TuningSpace: Sendable, Equatable {
         }
         func number(_ key: String) throws -> Double? {
             guard let node = map[key] else { return nil }
-            guard let v = node.string.flatMap(Double.init), v.isFinite else { throw RephotoError.badInput("\(parameter.path): \(key) must be a number") }
+            guard let v = try plain(node, "\(parameter.path): \(key)").flatMap(Double.init), v.isFinite else { throw RephotoError.badInput("\(parameter.path): \(key) must be a number") }
             return v
         }
         guard let low = try number("min"), let high = try number("max"), low <= high else {
@@ -232,7 +232,22 @@ public struct TuningSpace: Sendable, Equatable {
 
     private static func scalar(_ parameter: Parameter, _ node: Node) throws -> ParameterValue {
         guard let text = node.scalar?.string else { throw RephotoError.badInput("\(parameter.path): each value must be a single value") }
+        switch parameter.domain {
+        case .integer, .real, .flag: _ = try plain(node, parameter.path)
+        default: break  // a choice is a word, quoted or not; a rotation is written as one string
+        }
         return try parameter.parse(text)
+    }
+
+    /// A scalar's text; a number or a flag written in quotes is refused, since quotes make it a string (in YAML
+    /// and in JSON) and a configuration file refuses it as one: a space reads its values as `--config` does.
+    /// nil for a node that is no scalar.
+    private static func plain(_ node: Node, _ what: String) throws -> String? {
+        guard let scalar = node.scalar else { return nil }
+        if scalar.style == .singleQuoted || scalar.style == .doubleQuoted {
+            throw RephotoError.badInput("\(what) = \"\(scalar.string.prefix(40))\" is quoted, which makes it a string: write it without quotes")
+        }
+        return scalar.string
     }
 
     /// The configurations this space stands for, in trial order: each with the values it sets.
