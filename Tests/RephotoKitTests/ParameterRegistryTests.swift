@@ -139,6 +139,8 @@ import Testing
         ("c.yml", "matching:\n  ratoi: 0.7\n", "at 'matching.ratoi': unknown key 'ratoi'"),
         ("c.yml", "features:\n  detector: [1, 2]\n", "at 'features.detector': expected choice"),
         ("c.yaml", "matching: {ratio: 3}\n", "matching.ratio = 3 is out of range"),
+        // A number in quotes is a string; the message shows the quotes it was refused for.
+        ("c.yaml", "pose:\n  minInliers: \"12\"\n", "pose.minInliers = \"12\" (a string) has the wrong type (expected integer)"),
         ("c.json", #"{"matching": {"ratoi": 0.7}}"#, "at 'matching.ratoi': unknown key 'ratoi'"),
         ("c.json", #"{"homography": {"seed": 1}}"#, "at 'homography.seed': unknown key 'seed'"),
         ("c.json", #"{"matching": 3}"#, "'matching' must be an object of settings"),

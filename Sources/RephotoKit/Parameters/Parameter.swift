@@ -118,7 +118,9 @@ public struct Parameter: @unchecked Sendable {
             if case .integer = domain, case .double(let d) = value, d.rounded() == d {
                 throw RephotoError.badInput("\(path) = \(value) is out of range (allowed: \(domain))")
             }
-            throw RephotoError.badInput("\(path) = \(value) has the wrong type (expected \(typeName))")
+            // A string is shown in quotes: `minInliers: "12"` read "= 12 has the wrong type", which looked right.
+            let shown = if case .string = value { "\"\(value)\" (a string)" } else { "\(value)" }
+            throw RephotoError.badInput("\(path) = \(shown) has the wrong type (expected \(typeName))")
         }
         try check(converted)
         write(&config, converted)
