@@ -8,30 +8,20 @@ enum CLIOutput {
     nonisolated(unsafe) static var jsonMode = CommandLine.arguments.contains("--json")
 
     static func fail(_ error: RephotoError) -> Never {
-        standardError(Data("rephoto: \(visible(error.message))\n".utf8))
+        message(error.message)
         if jsonMode, let data = try? encoder.encode(ErrorEnvelope(error)) {
             try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
         }
         exit(error.exitCode)
     }
 
-    /// `text` with control characters written as escapes: a newline in a file name split the one-line message,
-    /// and an ESC sequence in one reached the terminal (probe).
-    static func visible(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            // Controls, and the bidirectional overrides that reorder what a terminal shows (U+202E in a name).
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                || (0x2066...0x2069).contains(scalar.value):
-                out += String(format: "\\u{%02X}", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+    /// `text` with control characters written as escapes (`String.visible`): a newline in a file name split the
+    /// one-line message, and an ESC sequence in one reached the terminal (probe).
+    static func visible(_ text: String) -> String { text.visible }
+
+    /// One line for people on stderr, "rephoto: " first; control characters in it (a path's, a file's) escaped.
+    static func message(_ text: String) {
+        standardError(Data("rephoto: \(visible(text))\n".utf8))
     }
 
     /// Foundation's non-throwing write traps when the stream cannot take the bytes (a full disk, a closed

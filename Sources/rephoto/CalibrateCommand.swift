@@ -69,7 +69,7 @@ struct CalibrateCommand: ParsableCommand {
         } else {
             let used = result.viewErrors.compactMap { $0 }.count
             print(String(format: "calibrated from %d of %d views: fx %.2f fy %.2f cx %.2f cy %.2f px, mean reprojection error %.3f px -> %@",
-                         used, images.count, k.fx, k.fy, k.cx, k.cy, result.meanError, out))
+                         used, images.count, k.fx, k.fy, k.cx, k.cy, result.meanError, CLIOutput.visible(out)))
             for (image, error) in zip(images, result.viewErrors) where error == nil { print("  board not found: \(CLIOutput.visible(image))") }
         }
     }

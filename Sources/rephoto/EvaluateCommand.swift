@@ -53,14 +53,14 @@ struct EvaluateCommand: ParsableCommand {
             let planned = loaded.map { $0.currentFrames.count }.reduce(0, +)
             if !resume, let earlier = try? EvaluationRunState.load(output) {
                 // Replaced, as documented, but said: a long run is not lost unnoticed.
-                CLIOutput.standardError(Data("rephoto: replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)\n".utf8))
+                CLIOutput.message("replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)")
             }
             let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume)
-            if resume { CLIOutput.standardError(Data("rephoto: resuming \(out): \(run.resumedRows.count) of \(planned) frames already done\n".utf8)) }
+            if resume { CLIOutput.message("resuming \(out): \(run.resumedRows.count) of \(planned) frames already done") }
             // Past the grace period the frames still running are abandoned: what is finished is written.
             let interruption = Interruption(grace: grace) { code in
                 if (try? run.finish(broken: broken, thumbnails: [:], interrupted: true)) != nil {
-                    CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume\n".utf8))
+                    CLIOutput.message("interrupted: \(run.framesDone) of \(planned) frames in \(out)/; continue with --resume")
                     // _exit, not exit: frames still running on other threads would meet OpenCV's static
                     // destructors (a SIGSEGV seen in CI). Everything is already written, unbuffered.
                     _exit(code)
@@ -76,9 +76,9 @@ struct EvaluateCommand: ParsableCommand {
             }
             print(EvaluateCommand.table(summary))
             print("results in \(CLIOutput.visible(out))/ (frames.csv, summary.json, report.html)")
-            for broken in summary.brokenSequences { CLIOutput.standardError(Data("rephoto: not evaluated: \(CLIOutput.visible(broken.error))\n".utf8)) }
+            for broken in summary.brokenSequences { CLIOutput.message("not evaluated: \(broken.error)") }
             if interrupted {
-                CLIOutput.standardError(Data("rephoto: interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume\n".utf8))
+                CLIOutput.message("interrupted: \(run.framesDone) of \(planned) frames in \(out)/ (summary marked partial); continue with --resume")
                 throw ExitCode(interruption.exitCode)
             }
             try EvaluateCommand.exit(for: summary)

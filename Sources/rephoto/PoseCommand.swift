@@ -75,7 +75,7 @@ struct PoseCommand: ParsableCommand {
             let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,
                                                       attitudes: attitudes!, failure: failure)
             if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
-            CLIOutput.standardError(Data("rephoto: \(CLIOutput.visible(failure.message))\n".utf8))
+            CLIOutput.message(failure.message)
             throw ExitCode(failure.exitCode)
         }
         result.timings.loadReference = loadReference

@@ -105,7 +105,7 @@ struct TuneCommand: ParsableCommand {
             if cache?.isEmpty == true { throw RephotoError.badInput("--cache needs a folder") }
             let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
             if let disk, !disk.isWritable {
-                CLIOutput.standardError(Data("rephoto: warning: --cache \(CLIOutput.visible(disk.root.path)) is not writable: features are read from it, new ones are not kept\n".utf8))
+                CLIOutput.message("warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept")
             }
             var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
                               cache: disk)
@@ -113,7 +113,7 @@ struct TuneCommand: ParsableCommand {
                 tuner.shard = parsedShard
                 let count = try parsed.configurationCount()
                 if parsedShard.index >= count {
-                    CLIOutput.standardError(Data("rephoto: warning: shard \(shard) has no trials (the space has \(count)): nothing to run\n".utf8))
+                    CLIOutput.message("warning: shard \(shard) has no trials (the space has \(count)): nothing to run")
                 }
             }
             try tuner.validate()
@@ -200,7 +200,7 @@ struct TuneCommand: ParsableCommand {
             let latest = Tuner.latest(records.values)
             if latest.count < count {
                 // A partial merge is useful while shards still run, but its winner is provisional: say so.
-                CLIOutput.standardError(Data("rephoto: warning: \(count - latest.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them\n".utf8))
+                CLIOutput.message("warning: \(count - latest.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them")
             }
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
@@ -254,7 +254,7 @@ struct TuneCommand: ParsableCommand {
             // evaluates a configuration once per rung: both counts, so the message says what is thrown away.
             let trials = Set(earlier.map(\.trial)).count
             let what = trials == earlier.count ? "\(trials) trials" : "\(trials) trials, \(earlier.count) records over the rungs"
-            CLIOutput.standardError(Data("rephoto: replacing the earlier tuning run in \(CLIOutput.visible(folder.path)) (\(what); --resume would have continued it)\n".utf8))
+            CLIOutput.message("replacing the earlier tuning run in \(folder.path) (\(what); --resume would have continued it)")
         }
         for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))

@@ -17,14 +17,16 @@ import Testing
         let root = SequenceCommandTests.directory()
         try Self.synth(root, "alpha", seed: 1)
         try Self.synth(root, "beta", seed: 2)
-        let whole = SequenceCommandTests.directory()
+        // A terminal escape in the folder's name is written escaped in every line about it.
+        let whole = SequenceCommandTests.directory() + "-\u{1B}[2J", shown = whole.replacingOccurrences(of: "\u{1B}", with: "\\u{1B}")
         let run = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.isEmpty)  // no progress bar on a non-terminal
         #expect(run.stdout.contains("alpha") && run.stdout.contains("beta") && run.stdout.contains("mAA@5"))
+        #expect(run.stdout.contains("results in \(shown)/ (frames.csv"), "\(run.stdout)")
         // Run again into the same folder without --resume: replaced, and said.
         let again = try CLI.run(["evaluate", "\(root)/alpha", "--out", whole, "--jobs", "2", "--no-thumbnails"])
-        #expect(again.status == 0 && again.stderr.contains("replacing the earlier evaluation in \(whole) (6 frames"), "\(again.stderr)")
+        #expect(again.status == 0 && again.stderr.contains("replacing the earlier evaluation in \(shown) (6 frames"), "\(again.stderr)")
         let rerun = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         for file in ["frames.csv", "summary.json", "report.html"] {

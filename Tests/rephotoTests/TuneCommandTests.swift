@@ -41,10 +41,12 @@ import Testing
 
     @Test func gridResumeShardsAndBestConfig() throws {
         let data = try Self.data(), space = try Self.spaceFile()
-        let whole = SequenceCommandTests.directory()
+        // A newline in the folder's name is written escaped in the report that names it, which stays whole lines.
+        let whole = SequenceCommandTests.directory() + "-a\nb"
         let run = try CLI.run(["tune", space, "--data", data, "--out", whole, "--jobs", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("4 trials; best by maa10"))
+        #expect(run.stdout.contains(" in \(whole.replacingOccurrences(of: "\n", with: "\\n"))\n"), "\(run.stdout)")
         // Only matching and estimation vary: every image is detected once. The two sequences' references are
         // the same rendering (the seed moves the trajectory only), so 7 distinct images serve 32 lookups.
         // Per frame: one neighbour search, one homography per ratio, one essential search per trial.

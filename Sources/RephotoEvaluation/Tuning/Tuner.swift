@@ -280,7 +280,7 @@ public struct Tuner: Sendable {
             \(records.count) trials; best by \(objective.rawValue): trial \(best.trial), \(number(best.objective)) \
             (\(best.metrics.failures) of \(best.metrics.frames) frames failed, \(String(format: "%.0f", best.metrics.msPerFrame ?? 0)) ms per frame)
             \(best.parameters.map { "  \($0[0]) = \($0[1])" }.joined(separator: "\n"))
-            leaderboard.csv, best.yaml (rephoto pose/evaluate/serve --config) in \(folder.path)
+            leaderboard.csv, best.yaml (rephoto pose/evaluate/serve --config) in \(folder.path.visible)
 
             """
         try summary.write(to: folder.appendingPathComponent("summary.txt"), atomically: true, encoding: .utf8)
