@@ -967,6 +967,85 @@ double median(std::vector<double> values) {
     return *middle;
 }
 
+// The final polish: Levenberg-Marquardt on a Cauchy loss, Σ s² log(1 + r²/s²), of the Sampson errors of the
+// correspondences within the threshold, with s = `scale` times their robust noise (1.4826 × median |r|, at least
+// 0.1 px as GRIC's), as PoseLib ends its estimate: the truncated quadratic weighs every inlier alike up to the
+// threshold, a Cauchy loss trusts the closest points most. Optional (pose.cauchyScale; the measurements are in
+// docs/configuration.md). A local step only: a move of 5° or more in rotation (25° in translation) is not taken.
+void polish(const Bearings &x, double tau2, double scale, double floor, Pose &pose) {
+    std::vector<size_t> use;
+    within_threshold(pose.essential(), x, tau2, use);
+    if (use.size() < 6 || !(scale > 0)) return;
+    Bearings in;
+    in.avx2 = x.avx2;
+    for (size_t i : use) in.add(x.a[i], x.b[i]);
+    std::vector<double> magnitudes;
+    for (size_t i = 0; i < in.size(); ++i) magnitudes.push_back(std::abs(sampson(pose.essential(), in.a[i], in.b[i])));
+    const double s = scale * std::max(1.4826 * median(magnitudes), floor), s2 = s * s;
+    auto cost = [&](const Pose &candidate) {
+        const cv::Matx33d E = candidate.essential();
+        double total = 0;
+        for (size_t i = 0; i < in.size(); ++i) {
+            const double r = sampson(E, in.a[i], in.b[i]);
+            total += s2 * std::log1p(r * r / s2);
+        }
+        return total;
+    };
+    const Pose start = pose;
+    double current = cost(pose), lambda = 1e-3;
+    for (int it = 0; it < 30; ++it) {
+        const TangentBasis basis(pose.t);
+        const Linearisation l(pose, basis);
+        cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
+        cv::Matx<double, 5, 1> g = cv::Matx<double, 5, 1>::zeros();
+        // Iteratively reweighted: the Cauchy weight 1 / (1 + r²/s²) on each Gauss-Newton term.
+        for (size_t i = 0; i < in.size(); ++i) {
+            const cv::Vec3d &a = in.a[i], &b = in.b[i];
+            const cv::Vec3d Ea = l.E * a, Etb = l.E.t() * b;
+            const double num = b.dot(Ea), den = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb[0] * Etb[0] + Etb[1] * Etb[1];
+            if (!(den > 0)) continue;
+            const double D = std::sqrt(den), r = num / D, w = 1 / (1 + r * r / s2);
+            double J[5];
+            for (int k = 0; k < 5; ++k) {
+                const cv::Vec3d dEa = l.dE[k] * a, dEtb = l.dE[k].t() * b;
+                const double dden = 2 * (Ea[0] * dEa[0] + Ea[1] * dEa[1] + Etb[0] * dEtb[0] + Etb[1] * dEtb[1]);
+                J[k] = (b.dot(dEa) - num / (2 * den) * dden) / D;
+            }
+            for (int p = 0; p < 5; ++p) {
+                g(p) += w * J[p] * r;
+                for (int q = p; q < 5; ++q) H(p, q) += w * J[p] * J[q];
+            }
+        }
+        for (int p = 0; p < 5; ++p)
+            for (int q = 0; q < p; ++q) H(p, q) = H(q, p);
+        bool improved = false, converged = false;
+        for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
+            cv::Matx<double, 5, 5> A = H;
+            for (int p = 0; p < 5; ++p) A(p, p) += lambda * std::max(H(p, p), 1e-12);
+            cv::Matx<double, 5, 1> step;
+            if (!cv::solve(A, -g, step, cv::DECOMP_CHOLESKY)) {
+                lambda *= 10;
+                continue;
+            }
+            const Pose candidate = moved(pose, basis, step.val);
+            const double c = cost(candidate);
+            if (c < current) {
+                converged = current - c < 1e-12 * current || cv::norm(step) < 1e-12;
+                pose = candidate;
+                current = c;
+                lambda = std::max(lambda / 10, 1e-12);
+                improved = true;
+            } else {
+                lambda *= 10;
+            }
+        }
+        if (!improved || converged) break;
+    }
+    const double turned = rotation_apart(pose.R, start.R);
+    const double shifted = std::acos(std::max(-1.0, std::min(1.0, pose.t.dot(start.t)))) * kDegrees;
+    if (!(turned < kRivalDegrees / 2 && shifted < 2.5 * kRivalDegrees)) pose = start;
+}
+
 // The plane of `pose`'s inliers, if they lie on one (`planar_fit`, `H`), fitted to at most kGricFitPoints of
 // them, evenly spread through the list (measured: on 3,500 inliers the full fit was a fifth of the estimator's
 // time), robustly (the essential inliers include mismatches that merely lie along their epipolar lines).
@@ -1082,6 +1161,9 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                                                  "non-zero axis (got %d, %d, %g, |axis| %g)",
                                                  params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance, axis_length));
     }
+    if (!(params.cauchy_scale >= 0 && std::isfinite(params.cauchy_scale))) {
+        fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", params.cauchy_scale));
+    }
     if (!(params.screen_degrees >= 0 && params.screen_degrees <= 360 && params.screen_octaves >= 0 && std::isfinite(params.screen_octaves))) {
         fail(RP_ERR_INVALID_ARGUMENT, cv::format("screen must be 0...360 degrees and finite octaves >= 0 (got %g, %g)",
                                                  params.screen_degrees, params.screen_octaves));
@@ -1177,6 +1259,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     bool planar_fit = false;
     if (plane_twin_check(x, tau, params, pose, pose_cost, rivals, Hp, planar_fit)) guided = false;  // the plane's, not the guided search's
     pose = most_in_front(pose, x, tau2);
+    if (params.refine && params.method == RP_METHOD_LO_MSAC) polish(x, tau2, params.cauchy_scale, 0.1 / focal, pose);
 
     // Inliers: within the threshold. Cheirality is counted apart: without parallax (a pure rotation) every
     // depth is noise, and the rotation is still well determined by all of them.

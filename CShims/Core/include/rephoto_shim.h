@@ -313,6 +313,9 @@ typedef struct rp_robust_params {
     double screen_octaves; /* their scales change alike within this many octaves (largest minus smallest); the
                               stopping rule allows for the all-inlier samples it turns away. max_iterations then
                               caps the samples solved, and at most 16 x max_iterations are drawn. 0 degrees: off */
+    double cauchy_scale;   /* LO-MSAC with refine only: after the MSAC refinement, a local polish on a Cauchy loss of the
+                              Sampson errors within the threshold, its scale this many times their robust noise
+                              (1.4826 x median, at least 0.1 px); a move of 5 degrees or more is not taken. 0: none */
 } rp_robust_params;
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC

@@ -28,6 +28,8 @@ public struct PoseConfig: Equatable, Sendable {
     public var prosacOrder: ProsacOrder = ParameterRegistry.defaultValue(\.pose.prosacOrder)
     /// Levenberg-Marquardt on the MSAC cost of the Sampson error after the robust estimator.
     public var refine: Bool = ParameterRegistry.defaultValue(\.pose.refine)
+    /// LO-MSAC with `refine`: the final polish's Cauchy scale, in units of the inliers' robust noise (0: none).
+    public var cauchyScale: Double = ParameterRegistry.defaultValue(\.pose.cauchyScale)
     /// The gate: inliers in front of both cameras, at most this chance of an inlier set as large among
     /// unrelated matches, and at most this rotation uncertainty (1 sigma) before any pose is reported.
     public var minInliers: Int = ParameterRegistry.defaultValue(\.pose.minInliers)

@@ -184,6 +184,7 @@ extension RelativePose {
         /// The sample screen's bounds (degrees 0: off); on only where the correspondences carry keypoint frames.
         let screenDegrees: Double
         let screenOctaves: Double
+        let cauchyScale: Double
         /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the
         /// one and backs the other (the tolerances of the gate's rival rule).
         let prior: Prior?
@@ -220,6 +221,7 @@ extension RelativePose {
             runnersUp = config.runnersUp
             screenDegrees = config.screenDegrees
             screenOctaves = config.screenOctaves
+            cauchyScale = config.cauchyScale
             prior = sensorRotation.flatMap { rotation in
                 config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
                     ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess,
@@ -234,7 +236,7 @@ extension RelativePose {
         package func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         screen: (screenDegrees, screenOctaves),
+                                         screen: (screenDegrees, screenOctaves), cauchyScale: cauchyScale,
                                          prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
                                          reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
         }

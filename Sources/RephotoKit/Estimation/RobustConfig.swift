@@ -59,7 +59,7 @@ public struct RobustConfig: Hashable, Sendable {
 
     package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
                                 maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
-                                screen: (degrees: Double, octaves: Double) = (0, 0),
+                                screen: (degrees: Double, octaves: Double) = (0, 0), cauchyScale: Double = 0,
                                 prior: (rotation: Matrix3, degrees: Double, excess: Double, guidedSamples: Int, guidedAboveLog10Chance: Double, guidedMinInliers: Int,
                                          vertical: SIMD3<Double>)? = nil,
                                 reproduction: (count: Int, misses: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
@@ -79,6 +79,6 @@ public struct RobustConfig: Hashable, Sendable {
                          guided_above_log10_chance: prior?.guidedAboveLog10Chance ?? 0,
                          guided_min_inliers: try cInt(prior?.guidedMinInliers ?? 0, "minInliers"),
                          prior_axis: (prior?.vertical.x ?? 0, prior?.vertical.y ?? -1, prior?.vertical.z ?? 0),
-                         screen_degrees: screen.degrees, screen_octaves: screen.octaves)
+                         screen_degrees: screen.degrees, screen_octaves: screen.octaves, cauchy_scale: cauchyScale)
     }
 }
