@@ -366,6 +366,34 @@ Pose moved(const Pose &pose, const TangentBasis &basis, const double delta[5]) {
     return out;
 }
 
+// One Levenberg-Marquardt step on a pose's five parameters: the damped normal equations, solved with the damping
+// raised tenfold (up to 8 times) until `cost` falls. False when it never did; `converged` when the fall or the
+// step was negligible.
+template <typename Cost>
+bool damped_step(const cv::Matx<double, 5, 5> &H, const cv::Matx<double, 5, 1> &g, const TangentBasis &basis, const Cost &cost, Pose &pose,
+                 double &current, double &lambda, bool &converged) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        cv::Matx<double, 5, 5> A = H;
+        for (int p = 0; p < 5; ++p) A(p, p) += lambda * std::max(H(p, p), 1e-12);
+        cv::Matx<double, 5, 1> step;
+        if (!cv::solve(A, -g, step, cv::DECOMP_CHOLESKY)) {
+            lambda *= 10;
+            continue;
+        }
+        const Pose candidate = moved(pose, basis, step.val);
+        const double c = cost(candidate);
+        if (c < current) {
+            converged = current - c < 1e-12 * current || cv::norm(step) < 1e-12;
+            pose = candidate;
+            current = c;
+            lambda = std::max(lambda / 10, 1e-12);
+            return true;
+        }
+        lambda *= 10;
+    }
+    return false;
+}
+
 // Levenberg-Marquardt on the MSAC cost: each step solves the normal equations of the correspondences
 // currently within the threshold and is kept only if the truncated cost over all of them falls.
 double refine(const Bearings &x, double tau2, Pose &pose, int iterations) {
@@ -378,29 +406,11 @@ double refine(const Bearings &x, double tau2, Pose &pose, int iterations) {
         if (normal.used < 5) break;
         const cv::Matx<double, 5, 5> H = symmetric(normal.JtJ);
         const cv::Matx<double, 5, 1> g(normal.Jtr);
-        bool improved = false;
-        for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
-            cv::Matx<double, 5, 5> A = H;
-            for (int p = 0; p < 5; ++p) A(p, p) += lambda * std::max(H(p, p), 1e-12);
-            cv::Matx<double, 5, 1> step;
-            if (!cv::solve(A, -g, step, cv::DECOMP_CHOLESKY)) {
-                lambda *= 10;
-                continue;
-            }
-            Pose candidate = moved(pose, basis, step.val);
-            double candidate_cost = msac_cost(candidate.essential(), x, tau2);
-            if (candidate_cost < cost) {
-                bool converged = cost - candidate_cost < 1e-12 * cost || cv::norm(step) < 1e-12;
-                pose = candidate;
-                cost = candidate_cost;
-                lambda = std::max(lambda / 10, 1e-12);
-                improved = true;
-                if (converged) return cost;
-            } else {
-                lambda *= 10;
-            }
-        }
-        if (!improved) break;
+        bool converged = false;
+        if (!damped_step(H, g, basis, [&](const Pose &candidate) { return msac_cost(candidate.essential(), x, tau2); }, pose, cost, lambda,
+                         converged))
+            break;
+        if (converged) return cost;
     }
     return cost;
 }
@@ -1018,28 +1028,8 @@ void polish(const Bearings &x, double tau2, double scale, double floor, Pose &po
         }
         for (int p = 0; p < 5; ++p)
             for (int q = 0; q < p; ++q) H(p, q) = H(q, p);
-        bool improved = false, converged = false;
-        for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
-            cv::Matx<double, 5, 5> A = H;
-            for (int p = 0; p < 5; ++p) A(p, p) += lambda * std::max(H(p, p), 1e-12);
-            cv::Matx<double, 5, 1> step;
-            if (!cv::solve(A, -g, step, cv::DECOMP_CHOLESKY)) {
-                lambda *= 10;
-                continue;
-            }
-            const Pose candidate = moved(pose, basis, step.val);
-            const double c = cost(candidate);
-            if (c < current) {
-                converged = current - c < 1e-12 * current || cv::norm(step) < 1e-12;
-                pose = candidate;
-                current = c;
-                lambda = std::max(lambda / 10, 1e-12);
-                improved = true;
-            } else {
-                lambda *= 10;
-            }
-        }
-        if (!improved || converged) break;
+        bool converged = false;
+        if (!damped_step(H, g, basis, cost, pose, current, lambda, converged) || converged) break;
     }
     const double turned = rotation_apart(pose.R, start.R);
     const double shifted = std::acos(std::max(-1.0, std::min(1.0, pose.t.dot(start.t)))) * kDegrees;
