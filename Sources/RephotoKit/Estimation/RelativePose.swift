@@ -126,7 +126,8 @@ extension RelativePose {
             }
         }
         let warnings = try gate(evidence, config: config, rivalRotationDegrees: evidence.rivalExcess == nil ? nil
-                                    : Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: Matrix3(out.R)))
+                                    : Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: Matrix3(out.R)),
+                                twinRotationDegrees: out.has_twin == 0 ? nil : Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: Matrix3(out.R)))
 
         var pose = RelativePose(
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
@@ -253,7 +254,8 @@ extension RelativePose {
     /// `rivalRotationDegrees`: the rival's rotation from the pose's (the evidence has the larger of that and
     /// the translation angle).
     @discardableResult
-    static func gate(_ evidence: PoseEvidence, config: PoseConfig, rivalRotationDegrees: Double? = nil) throws -> [String] {
+    static func gate(_ evidence: PoseEvidence, config: PoseConfig, rivalRotationDegrees: Double? = nil,
+                     twinRotationDegrees: Double? = nil) throws -> [String] {
         if evidence.inliers < config.minInliers {
             throw RephotoError.estimationFailed(
                 "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
@@ -316,6 +318,18 @@ extension RelativePose {
             let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
                                    apart, excess, config.minRivalExcess, evidence.iterations)
             warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
+        }
+        // Without parallax the pose reads as a rotation, yet the plane's wrong solution can look just so: it turns
+        // the camera's step into a rotation that leaves no parallax. A pure rotation's homography decomposes into
+        // that same rotation, so another solution 10° or more away in rotation means a real step, and unless the
+        // points off the plane refute it, either rotation may be the truth (a synthetic wall 10 m away seen from
+        // 4 m apart, 5-12 points off it: 4 of 480 answers rotation-only and 24° wrong, the other solution refuted
+        // by -3 to 1 net correspondences).
+        if rotationOnly, let apart = twinRotationDegrees, apart >= Self.rivalDegrees, let refutation = evidence.twinRefutation,
+           refutation < config.minTwinRefutation {
+            let ambiguity = String(format: "ambiguous: no parallax under this pose (median %.2f°), but the plane's other solution, %.0f° away in rotation, is refuted by only %d net correspondences (pose.minTwinRefutation %d)",
+                                   evidence.parallaxDegrees, apart, refutation, config.minTwinRefutation)
+            warnings.append(try settledBySensor(ambiguity, other: "other solution", otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
         }
         // The plane's other solution favoured by the points off the plane by as many net correspondences as
         // pose.minTwinRefutation asks of a pose over it, in a scene GRIC takes for general (answered without the
