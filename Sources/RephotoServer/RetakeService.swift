@@ -124,6 +124,23 @@ final class RetakeService: Sendable {
         return known
     }
 
+    /// A reference's image from the store; nil when the store has no such reference. An image that cannot be read
+    /// just now is 503 with a retry (a read can fail under load, out of file descriptors, and must not cost the
+    /// reference); one missing or no longer hashing to its id is forgotten, so GET agrees, and said so.
+    func storedImage(_ id: String) throws -> Data? {
+        if let stored = store.get(id) { return stored.image }
+        guard store.contains(id) else { return nil }
+        guard store.isDamaged(id) else {
+            var unread = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+                                     "reference \(id)'s image could not be read from --reference-store just now")
+            unread.retryAfterSeconds = 1
+            throw unread
+        }
+        store.delete(id)
+        cache.remove(id: id)
+        throw ServerError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
+    }
+
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
     func prepared(id: String, image: Data?, camera: CameraIntrinsics?, settings: PipelineConfig) async throws -> ReferenceFrame {
         let key = ReferenceCache.key(id, settings.features, camera)
@@ -148,19 +165,7 @@ final class RetakeService: Sendable {
                 // passed on, not answered with twice the work).
             }
         }
-        guard let bytes = image ?? store.get(id)?.image else {
-            if store.contains(id) {
-                guard store.isDamaged(id) else {
-                    var unread = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
-                                             "reference \(id)'s image could not be read from --reference-store just now")
-                    unread.retryAfterSeconds = 1
-                    throw unread
-                }
-                // Its image is missing or no longer hashes to its id: forget it, so GET agrees, and say so.
-                store.delete(id)
-                cache.remove(id: id)
-                throw ServerError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
-            }
+        guard let bytes = try image ?? storedImage(id) else {
             guard cache.contains(id: id) else { throw ServerError.notFound("no reference with id \(id)") }
             throw ServerError.notFound("reference \(id) is kept prepared only for other feature settings or another camera, and without --reference-store its image is not kept: upload it again with these, or run the worker with a store")
         }
@@ -225,7 +230,7 @@ final class RetakeService: Sendable {
         let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
-        guard let referenceBytes = referenceBytes ?? store.get(id)?.image else { throw ServerError.notFound("no stored image for reference \(id)") }
+        guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
             let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera)

@@ -257,6 +257,30 @@ struct Upload {
         }
     }
 
+    /// Align needs the reference's own image, not only its saved features: a damaged one is forgotten there as
+    /// well, with the same answer as score's, so that GET agrees (it had answered 404 "no stored image" and kept
+    /// the reference, which GET still listed).
+    @Test func alignForgetsAReferenceWhoseStoredImageIsDamaged() async throws {
+        let settings = try Self.settings()
+        let add = Upload().adding("image", try Upload.image("graf1.png"))
+        let id = try #require(try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
+        })
+        let folder = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2)))
+        var image = try Data(contentsOf: folder.appendingPathComponent("\(id).image"))
+        image[image.count / 2] ^= 0xFF
+        try image.write(to: folder.appendingPathComponent("\(id).image"))
+        let align = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { response in
+                #expect(response.status == .notFound && String(buffer: response.body).contains("image in --reference-store is missing or damaged"),
+                        "\(response.status) \(String(buffer: response.body))")
+            }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .notFound) }
+        }
+    }
+
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
         let upload = Upload().adding("image", try Upload.image("graf1.png"))
