@@ -14,9 +14,13 @@ final class ReferenceStore: Sendable {
     }
 
     let directory: URL?
+    /// How a file is read: nil when it cannot be just now. A parameter so that tests can fail reads, which a
+    /// process running as root cannot provoke through permissions.
+    let read: @Sendable (String) -> Data?
 
-    init(directory: String?) throws {
+    init(directory: String?, read: @escaping @Sendable (String) -> Data? = { FileManager.default.contents(atPath: $0) }) throws {
         self.directory = directory.map { URL(fileURLWithPath: $0) }
+        self.read = read
         if let dir = self.directory {
             do {
                 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -53,15 +57,15 @@ final class ReferenceStore: Sendable {
 
     /// The camera stored with a reference (nil also when unknown), without reading its image.
     func camera(_ id: String) -> CameraIntrinsics? {
-        guard let (_, entryPath) = paths(id), let data = FileManager.default.contents(atPath: entryPath.path) else { return nil }
+        guard let (_, entryPath) = paths(id), let data = read(entryPath.path) else { return nil }
         return (try? JSONDecoder().decode(Entry.self, from: data))?.camera
     }
 
     func get(_ id: String) -> (image: Data, camera: CameraIntrinsics?)? {
         guard let (imagePath, entryPath) = paths(id),
-              let entryData = FileManager.default.contents(atPath: entryPath.path),
+              let entryData = read(entryPath.path),
               let entry = try? JSONDecoder().decode(Entry.self, from: entryData),
-              let image = FileManager.default.contents(atPath: imagePath.path), image.count == entry.bytes,
+              let image = read(imagePath.path), image.count == entry.bytes,
               Self.id(of: image) == id else { return nil }  // the id is the image's hash: a damaged image is no image
         return (image, entry.camera)
     }
@@ -75,8 +79,8 @@ final class ReferenceStore: Sendable {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return true }
         }
-        guard let entryData = FileManager.default.contents(atPath: entryPath.path),
-              let image = FileManager.default.contents(atPath: imagePath.path) else { return false }
+        guard let entryData = read(entryPath.path),
+              let image = read(imagePath.path) else { return false }
         guard let entry = try? JSONDecoder().decode(Entry.self, from: entryData) else { return true }
         return image.count != entry.bytes || Self.id(of: image) != id
     }
@@ -97,7 +101,7 @@ final class ReferenceStore: Sendable {
 
     /// The saved features, nil when there are none or they are damaged.
     func features(_ id: String, settingsKey: String) -> Data? {
-        guard contains(id), let path = featuresPath(id, settingsKey), let file = FileManager.default.contents(atPath: path.path),
+        guard contains(id), let path = featuresPath(id, settingsKey), let file = read(path.path),
               file.count >= SHA256.byteCount else { return nil }
         let data = file.prefix(file.count - SHA256.byteCount)
         guard Data(SHA256.hash(data: data)) == file.suffix(SHA256.byteCount) else { return nil }

@@ -12,11 +12,11 @@ final class RetakeService: Sendable {
     let metrics: ServerMetrics
 
     /// `pool`: the compute pool to run on (one of `settings`' size is made when nil).
-    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil) throws {
+    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, store: ReferenceStore? = nil) throws {
         try settings.validate()
         self.settings = settings
         self.pool = pool ?? RetakeService.makePool(settings)
-        store = try ReferenceStore(directory: settings.referenceStore)
+        self.store = try store ?? ReferenceStore(directory: settings.referenceStore)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
     }

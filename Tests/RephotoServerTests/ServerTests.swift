@@ -281,6 +281,30 @@ struct Upload {
         }
     }
 
+    /// A stored image that cannot be read just now (under load, out of file descriptors) is 503 with a retry, and
+    /// the reference is kept; once reads work again it is served as before.
+    @Test func aStoredImageUnreadableJustNowIsRetriedNotForgotten() throws {
+        let settings = try Self.settings()
+        let directory = try #require(settings.referenceStore)
+        let image = try Upload.image("graf1.png")
+        let id = ReferenceStore.id(of: image)
+        try ReferenceStore(directory: directory).put(id, image: image, camera: nil)
+        let failing = try ReferenceStore(directory: directory) { path in
+            path.hasSuffix(".image") ? nil : FileManager.default.contents(atPath: path)
+        }
+        let service = try RetakeService(settings: settings, metrics: ServerMetrics(), store: failing)
+        #expect {
+            try service.storedImage(id)
+        } throws: { error in
+            guard let error = error as? ServerError else { return false }
+            return error.status == .serviceUnavailable && error.retryAfterSeconds == 1 && error.envelope.error.message.contains("could not be read")
+        }
+        #expect(failing.contains(id))
+        let working = try RetakeService(settings: settings, metrics: ServerMetrics())
+        #expect(try working.storedImage(id) == image)
+        #expect(try working.storedImage(String(repeating: "0", count: 64)) == nil)
+    }
+
     @Test func referencesSurviveARestartAndAreSharedThroughTheStore() async throws {
         let settings = try Self.settings()
         let upload = Upload().adding("image", try Upload.image("graf1.png"))
