@@ -291,15 +291,17 @@ struct Linearisation {
 };
 
 // The Gauss-Newton normal equations (JᵀJ, Jᵀr) of the Sampson residuals within the threshold, in the scheme of
-// the scoring kernels above. Measured: under a third of the scalar version's time.
+// the scoring kernels above. Measured: under a third of the scalar version's time. `Weighted`: each term carries
+// the Cauchy weight 1 / (1 + r²/s²), iteratively reweighted least squares for the polish below.
 struct NormalEquations {
     double JtJ[15] = {};  // upper triangle by rows
     double Jtr[5] = {};
     int used = 0;
 };
 
+template <bool Weighted>
 inline __attribute__((always_inline)) void normal_equations_block(const Linearisation &l, const Bearings &x, size_t begin,
-                                                                  double tau2, Double4 JtJ[15], Double4 Jtr[5], Mask4 &used) {
+                                                                  double tau2, double s2, Double4 JtJ[15], Double4 Jtr[5], Mask4 &used) {
     const Block p(x, begin);
     const Epipolar e(l.E, p);
     const Double4 D = __builtin_elementwise_sqrt(e.den);
@@ -314,17 +316,27 @@ inline __attribute__((always_inline)) void normal_equations_block(const Linearis
         J[k] = (Double4)((Mask4)((d.num - half_ratio * dden) / D) & within);
     }
     const Double4 rw = (Double4)((Mask4)r & within);
-    for (int q = 0, k = 0; q < 5; ++q) {
-        Jtr[q] += J[q] * rw;
-        for (int m = q; m < 5; ++m, ++k) JtJ[k] += J[q] * J[m];
+    if constexpr (Weighted) {
+        const Double4 w = 1 / (1 + r * r / s2);
+        for (int q = 0, k = 0; q < 5; ++q) {
+            const Double4 Jw = J[q] * w;
+            Jtr[q] += Jw * rw;
+            for (int m = q; m < 5; ++m, ++k) JtJ[k] += Jw * J[m];
+        }
+    } else {
+        for (int q = 0, k = 0; q < 5; ++q) {
+            Jtr[q] += J[q] * rw;
+            for (int m = q; m < 5; ++m, ++k) JtJ[k] += J[q] * J[m];
+        }
     }
     used -= within;  // a true lane is -1
 }
 
-inline __attribute__((always_inline)) NormalEquations normal_equations_lanes(const Linearisation &l, const Bearings &x, double tau2) {
+template <bool Weighted>
+inline __attribute__((always_inline)) NormalEquations normal_equations_lanes(const Linearisation &l, const Bearings &x, double tau2, double s2) {
     Double4 JtJ[15] = {}, Jtr[5] = {};
     Mask4 used = {};
-    for (size_t i = 0; i < x.size(); i += 4) normal_equations_block(l, x, i, tau2, JtJ, Jtr, used);
+    for (size_t i = 0; i < x.size(); i += 4) normal_equations_block<Weighted>(l, x, i, tau2, s2, JtJ, Jtr, used);
     NormalEquations out;
     auto total = [](const Double4 &v) { return (v[0] + v[1]) + (v[2] + v[3]); };
     for (int e = 0; e < 15; ++e) out.JtJ[e] = total(JtJ[e]);
@@ -333,21 +345,25 @@ inline __attribute__((always_inline)) NormalEquations normal_equations_lanes(con
     return out;
 }
 
-NormalEquations normal_equations_portable(const Linearisation &l, const Bearings &x, double tau2) {
-    return normal_equations_lanes(l, x, tau2);
+template <bool Weighted>
+NormalEquations normal_equations_portable(const Linearisation &l, const Bearings &x, double tau2, double s2) {
+    return normal_equations_lanes<Weighted>(l, x, tau2, s2);
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) NormalEquations normal_equations_avx2(const Linearisation &l, const Bearings &x, double tau2) {
-    return normal_equations_lanes(l, x, tau2);
+template <bool Weighted>
+__attribute__((target("avx2"))) NormalEquations normal_equations_avx2(const Linearisation &l, const Bearings &x, double tau2, double s2) {
+    return normal_equations_lanes<Weighted>(l, x, tau2, s2);
 }
 #endif
 
-NormalEquations normal_equations(const Linearisation &l, const Bearings &x, double tau2) {
+// `cauchy_s2` > 0: the Cauchy-weighted equations at that squared scale.
+NormalEquations normal_equations(const Linearisation &l, const Bearings &x, double tau2, double cauchy_s2 = 0) {
+    const bool weighted = cauchy_s2 > 0;
 #if defined(__x86_64__)
-    if (x.avx2) return normal_equations_avx2(l, x, tau2);
+    if (x.avx2) return weighted ? normal_equations_avx2<true>(l, x, tau2, cauchy_s2) : normal_equations_avx2<false>(l, x, tau2, 0);
 #endif
-    return normal_equations_portable(l, x, tau2);
+    return weighted ? normal_equations_portable<true>(l, x, tau2, cauchy_s2) : normal_equations_portable<false>(l, x, tau2, 0);
 }
 
 cv::Matx<double, 5, 5> symmetric(const double upper[15]) {
@@ -983,14 +999,17 @@ double median(std::vector<double> values) {
 // threshold, a Cauchy loss trusts the closest points most. Optional (pose.cauchyScale; the measurements are in
 // docs/configuration.md). A local step only: a move of 5° or more in rotation (25° in translation) is not taken.
 void polish(const Bearings &x, double tau2, double scale, double floor, Pose &pose) {
+    if (!(scale > 0)) return;
     std::vector<size_t> use;
     within_threshold(pose.essential(), x, tau2, use);
-    if (use.size() < 6 || !(scale > 0)) return;
+    if (use.size() < 6) return;
+    // The inliers at the start, kept as the pose moves (the normal equations below see them all).
     Bearings in;
     in.avx2 = x.avx2;
     for (size_t i : use) in.add(x.a[i], x.b[i]);
     std::vector<double> magnitudes;
-    for (size_t i = 0; i < in.size(); ++i) magnitudes.push_back(std::abs(sampson(pose.essential(), in.a[i], in.b[i])));
+    const cv::Matx33d E0 = pose.essential();
+    for (size_t i = 0; i < in.size(); ++i) magnitudes.push_back(std::abs(sampson(E0, in.a[i], in.b[i])));
     const double s = scale * std::max(1.4826 * median(magnitudes), floor), s2 = s * s;
     auto cost = [&](const Pose &candidate) {
         const cv::Matx33d E = candidate.essential();
@@ -1005,31 +1024,9 @@ void polish(const Bearings &x, double tau2, double scale, double floor, Pose &po
     double current = cost(pose), lambda = 1e-3;
     for (int it = 0; it < 30; ++it) {
         const TangentBasis basis(pose.t);
-        const Linearisation l(pose, basis);
-        cv::Matx<double, 5, 5> H = cv::Matx<double, 5, 5>::zeros();
-        cv::Matx<double, 5, 1> g = cv::Matx<double, 5, 1>::zeros();
-        // Iteratively reweighted: the Cauchy weight 1 / (1 + r²/s²) on each Gauss-Newton term.
-        for (size_t i = 0; i < in.size(); ++i) {
-            const cv::Vec3d &a = in.a[i], &b = in.b[i];
-            const cv::Vec3d Ea = l.E * a, Etb = l.E.t() * b;
-            const double num = b.dot(Ea), den = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb[0] * Etb[0] + Etb[1] * Etb[1];
-            if (!(den > 0)) continue;
-            const double D = std::sqrt(den), r = num / D, w = 1 / (1 + r * r / s2);
-            double J[5];
-            for (int k = 0; k < 5; ++k) {
-                const cv::Vec3d dEa = l.dE[k] * a, dEtb = l.dE[k].t() * b;
-                const double dden = 2 * (Ea[0] * dEa[0] + Ea[1] * dEa[1] + Etb[0] * dEtb[0] + Etb[1] * dEtb[1]);
-                J[k] = (b.dot(dEa) - num / (2 * den) * dden) / D;
-            }
-            for (int p = 0; p < 5; ++p) {
-                g(p) += w * J[p] * r;
-                for (int q = p; q < 5; ++q) H(p, q) += w * J[p] * J[q];
-            }
-        }
-        for (int p = 0; p < 5; ++p)
-            for (int q = 0; q < p; ++q) H(p, q) = H(q, p);
+        const NormalEquations normal = normal_equations(Linearisation(pose, basis), in, HUGE_VAL, s2);
         bool converged = false;
-        if (!damped_step(H, g, basis, cost, pose, current, lambda, converged) || converged) break;
+        if (!damped_step(symmetric(normal.JtJ), cv::Matx<double, 5, 1>(normal.Jtr), basis, cost, pose, current, lambda, converged) || converged) break;
     }
     const double turned = rotation_apart(pose.R, start.R);
     const double shifted = std::acos(std::max(-1.0, std::min(1.0, pose.t.dot(start.t)))) * kDegrees;

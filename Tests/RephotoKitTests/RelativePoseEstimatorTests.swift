@@ -244,9 +244,9 @@ import RephotoShimTools
                                     inliers: 301, outliers: 498, seed: seed)  // 799: a short last block, padded lanes
         let a = pairs.referenceXY, b = pairs.currentXY
         var shimCamera = try camera.shimCamera()
-        func run(portable: Bool) throws -> (rp_relative_pose, [UInt8], [Double]) {
+        func run(portable: Bool, cauchyScale: Double = 0) throws -> (rp_relative_pose, [UInt8], [Double]) {
             var params = try PoseConfig().essential.shimParameters(refine: true, minIterations: 100, seed: 7, maxParallax: 100,
-                                                                   portableKernels: portable)
+                                                                   cauchyScale: cauchyScale, portableKernels: portable)
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count), sampson = [Double](repeating: 0, count: pairs.count)
             var status = rp_status()
@@ -268,6 +268,11 @@ import RephotoShimTools
         #expect(fields(portable) == fields(chosen))
         #expect(portableMask == chosenMask && portableSampson == chosenSampson)
         #expect(abs(Int(portable.inliers) - 301) <= 30, "\(portable.inliers) inliers")
+        // The Cauchy polish's weighted normal equations too.
+        let (polishedPortable, _, _) = try run(portable: true, cauchyScale: 0.7)
+        let (polishedChosen, _, _) = try run(portable: false, cauchyScale: 0.7)
+        #expect(fields(polishedPortable) == fields(polishedChosen))
+        #expect(fields(polishedPortable) != fields(portable), "the polish moved the pose")
         if HammingKernel.avx2.resolved != .avx2 {
             print("RelativePoseEstimatorTests: no AVX2 on this CPU: both runs used the portable kernels")
         }
