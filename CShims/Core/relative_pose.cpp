@@ -1190,7 +1190,9 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
         }
         rivals.emplace_back(cost, other);
     }
-    // A prior that rules the pose out and backs a runner-up nearly as good: the prior decides between them.
+    // A prior that rules the pose out and backs a runner-up nearly as good: the prior decides between them. Only
+    // a runner-up with the inliers to stand on its own (guided_min_inliers): on a weak pair a stray model a few
+    // inliers short of the pose is as near, and a prior off by 20° picked one (7 inliers against the pose's 11).
     if (params.method == RP_METHOD_LO_MSAC && params.prior_degrees > 0) {
         const cv::Matx33d prior(params.prior_R);
         if (rotation_apart(pose.R, prior) > 2 * params.prior_degrees) {
@@ -1198,6 +1200,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
             for (auto it = rivals.begin(); it != rivals.end(); ++it) {
                 if (!((it->first - pose_cost) / tau2 < params.prior_excess)) continue;
                 if (!(rotation_apart(it->second.R, prior) <= params.prior_degrees)) continue;
+                if (count_within(it->second.essential(), x, tau2) < params.guided_min_inliers) continue;
                 if (pick == rivals.end() || it->first < pick->first) pick = it;
             }
             if (pick != rivals.end()) {

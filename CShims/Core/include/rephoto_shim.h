@@ -292,8 +292,8 @@ typedef struct rp_robust_params {
                              basins), and takes the best; the rival is sought among them (0: none) */
     double prior_R[9];    /* LO-MSAC only: an independent relative rotation (the phone's), used when prior_degrees > 0: */
     double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
-    double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost, that runner-up becomes the pose
-                             and the pose its rival (with a negative rival_excess) */
+    double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost and has guided_min_inliers inliers,
+                             that runner-up becomes the pose and the pose its rival (with a negative rival_excess) */
     int reproductions;    /* LO-MSAC only: when the pose's log10_chance lies in (reproduce_above_log10_chance, */
     double reproduce_above_log10_chance;  /* reproduce_max_log10_chance], more searches run (other seeds) until */
     double reproduce_max_log10_chance;    /* this many have ended within reproduce_degrees of the pose in rotation */

@@ -53,6 +53,9 @@ public struct PoseConfig: Equatable, Sendable {
     public var maxRotationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxRotationSigma)
     /// Fails the pose when a rival 10° or more away fits within this many inliers' worth (0: off).
     public var minRivalExcess: Double = ParameterRegistry.defaultValue(\.pose.minRivalExcess)
+    /// With the sensor's rotation: a rival it backs, while ruling the pose out, becomes the pose when it fits
+    /// within this many inliers' worth (or within `minRivalExcess`, the larger).
+    public var sensorRivalExcess: Double = ParameterRegistry.defaultValue(\.pose.sensorRivalExcess)
     /// A median parallax above this is a wrong solution (rays meeting as if the cameras faced each other).
     public var maxParallax: Double = ParameterRegistry.defaultValue(\.pose.maxParallax)
     /// Below this median parallax (degrees) the translation is not observable: rotation-only.

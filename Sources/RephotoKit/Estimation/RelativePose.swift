@@ -224,8 +224,8 @@ extension RelativePose {
             screenOctaves = config.screenOctaves
             cauchyScale = config.cauchyScale
             prior = sensorRotation.flatMap { rotation in
-                config.maxSensorDisagreement > 0 && config.minRivalExcess > 0
-                    ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: config.minRivalExcess,
+                config.maxSensorDisagreement > 0 && max(config.minRivalExcess, config.sensorRivalExcess) > 0
+                    ? Prior(rotation: rotation, degrees: config.maxSensorDisagreement, excess: max(config.minRivalExcess, config.sensorRivalExcess),
                             guidedSamples: config.sensorGuidedSamples, guidedAboveLog10Chance: log10(config.maxChance),
                             guidedMinInliers: config.minInliers, vertical: sensorVertical ?? SIMD3(0, -1, 0)) : nil
             }
@@ -314,10 +314,21 @@ extension RelativePose {
         // the plane's other solution, 67° away in translation and not in rotation).
         let rotationOnly = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation) == .rotationOnly
         let sameRotation = rotationOnly && (rivalRotationDegrees.map { $0 < Self.rivalDegrees } ?? false)
-        if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess, !sameRotation {
-            let ambiguity = String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
-                                   apart, excess, config.minRivalExcess, evidence.iterations)
+        // A negative excess: the sensor chose the pose over a runner-up that fits better (pose.sensorRivalExcess).
+        // A rival further behind than the sensor may overturn, yet where the sensor points while it rules the pose
+        // out, leaves the pose standing on the fit, and the answer says that the sensor disagrees.
+        if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess || excess < 0, !sameRotation {
+            let ambiguity = excess < 0
+                ? String(format: "ambiguous: a pose %.0f° away fits %.2f inliers' worth better than this one (pose.sensorRivalExcess %g), after %d samples",
+                         apart, -excess, max(config.minRivalExcess, config.sensorRivalExcess), evidence.iterations)
+                : String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
+                         apart, excess, config.minRivalExcess, evidence.iterations)
             warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
+        } else if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, !sameRotation,
+                let pose = evidence.sensorDisagreementDegrees, let rival = evidence.rivalSensorDisagreementDegrees,
+                config.maxSensorDisagreement > 0, pose > 2 * config.maxSensorDisagreement, rival <= config.maxSensorDisagreement {
+            warnings.append(String(format: "the sensor's rotation is %.1f° from the pose's and %.1f° from a pose %.0f° away that fits %.2f inliers' worth worse (over pose.sensorRivalExcess %g): the fit decided",
+                                   pose, rival, apart, excess, max(config.minRivalExcess, config.sensorRivalExcess)))
         }
         // Without parallax the pose reads as a rotation, yet the plane's wrong solution can look just so: it turns
         // the camera's step into a rotation that leaves no parallax. A pure rotation's homography decomposes into

@@ -114,6 +114,11 @@ public enum ParameterRegistry {
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
               "gate: fails the pose when a rival 10° or more away (an optimised runner-up of the search, or the pose the plane's other solution replaced) fits within this many inliers' worth of MSAC cost; 0: off"),
+        // Noise alone left the losing one of two equally supported motions 0.15-9 inliers' worth behind, and 17 of 20
+        // seeds within 5 (aSensorThatBacksANearRivalChoosesIt): there the fit cannot tell them apart, the sensor can.
+        // Not more, since a phone's heading can be off by tens of degrees and would then pick a rival near it.
+        .real("pose.sensorRivalExcess", \.pose.sensorRivalExcess, 5, atLeast: 0, atMost: 1_000,
+              "lo_msac with the sensor's rotation: a runner-up 10° or more away that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger) becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice"),
         .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
         .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
