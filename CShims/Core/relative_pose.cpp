@@ -720,6 +720,15 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
     return best;
 }
 
+// At least 80 % of the pose's inliers in front of both cameras (the gate's rule for a pose with parallax).
+bool consistent(const Pose &pose, const Bearings &x, double tau2) {
+    std::vector<size_t> within;
+    within_threshold(pose.essential(), x, tau2, within);
+    size_t front = 0;
+    for (size_t i : within) front += in_front(pose, x.a[i], x.b[i]);
+    return double(front) >= 0.8 * double(within.size());
+}
+
 // The sensor-guided search, for a weak pose and the phone's rotation. A phone's attitude errs mostly in heading,
 // a turn about the vertical: with both attitudes off in heading, the relative rotation is R_prior turned about
 // the vertical in the reference camera's axes (`axis`). The search takes it as R_prior Qᵀ Ry(φ) Q, where Q turns
@@ -1201,6 +1210,10 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
                 if (!((it->first - pose_cost) / tau2 < params.prior_excess)) continue;
                 if (!(rotation_apart(it->second.R, prior) <= params.prior_degrees)) continue;
                 if (count_within(it->second.essential(), x, tau2) < params.guided_min_inliers) continue;
+                // And one its own inliers can stand in front of (the gate's 80 %): on a bare wall a runner-up at the
+                // plane's other rotation put 146 of its 274 behind a camera, and the swap turned a planar answer
+                // into a failure.
+                if (!consistent(most_in_front(it->second, x, tau2), x, tau2)) continue;
                 if (pick == rivals.end() || it->first < pick->first) pick = it;
             }
             if (pick != rivals.end()) {

@@ -73,9 +73,13 @@ import RephotoShimTools
         let r = Fixtures.rotationXYZ(degrees: 4, -30, 2)
         let direction = SIMD3(1.5, -0.1, 0.4), t = direction / length(direction)
         let pairs = framed(rotation: r, translation: t * 3, inliers: 14, outliers: 66, seed: seed)
-        var off = PoseConfig()
+        // 100 samples at least, as the stopping rule alone would end it: with pose.minIterations' 1,000 the 16
+        // runners-up kept are all near the truth's basin in two seeds of three, and the rival below is not there.
+        var on = PoseConfig()
+        on.minIterations = 100
+        var off = on
         off.screenDegrees = 0
-        let unscreened = try search(pairs, off), screened = try search(pairs)
+        let unscreened = try search(pairs, off), screened = try search(pairs, on)
         #expect(unscreened.iterations >= 20_000, "without the screen the cap stops the search: \(unscreened.iterations) samples")
         #expect(screened.iterations < 20_000 / 5, "screened: \(screened.iterations) samples solved")
         #expect(GroundTruthErrors.rotationError(estimate: Matrix3(screened.R), truth: r) < 1)
@@ -445,7 +449,8 @@ import RephotoShimTools
 
     /// The phone's rotation settles the plane's two solutions as it settles a rival: on the bare wall above, a
     /// sensor 3° from the truth reports the translation, and right; a sensor that backs neither solution, or
-    /// the other one, leaves the translation undetermined.
+    /// the other one, leaves the translation undetermined. (In seed 31 a runner-up at the other solution's
+    /// rotation, 2.5 inliers' worth behind, puts half its inliers behind a camera: the sensor must not swap it in.)
     @Test(arguments: [UInt64(31), 32, 33])
     func theSensorDecidesBetweenAPlanesTwoSolutions(seed: UInt64) throws {
         let (r, t, wall) = wall(seed: seed)
