@@ -619,6 +619,59 @@ import RephotoShimTools
         #expect(try !RelativePose.gate(weak, config: PoseConfig()).isEmpty)
     }
 
+    /// The sensor corroborates a rotation, not a translation: a weak pose it lets through keeps its translation only
+    /// when searches run again reach it. The evidence is Strecha 0→7 at full resolution, pose.seed 9, with a sensor
+    /// 3° off the truth: 11 inliers (7 of them one reference keypoint's matches along a roof line), chance 10^-4.5,
+    /// the sensor 4.1° from the pose, the searches run again 152° away; the rotation was 1.6° off and the
+    /// translation 33.8°. Reached within pose.maxReproductionDegrees, the translation stands; with no searches run
+    /// (pose.reproductions 0), the sensor alone lets it through as before.
+    @Test func aTranslationTheSensorCannotVouchForNeedsTheSearchesToReachIt() throws {
+        let r = Fixtures.rotationXYZ(degrees: 3, -30, 2)
+        let pairs = correspondences(rotation: r, translation: SIMD3(1.8, 0.1, 0.5), inliers: 11, outliers: 125, seed: 9)
+        let h = try HomographyEstimate.estimate(pairs, config: PipelineConfig().homography)
+        var out = rp_relative_pose()
+        out.R = r.tuple
+        out.t = (0.96, 0.05, 0.27)
+        out.inliers = 11
+        out.in_front = 11
+        out.rotation_sigma_degrees = 0.03
+        out.translation_sigma_degrees = 0.03
+        out.parallax_degrees = 75
+        out.gric_essential = 69
+        out.gric_homography = 89
+        out.gric_rotation = 86
+        out.log10_chance = -4.5
+        out.rival_excess = .infinity
+        out.reproductions = 3
+        out.reproduction_degrees = 152
+        let sensor = r * Quaternion(axis: SIMD3(0, 1, 0), angle: 4.1 * .pi / 180).rotationMatrix
+        func decide(_ out: rp_relative_pose, _ config: PoseConfig = PoseConfig(), sensor: Matrix3? = sensor) throws -> RelativePose {
+            try RelativePose.decide(.success((out, [Bool](repeating: false, count: pairs.count))), pairs: pairs, referenceCamera: camera,
+                                    currentCamera: camera, homography: h, config: config, sensorRotation: sensor)
+        }
+        let unreached = try decide(out)
+        #expect(unreached.translation == nil)
+        #expect(GroundTruthErrors.rotationError(estimate: unreached.rotation, truth: r) < 1e-9)
+        #expect(unreached.warnings.contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") }, "\(unreached.warnings)")
+        #expect(unreached.warnings.contains {
+            $0 == "translation direction undetermined: the sensor corroborates the rotation only, and searches run again did not reach the pose (the nearest 2 within 152.0°, pose.maxReproductionDegrees 5°)"
+        }, "\(unreached.warnings)")
+
+        var reached = out
+        reached.reproduction_degrees = 3
+        #expect(try decide(reached).translation != nil)
+        var none = out
+        none.reproductions = 0
+        var alone = PoseConfig()
+        alone.reproductions = 0
+        #expect(try decide(none, alone).translation != nil)
+        // Without the sensor the pose is refused, whatever the searches did.
+        #expect { try decide(out, sensor: nil) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+        // And with one, every pose the sensor may corroborate (pose.maxCorroboratedChance, 1e-2) is searched for again.
+        #expect(RelativePose.SearchSettings(PoseConfig(), pairs: pairs, sensorRotation: sensor).reproduction?.maxLog10Chance == -2)
+        #expect(RelativePose.SearchSettings(PoseConfig(), pairs: pairs).reproduction?.maxLog10Chance == -4)
+    }
+
     /// Reproduction: 12 true matches among 52, weak evidence for the chance gate alone (the search ends at its
     /// cap uncertified), are found again by independent searches (other seeds), and the pose passes with a
     /// warning, right; without reproductions it is refused.

@@ -113,7 +113,7 @@ public enum ParameterRegistry {
         .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when pose.reproductions more searches (other seeds) reach it, within pose.maxReproductionDegrees"),
         .integer("pose.reproductions", \.pose.reproductions, 2, min: 0, max: 8,
-                 "searches (half the cap each) that must reach a pose the chance gate would refuse, for pose.maxReproducedChance; each stops on reaching the pose; 0: none run"),
+                 "searches (half the cap each) that must reach a pose the chance gate would refuse, for pose.maxReproducedChance, and, with the sensor's rotation, one the sensor corroborates (pose.maxCorroboratedChance) for its translation to be reported; each stops on reaching the pose; 0: none run"),
         .integer("pose.reproductionMisses", \.pose.reproductionMisses, 1, min: 0, max: 8,
                  "searches for pose.reproductions that may end elsewhere before the pose fails; 0: the first that does fails it"),
         .real("pose.maxReproductionDegrees", \.pose.maxReproductionDegrees, 5, above: 0, atMost: 180,
