@@ -177,11 +177,18 @@ extension RelativePose {
     /// 1.6° off in rotation and 34-35° in translation (7 of 11 inliers one keypoint's matches along a roof line),
     /// while every corroborated pose the searches reached (96 runs) was right.
     static func unreproducedCorroboration(_ evidence: PoseEvidence, config: PoseConfig) -> Double? {
-        guard evidence.log10Chance > log10(config.maxChance), evidence.sensorGuided != true,
-              let apart = evidence.sensorDisagreementDegrees, apart <= config.maxSensorDisagreement,
-              evidence.log10Chance <= log10(config.maxCorroboratedChance),
-              let landed = evidence.reproductionDegrees, landed > config.maxReproductionDegrees else { return nil }
+        guard sensorCorroboration(evidence, config: config) != nil, let landed = evidence.reproductionDegrees,
+              landed > config.maxReproductionDegrees else { return nil }
         return landed
+    }
+
+    /// The sensor's disagreement with a pose that passes the gate on the sensor's word (`pose.maxCorroboratedChance`):
+    /// too weak for `pose.maxChance`, not found by the sensor-guided search, within `pose.maxSensorDisagreement`.
+    static func sensorCorroboration(_ evidence: PoseEvidence, config: PoseConfig) -> Double? {
+        guard evidence.log10Chance > log10(config.maxChance), evidence.sensorGuided != true,
+              evidence.log10Chance <= log10(config.maxCorroboratedChance),
+              let apart = evidence.sensorDisagreementDegrees, apart <= config.maxSensorDisagreement else { return nil }
+        return apart
     }
 
     /// How far a rival must be to count (the shim's kRivalDegrees): nearer is the same answer, give or take noise.
@@ -300,8 +307,7 @@ extension RelativePose {
                 }
                 warnings.append("weak visual evidence " + found + String(format: " (over pose.maxChance %g, under pose.maxGuidedChance %g)",
                                                                           config.maxChance, config.maxGuidedChance))
-            } else if let apart = evidence.sensorDisagreementDegrees, evidence.log10Chance <= log10(config.maxCorroboratedChance),
-               apart <= config.maxSensorDisagreement {
+            } else if let apart = Self.sensorCorroboration(evidence, config: config) {
                 warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
             } else if let apart = evidence.reproductionDegrees, apart <= config.maxReproductionDegrees,

@@ -126,7 +126,7 @@ public enum ParameterRegistry {
         // seeds within 5 (aSensorThatBacksANearRivalChoosesIt): there the fit cannot tell them apart, the sensor can.
         // Not more, since a phone's heading can be off by tens of degrees and would then pick a rival near it.
         .real("pose.sensorRivalExcess", \.pose.sensorRivalExcess, 5, atLeast: 0, atMost: 1_000,
-              "lo_msac with the sensor's rotation: a runner-up 10° or more away that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger) becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice"),
+              "lo_msac with the sensor's rotation: a runner-up that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger), has pose.minInliers inliers and 80 % of them in front, becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice when the two are 10° or more apart (a rival)"),
         .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
         .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
