@@ -81,7 +81,39 @@ import RephotoEvaluation
         #expect(!pose.rotationOnly && pose.translation == nil)
         // No point off the plane: nothing to refute its other solution with (a few edge features aside).
         #expect(try #require(pose.evidence?.twinRefutation) < 5)
-        #expect(result.warnings.contains { $0.hasPrefix("planar scene") })
+        // The warning says how far the other solution turns: the true plane's homography, decomposed here.
+        let warning = try #require(result.warnings.first { $0.hasPrefix("planar scene") })
+        let stated = try #require(warning.split(separator: ", ").last.flatMap { Double($0.prefix { $0 != "°" }) })
+        let twin = planeTwinRotation(rotation: r, translation: t, normal: SIMD3(0, 0, 1), distance: 6)
+        #expect(abs(stated - Matrix3.angleDegrees(between: twin, and: r)) < 1, "\(warning)")
+    }
+
+    /// The other rotation of a plane's homography H = R + t nᵀ/d (Ma, Soatto, Košecká and Sastry's decomposition):
+    /// HᵀH has eigenvalue 1 along a × n (a = Rᵀt/d) and its other two eigenvectors in the plane of a and n.
+    private func planeTwinRotation(rotation r: Matrix3, translation t: SIMD3<Double>, normal n: SIMD3<Double>, distance d: Double) -> Matrix3 {
+        func normalize(_ v: SIMD3<Double>) -> SIMD3<Double> { v / (v * v).sum().squareRoot() }
+        func dot(_ u: SIMD3<Double>, _ v: SIMD3<Double>) -> Double { (u * v).sum() }
+        func cross(_ u: SIMD3<Double>, _ v: SIMD3<Double>) -> SIMD3<Double> {
+            SIMD3(u.y * v.z - u.z * v.y, u.z * v.x - u.x * v.z, u.x * v.y - u.y * v.x)
+        }
+        func columns(_ a: SIMD3<Double>, _ b: SIMD3<Double>, _ c: SIMD3<Double>) -> Matrix3 { Matrix3(a, b, c).transposed }
+        let a = r.transposed * (t / d)
+        let h = Matrix3(r.row0 + t.x / d * n, r.row1 + t.y / d * n, r.row2 + t.z / d * n)
+        let v2 = normalize(cross(a, n)), e2 = normalize(a - dot(a, n) * n)
+        // HᵀH = I + a nᵀ + n aᵀ + |a|² n nᵀ, in the basis (n, e2).
+        let (alpha, beta) = (dot(a, n), dot(a, e2))
+        let m11 = 1 + 2 * alpha + dot(a, a)
+        let root = ((m11 - 1) * (m11 - 1) + 4 * beta * beta).squareRoot()
+        let (l1, l3) = ((m11 + 1 + root) / 2, (m11 + 1 - root) / 2)
+        let v1 = normalize(beta * n + (l1 - m11) * e2), v3 = normalize(beta * n + (l3 - m11) * e2)
+        let solutions = [1.0, -1.0].map { sign -> Matrix3 in
+            let u = ((1 - l3).squareRoot() * v1 + sign * (l1 - 1).squareRoot() * v3) / (l1 - l3).squareRoot()
+            let (hv, hu) = (h * v2, h * u)
+            return columns(hv, hu, cross(hv, hu)) * columns(v2, u, cross(v2, u)).transposed
+        }
+        // One of the two is R itself.
+        precondition(solutions.map { Matrix3.angleDegrees(between: $0, and: r) }.min()! < 1e-6)
+        return solutions.max { Matrix3.angleDegrees(between: $0, and: r) < Matrix3.angleDegrees(between: $1, and: r) }!
     }
 
     /// With the homography under `minimumInliers` but the pose accepted, the displacement metrics average over

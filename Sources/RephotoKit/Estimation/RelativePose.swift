@@ -125,9 +125,10 @@ extension RelativePose {
                 evidence.twinSensorDisagreementDegrees = Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: sensorRotation)
             }
         }
+        let twinRotationDegrees = out.has_twin == 0 ? nil : Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: Matrix3(out.R))
         let warnings = try gate(evidence, config: config, rivalRotationDegrees: evidence.rivalExcess == nil ? nil
                                     : Matrix3.angleDegrees(between: Matrix3(out.rival_R), and: Matrix3(out.R)),
-                                twinRotationDegrees: out.has_twin == 0 ? nil : Matrix3.angleDegrees(between: Matrix3(out.twin_R), and: Matrix3(out.R)))
+                                twinRotationDegrees: twinRotationDegrees)
 
         var pose = RelativePose(
             rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
@@ -166,7 +167,9 @@ extension RelativePose {
             }
         case .planar:
             pose.translation = nil
-            pose.warnings.append(planar + "; translation direction undetermined, and the rotation may be that other solution")
+            // How far the other solution turns says what "may be" costs: on a synthetic 75° orbit it lay 65-75° away.
+            pose.warnings.append(planar + "; translation direction undetermined, and the rotation may be that other solution"
+                                 + (twinRotationDegrees.map { String(format: ", %.0f° away", $0) } ?? ""))
         }
         return pose
     }
