@@ -17,6 +17,12 @@ public enum SequenceImport {
             guard FileManager.default.fileExists(atPath: url.path) else { throw RephotoError.badInput("\(url.path): no such file") }
             return url
         }
+        // Every input is checked before anything is written: a missing one had left some sequences made, and the
+        // run again refused the folder as not empty (found by probing).
+        for name in ["graf1.png", "graf3.png", "H1to3p.xml", "Blender_Suzanne1.jpg", "Blender_Suzanne2.jpg", "essential_mat_data.txt",
+                     "leuvenA.jpg", "leuvenB.jpg", "aloeL.jpg", "aloeR.jpg"] {
+            _ = try file(name)
+        }
         let license = "OpenCV samples (opencv-doc): BSD-3-Clause / Apache-2.0; see each image's original source"
         var made: [FrameSequence] = []
         func make(_ name: String, reference: String, current: String, intrinsics: SequenceIntrinsics?, frame: SequenceFrame,
@@ -90,7 +96,13 @@ public enum SequenceImport {
             let v = (try? String(contentsOfFile: path, encoding: .utf8))?.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) } ?? []
             guard v.count >= 24 else { throw RephotoError.badInput("\(path): expected K, distortion, R and C (24 numbers), found \(v.count)") }
             let image = String(cameraFile.dropLast(".camera".count))
-            guard FileManager.default.fileExists(atPath: images.appendingPathComponent(image).path) else {
+            // The image's name becomes a path in the output: "..camera" named the output's parent, which the link
+            // step below then removed (found by probing).
+            guard !image.isEmpty, !image.hasPrefix("."), !image.contains("/") else {
+                throw RephotoError.badInput("\(path): names no image file (\"\(image)\")")
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: images.appendingPathComponent(image).path, isDirectory: &isDirectory), !isDirectory.boolValue else {
                 throw RephotoError.badInput("\(images.appendingPathComponent(image).path): no such image for \(cameraFile)")
             }
             let rotation = Matrix3(Array(v[12..<21])), centre = SIMD3(v[21], v[22], v[23])
@@ -118,6 +130,18 @@ public enum SequenceImport {
                                        provenance: "", license: ""),
             frames: [], directory: nil)
         try check.validate(manifestPath: kPath.path + " (the imported sequence)")
+        func pair(_ i: Int, _ j: Int) throws -> SequenceFrame {
+            let (ri, ci) = (poses[i].rotation, poses[i].centre), (rj, cj) = (poses[j].rotation, poses[j].centre)
+            let t = rj.transposed * (ci - cj)
+            // Centres like 1e200 overflow the baseline's length, and t / ∞ wrote a zero translation.
+            guard length(t).isFinite else {
+                throw RephotoError.badInput("\(cameras.appendingPathComponent(poses[j].image + ".camera").path): the baseline to \(poses[i].image) is not finite")
+            }
+            return SequenceFrame(file: poses[j].image, truthRotation: Quaternion(rotationMatrix: rj.transposed * ri),
+                                 truthTranslation: t / length(t), referenceFile: poses[i].image)
+        }
+        // Ordered by baseline (j - i) then by reference, so the neighbours come first and the widest pair last.
+        let frames = try (1..<poses.count).flatMap { gap in try (0..<(poses.count - gap)).map { try pair($0, $0 + gap) } }
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         for pose in poses {
             let link = target.appendingPathComponent(pose.image), source = images.appendingPathComponent(pose.image)
@@ -128,14 +152,6 @@ public enum SequenceImport {
                 try FileManager.default.createSymbolicLink(at: link, withDestinationURL: source.standardizedFileURL)
             }
         }
-        func pair(_ i: Int, _ j: Int) -> SequenceFrame {
-            let (ri, ci) = (poses[i].rotation, poses[i].centre), (rj, cj) = (poses[j].rotation, poses[j].centre)
-            let t = rj.transposed * (ci - cj)
-            return SequenceFrame(file: poses[j].image, truthRotation: Quaternion(rotationMatrix: rj.transposed * ri),
-                                 truthTranslation: t / length(t), referenceFile: poses[i].image)
-        }
-        // Ordered by baseline (j - i) then by reference, so the neighbours come first and the widest pair last.
-        let frames = (1..<poses.count).flatMap { gap in (0..<(poses.count - gap)).map { pair($0, $0 + gap) } }
         let sequence = FrameSequence(
             manifest: SequenceManifest(
                 name: sequenceName, intrinsics: SequenceIntrinsics(fx: k[0], fy: k[4], cx: k[2], cy: k[5]), reference: nil,

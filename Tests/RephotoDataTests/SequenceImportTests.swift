@@ -82,4 +82,53 @@ import RephotoEvaluation
         }
         #expect(error?.message == "/nonexistent/images/K.txt: cannot read")
     }
+
+    /// A camera file's name becomes a path in the output: "...camera" named the output's parent, which the import
+    /// then replaced with a link (found by probing). Such names, and centres whose baseline overflows, are refused
+    /// before anything is written.
+    @Test(arguments: ["...camera", "..camera", ".camera"])
+    func strechaImportRefusesCameraNamesThatAreNotImages(hostile: String) throws {
+        let root = try Scratch.directory(), parent = try Scratch.directory()
+        let out = parent.appendingPathComponent("seq")
+        try Self.strechaFolder(at: root, cameras: ["0000.jpg.camera": "0 0 0", hostile: "1 0 0"])
+        try "keep".write(to: parent.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
+        let error = #expect(throws: RephotoError.self) { try SequenceImport.strecha(from: root, to: out) }
+        #expect(error?.message.hasSuffix("names no image file (\"\(hostile.dropLast(".camera".count))\")") == true, "\(error?.message ?? "")")
+        #expect(try String(contentsOf: parent.appendingPathComponent("notes.txt"), encoding: .utf8) == "keep")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    @Test func strechaImportRefusesABaselineThatOverflows() throws {
+        let root = try Scratch.directory(), out = try Scratch.directory().appendingPathComponent("seq")
+        try Self.strechaFolder(at: root, cameras: ["0000.jpg.camera": "0 0 0", "0001.jpg.camera": "1e200 1e200 0"])
+        let error = #expect(throws: RephotoError.self) { try SequenceImport.strecha(from: root, to: out) }
+        #expect(error?.message.hasSuffix("0001.jpg.camera: the baseline to 0000.jpg is not finite") == true, "\(error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    /// images/K.txt, an image per camera (a few bytes: the import links them, it does not decode them) and
+    /// gt_dense_cameras/ files with R = I and the given centres.
+    static func strechaFolder(at root: URL, cameras: [String: String]) throws {
+        let images = root.appendingPathComponent("images"), folder = root.appendingPathComponent("gt_dense_cameras")
+        for url in [images, folder] { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+        try "2759 0 1520\n0 2764 1006\n0 0 1\n".write(to: images.appendingPathComponent("K.txt"), atomically: true, encoding: .utf8)
+        for (name, centre) in cameras {
+            let image = String(name.dropLast(".camera".count))
+            if !image.isEmpty, !image.hasPrefix(".") { try Data([0xFF, 0xD8]).write(to: images.appendingPathComponent(image)) }
+            let text = "2759 0 1520\n0 2764 1006\n0 0 1\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n\(centre)\n3072 2048\n"
+            try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// A missing input is found before any sequence is written, so that the run again, with it, finds an empty folder.
+    @Test func openCVSamplesChecksEveryInputFirst() throws {
+        let samples = try Scratch.directory(), out = try Scratch.directory().appendingPathComponent("samples")
+        for name in ["graf1.png", "graf3.png", "H1to3p.xml", "Blender_Suzanne1.jpg", "Blender_Suzanne2.jpg", "leuvenA.jpg", "leuvenB.jpg",
+                     "aloeL.jpg", "aloeR.jpg"] {
+            try Data([0]).write(to: samples.appendingPathComponent(name))
+        }
+        let error = #expect(throws: RephotoError.self) { try SequenceImport.openCVSamples(from: samples, to: out) }
+        #expect(error?.message == samples.appendingPathComponent("essential_mat_data.txt").path + ": no such file")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
 }

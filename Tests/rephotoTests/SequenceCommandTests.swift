@@ -46,7 +46,7 @@ import Testing
               "--out", "\(Self.directory()).yml"],
              "\(fifo): not a regular file"),
             (["import", "strecha", "/nonexistent", "--out", Self.directory()], "/nonexistent/images/K.txt: cannot read"),
-            (["import", "opencv-samples", "/nonexistent", "--out", Self.directory()], "/nonexistent/H1to3p.xml: no such file"),
+            (["import", "opencv-samples", "/nonexistent", "--out", Self.directory()], "/nonexistent/graf1.png: no such file"),
             (["calibrate", "\(samples)/left01.jpg", "\(samples)/left02.jpg", "\(samples)/left03.jpg", "--board", "9x6", "--square", "0.025",
               "--out", "\(Self.directory()).yml"], "3 photos given; calibration needs at least 5 views with the board (--minimum-views)"),
             (["calibrate", "\(samples)/left01.jpg", "--board", "9by6", "--square", "0.025", "--out", "x.yml"], "--board '9by6' must be WIDTHxHEIGHT"),
