@@ -81,7 +81,17 @@ void detect_features(const rp_image &source, const rp_detector_params &params, c
         cv::resize(gray, small, size, 0, 0, cv::INTER_AREA);
         if (!mask.empty()) cv::resize(mask, small_mask, size, 0, 0, cv::INTER_NEAREST);
     }
-    cv::Ptr<cv::Feature2D> detector = make_detector(params);
+    // ORB's pyramid levels shrink by scale_factor; one under a pixel fails inside cv::resize (a 40x40 upload at
+    // scaleFactor 2, found by probing). Levels under min_detection_side find nothing anyway: they are left out.
+    rp_detector_params fitted = params;
+    if (params.kind == RP_DETECTOR_ORB && params.orb_scale_factor > 1) {
+        const double side = std::min(small.cols, small.rows);
+        while (fitted.orb_levels > fitted.orb_first_level + 1 &&
+               side / std::pow(double(params.orb_scale_factor), fitted.orb_levels - 1 - fitted.orb_first_level) < min_detection_side) {
+            --fitted.orb_levels;
+        }
+    }
+    cv::Ptr<cv::Feature2D> detector = make_detector(fitted);
     out.keypoints.clear();
     out.descriptors.release();
     // Below 8 pixels a side no detector finds anything (their patches and scale spaces are larger), and AKAZE

@@ -30,6 +30,8 @@ import Testing
             }
             #expect(other != parameter.defaultValue, "\(parameter.path): no other value tried")
             var config = PipelineConfig()
+            // Two channels need a descriptor subset (a rule between parameters).
+            if parameter.path == "features.akaze.descriptorChannels" { config.features.akaze.descriptorSize = 100 }
             try parameter.set(other, in: &config)
             #expect(parameter.value(in: config) == other, "\(parameter.path)")
             let decoded = try PipelineConfig.decode(Data(ParameterRegistry.json(of: config).utf8))
@@ -77,8 +79,52 @@ import Testing
         config.features.orb.firstLevel = 3
         let error = #expect(throws: RephotoError.self) { try config.validate() }
         #expect(error?.message == "features.orb.firstLevel = 3 is out of range (allowed: 0...2, below features.orb.levels)")
-        let big = #expect(throws: RephotoError.self) { try PipelineConfig.resolve(file: nil, overrides: [("features.akaze.descriptorChannels", .int(1)), ("features.akaze.descriptorSize", .int(200))]) }
-        #expect(big?.message.hasPrefix("features.akaze.descriptorSize = 200 is out of range (allowed: 0...162") == true)
+        let big = #expect(throws: RephotoError.self) { try PipelineConfig.resolve(file: nil, overrides: [("features.akaze.descriptorChannels", .int(2)), ("features.akaze.descriptorSize", .int(400))]) }
+        #expect(big?.message.hasPrefix("features.akaze.descriptorSize = 400 is out of range (allowed: 0...324") == true)
+    }
+
+    /// Settings inside their ranges that OpenCV 4.6 cannot run were a server's 500 or worse (found by probing):
+    /// MLDB with 1 channel corrupted the heap (a crash), its full-size descriptor with 2 failed an assertion, and a
+    /// SIFT sigma whose square underflows failed in the Gaussian kernel. They are refused as bad input; what remains
+    /// in range detects.
+    @Test func settingsOpenCVCannotRunAreRefused() throws {
+        for (overrides, expected) in [
+            ([("features.akaze.descriptorChannels", ParameterValue.int(1))], "features.akaze.descriptorChannels = 1 is out of range (allowed: 2...3)"),
+            ([("features.akaze.descriptorChannels", .int(2))],
+             "features.akaze.descriptorChannels = 2 needs features.akaze.descriptorSize above 0 (OpenCV 4.6's full-size MLDB descriptor has 3 channels)"),
+            ([("features.sift.sigma", .double(1e-200))], "features.sift.sigma = 1e-200 is out of range"),
+        ] {
+            let error = #expect(throws: RephotoError.self) { try PipelineConfig.resolve(file: nil, overrides: overrides) }
+            #expect(error?.kind == .badInput && error?.message.hasPrefix(expected) == true, "\(error?.message ?? "")")
+        }
+        let graf = try Fixtures.image("graf1.png")
+        var twoChannels = PipelineConfig()
+        twoChannels.features.akaze.descriptorChannels = 2
+        twoChannels.features.akaze.descriptorSize = 300
+        try twoChannels.validate()
+        #expect(try Features(image: graf, config: twoChannels.features).keypoints.count > 1000)
+        var kaze = PipelineConfig()
+        kaze.features.akaze.descriptorType = .kaze
+        kaze.features.akaze.descriptorChannels = 2
+        try kaze.validate()  // KAZE's float descriptor has no channels
+    }
+
+    /// ORB's pyramid shrinks by its scale factor; a level under a pixel failed inside cv::resize (a 500 for a 40x40
+    /// upload at scaleFactor 2). The levels too small to detect in are left out; the larger ones still detect.
+    @Test func anORBPyramidDeeperThanTheImageDetectsOnWhatFits() throws {
+        var config = FeatureConfig()
+        config.detector = .orb
+        config.orb.scaleFactor = 2
+        config.orb.levels = 8
+        let graf = try Fixtures.image("graf1.png")
+        for side in [40, 200] {
+            let small = try graf.resized(width: side, height: side)
+            let found = try Features(image: small, config: config)
+            if side == 200 { #expect(found.keypoints.count > 20, "\(found.keypoints.count)") }
+        }
+        config.orb.scaleFactor = 4
+        config.orb.levels = 32
+        #expect(try Features(image: graf, config: config).keypoints.count > 100)
     }
 
     @Test func textValuesParseByType() throws {

@@ -18,7 +18,9 @@ public enum ParameterRegistry {
         .choice("features.akaze.descriptorType", \.features.akaze.descriptorType, AKAZEParameters.DescriptorType.mldb, "AKAZE descriptor"),
         .integer("features.akaze.descriptorSize", \.features.akaze.descriptorSize, 0, min: 0, max: 486,
                  "MLDB descriptor bits, 0 = full size (162 per channel)"),
-        .integer("features.akaze.descriptorChannels", \.features.akaze.descriptorChannels, 3, min: 1, max: 3, "MLDB descriptor channels"),
+        // OpenCV 4.6's MLDB corrupts its heap with 1 channel and asserts on the full-size descriptor with fewer than 3.
+        .integer("features.akaze.descriptorChannels", \.features.akaze.descriptorChannels, 3, min: 2, max: 3,
+                 "MLDB descriptor channels (2 only with a descriptorSize above 0: OpenCV 4.6 fails on 1, and on a full-size descriptor of 2)"),
         .real("features.akaze.threshold", \.features.akaze.threshold, 0.001, above: 0, below: 1, scale: .log, "AKAZE detector response threshold"),
         .integer("features.akaze.octaves", \.features.akaze.octaves, 4, min: 1, max: 10, "AKAZE scale-space octaves"),
         .integer("features.akaze.octaveLayers", \.features.akaze.octaveLayers, 4, min: 1, max: 10, "AKAZE sublevels per octave"),
@@ -36,7 +38,7 @@ public enum ParameterRegistry {
         .integer("features.sift.octaveLayers", \.features.sift.octaveLayers, 3, min: 1, max: 10, "SIFT layers per octave"),
         .real("features.sift.contrastThreshold", \.features.sift.contrastThreshold, 0.04, above: 0, below: 1, scale: .log, "SIFT contrast threshold"),
         .real("features.sift.edgeThreshold", \.features.sift.edgeThreshold, 10, above: 0, atMost: 1000, scale: .log, "SIFT edge threshold"),
-        .real("features.sift.sigma", \.features.sift.sigma, 1.6, above: 0, atMost: 10, "SIFT Gaussian sigma of octave 0, pixels"),
+        .real("features.sift.sigma", \.features.sift.sigma, 1.6, atLeast: 0.01, atMost: 10, "SIFT Gaussian sigma of octave 0, pixels"),
         .choice("features.sift.descriptorType", \.features.sift.descriptorType, SIFTParameters.DescriptorType.float32, "SIFT descriptor element type"),
 
         // matching
@@ -155,8 +157,12 @@ public enum ParameterRegistry {
 
     /// Rules that involve several parameters, checked after each one's own range.
     static let crossChecks: [(paths: [String], check: @Sendable (PipelineConfig) -> String?)] = [
-        (["features.akaze.descriptorSize", "features.akaze.descriptorChannels"], { c in
+        (["features.akaze.descriptorSize", "features.akaze.descriptorChannels", "features.akaze.descriptorType"], { c in
             let maxBits = 162 * c.features.akaze.descriptorChannels
+            if c.features.akaze.descriptorSize == 0, c.features.akaze.descriptorChannels != 3,
+               [.mldb, .mldbUpright].contains(c.features.akaze.descriptorType) {
+                return "features.akaze.descriptorChannels = \(c.features.akaze.descriptorChannels) needs features.akaze.descriptorSize above 0 (OpenCV 4.6's full-size MLDB descriptor has 3 channels)"
+            }
             return c.features.akaze.descriptorSize <= maxBits ? nil
                 : "features.akaze.descriptorSize = \(c.features.akaze.descriptorSize) is out of range (allowed: 0...\(maxBits) with \(c.features.akaze.descriptorChannels) channels)"
         }),
