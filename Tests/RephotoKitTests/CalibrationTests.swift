@@ -129,6 +129,21 @@ import RephotoEvaluation
         try Self.expectRefusal(text, expected)
     }
 
+    /// The thin-prism and tilt terms were not checked: a tilt of 10 rad gave a confident pose 8° from the one
+    /// without distortion (found by probing). A Scheimpflug camera's few degrees still pass.
+    @Test(arguments: [
+        ([0.01, 0, 0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0], "thin-prism distortion 0.5 (s1..s4) is beyond any lens's (|s| <= 0.1)"),
+        ([0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0], "sensor tilt 10 rad (tauX, tauY) is beyond any camera's (|tau| <= 0.5)"),
+        ([0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1e300], "sensor tilt -1e+300 rad (tauX, tauY) is beyond any camera's (|tau| <= 0.5)"),
+        ([-0.05, 0.01, 0.001, 0.001, 0, 0, 0, 0, 0.002, 0.001, 0.001, 0.001, 0.05, -0.03], nil),
+    ] as [([Double], String?)])
+    func thinPrismAndTiltTermsAreThoseOfALens(distortion: [Double], expected: String?) throws {
+        let intrinsics = CameraIntrinsics(fx: 500, fy: 500, cx: 320, cy: 240, distortion: distortion, imageSize: ImageSize(width: 640, height: 480))
+        guard let expected else { return try intrinsics.validate("metadata") }
+        let error = #expect(throws: RephotoError.self) { try intrinsics.validate("metadata") }
+        #expect(error?.message == "metadata: " + expected, "\(error?.message ?? "")")
+    }
+
     /// With an image size the distortion checks ran before the count was, and indexed a list of 1-3 or over 14
     /// coefficients past its end: a trap that killed the server (found by probing it).
     @Test(arguments: [1, 2, 3, 6, 15, 40])
