@@ -81,8 +81,18 @@ final class ReferenceStore: Sendable {
         }
         guard let entryData = read(entryPath.path),
               let image = read(imagePath.path) else { return false }
-        guard let entry = try? JSONDecoder().decode(Entry.self, from: entryData) else { return true }
+        // An unreadable entry beside an image that still hashes to the id is `hasDamagedEntry`: the image is kept.
+        guard let entry = try? JSONDecoder().decode(Entry.self, from: entryData) else { return Self.id(of: image) != id }
         return image.count != entry.bytes || Self.id(of: image) != id
+    }
+
+    /// Whether a reference's entry no longer decodes while its image still hashes to its id (damage on disk, an
+    /// edit by hand): the camera it held is lost, so the reference cannot be scored as uploaded, but the image is
+    /// intact and adding it again rewrites the entry. Removing it instead lost the image (found by probing).
+    func hasDamagedEntry(_ id: String) -> Bool {
+        guard let (imagePath, entryPath) = paths(id), let entryData = read(entryPath.path),
+              (try? JSONDecoder().decode(Entry.self, from: entryData)) == nil, let image = read(imagePath.path) else { return false }
+        return Self.id(of: image) == id
     }
 
     /// Saved features of a reference for one set of feature settings (`settingsKey`).

@@ -130,6 +130,10 @@ final class RetakeService: Sendable {
     func storedImage(_ id: String) throws -> Data? {
         if let stored = store.get(id) { return stored.image }
         guard store.contains(id) else { return nil }
+        if store.hasDamagedEntry(id) {
+            throw ServerError(.internalServerError, code: "internal", kind: .internal,
+                              "reference \(id)'s entry in --reference-store is unreadable (its image is intact and kept): add the reference again, with its camera, to rewrite it")
+        }
         guard store.isDamaged(id) else {
             var unread = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
                                      "reference \(id)'s image could not be read from --reference-store just now")

@@ -281,6 +281,30 @@ struct Upload {
         }
     }
 
+    /// An entry that no longer decodes beside an intact image keeps the image: a request that needs the reference
+    /// says so, GET still finds it, and adding it again rewrites the entry (the store had removed the image with
+    /// it, blaming the image; found by probing).
+    @Test func aDamagedEntryKeepsItsIntactImage() async throws {
+        let settings = try Self.settings()
+        let add = Upload().adding("image", try Upload.image("graf1.png"))
+        let id = try #require(try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
+        })
+        let folder = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2)))
+        try Data("not json".utf8).write(to: folder.appendingPathComponent("\(id).json"))
+        let align = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+        try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { response in
+                #expect(response.status == .internalServerError && String(buffer: response.body).contains("entry in --reference-store is unreadable (its image is intact and kept)"),
+                        "\(response.status) \(String(buffer: response.body))")
+            }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .ok) }
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(id).image").path))
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { #expect($0.status == .ok || $0.status == .created) }
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { #expect($0.status == .ok) }
+        }
+    }
+
     /// A stored image that cannot be read just now (under load, out of file descriptors) is 503 with a retry, and
     /// the reference is kept; once reads work again it is served as before.
     @Test func aStoredImageUnreadableJustNowIsRetriedNotForgotten() throws {
