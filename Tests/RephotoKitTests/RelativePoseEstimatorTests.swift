@@ -16,11 +16,15 @@ import RephotoShimTools
     /// `inliers` projections of random points 4-20 m away (1 px Gaussian-like noise), then `outliers` random
     /// pixel pairs, shuffled.
     func correspondences(rotation r: Matrix3, translation t: SIMD3<Double>, inliers: Int, outliers: Int, seed: UInt64,
-                         depth: ClosedRange<Double> = 4...20, noiseScale: Double = 1) -> Correspondences {
+                         depth: ClosedRange<Double> = 4...20, noiseScale: Double = 1,
+                         blurred: (share: Double, noiseScale: Double)? = nil) -> Correspondences {
         var random = SplitMix(seed: seed)
         var pairs: [(Point2, Point2)] = []
-        func noise() -> Double { noiseScale * (0..<4).map { _ in random.uniform(-0.5, 0.5) }.reduce(0, +) }  // sigma ~0.58 px
+        var scale = noiseScale
+        func noise() -> Double { scale * (0..<4).map { _ in random.uniform(-0.5, 0.5) }.reduce(0, +) }  // sigma ~0.58 px
         while pairs.count < inliers {
+            // A share of the features localised worse (blurred, foreshortened): the noise real matches have.
+            if let blurred { scale = random.uniform(0, 1) < blurred.share ? blurred.noiseScale : noiseScale }
             let z = random.uniform(depth.lowerBound, depth.upperBound)
             let x = SIMD3(random.uniform(-0.6, 0.6) * z, random.uniform(-0.45, 0.45) * z, z)
             let y = r * x + t
@@ -190,23 +194,50 @@ import RephotoShimTools
         #expect(!pose.rotationOnly)
     }
 
-    /// The optional Cauchy polish (`pose.cauchyScale`) moves the pose off the MSAC refinement's, to the minimum of a
-    /// loss that trusts the closest inliers most, and it stays as close to the truth. (It is off by default: on
-    /// data like this it is no better, docs/configuration.md.)
+    /// The Cauchy polish (`pose.cauchyScale`) moves the pose off the MSAC refinement's, to the minimum of a loss
+    /// that trusts the closest inliers most, as a local step that keeps the pose right.
     @Test(arguments: [UInt64(1), 2, 3])
     func theCauchyPolishIsALocalStepThatKeepsThePoseRight(seed: UInt64) throws {
         let r = Fixtures.rotationXYZ(degrees: 5, 25, -3)
         let direction = SIMD3(-2.0, 0.2, 0.6), t = direction / length(direction)
         let pairs = correspondences(rotation: r, translation: t * 3, inliers: 120, outliers: 480, seed: seed)
-        var polishing = PoseConfig()
-        polishing.cauchyScale = 0.7
-        let plain = try search(pairs), polished = try search(pairs, polishing)
+        var msac = PoseConfig()
+        msac.cauchyScale = 0
+        let plain = try search(pairs, msac), polished = try search(pairs)
         let rotation = Matrix3(polished.R), translation = SIMD3(polished.t.0, polished.t.1, polished.t.2)
         #expect(GroundTruthErrors.rotationError(estimate: rotation, truth: r) < 0.2)
         #expect(GroundTruthErrors.translationDirectionError(estimate: translation, truth: t) < 1)
         let moved = Matrix3.angleDegrees(between: Matrix3(plain.R), and: rotation)
         #expect(moved > 1e-4 && moved < 0.5, "the polish moved the rotation \(moved)°")
         #expect(abs(Int(polished.inliers) - Int(plain.inliers)) <= 5)
+    }
+
+    /// The Cauchy polish (`pose.cauchyScale`, 0.7 by default). Real matches mix sharp localisations with blurred
+    /// or foreshortened ones: within the threshold the true pose's Sampson errors on Strecha at full resolution and
+    /// on the synthetic orbits have a kurtosis of 3.5-3.7 (a Gaussian cut at the threshold has under 3). On such
+    /// noise a loss that trusts the closest points most is the more precise estimate. From a known pose, half of
+    /// 150 correspondences localised 4 times worse than the rest, 150 outliers, 40 seeds: the polished poses' mean
+    /// errors are 0.78 (rotation) and 0.80 (translation) of the MSAC refinement's. On Gaussian noise alone it costs
+    /// (1.15 and 1.12): the trade the default makes, docs/configuration.md.
+    @Test func theCauchyPolishIsMorePreciseOnMixedLocalisationNoise() throws {
+        let r = Fixtures.rotationXYZ(degrees: 5, 25, -3)
+        let direction = SIMD3(-2.0, 0.2, 0.6), t = direction / length(direction)
+        var msac = PoseConfig()
+        msac.cauchyScale = 0
+        for (sharp, blurred, bound) in [(0.4, (share: 0.5, noiseScale: 1.6), (0.85, 0.85)), (1.0, nil, (1.25, 1.25))]
+            as [(Double, (share: Double, noiseScale: Double)?, (Double, Double))] {
+            var errors = [[Double]](repeating: [0, 0], count: 2)
+            for seed in UInt64(1)...40 {
+                let pairs = correspondences(rotation: r, translation: t * 3, inliers: 150, outliers: 150, seed: seed, noiseScale: sharp, blurred: blurred)
+                for (k, config) in [msac, PoseConfig()].enumerated() {
+                    let pose = try search(pairs, config)
+                    errors[k][0] += GroundTruthErrors.rotationError(estimate: Matrix3(pose.R), truth: r)
+                    errors[k][1] += GroundTruthErrors.translationDirectionError(estimate: SIMD3(pose.t.0, pose.t.1, pose.t.2), truth: t)
+                }
+            }
+            let ratio = (errors[1][0] / errors[0][0], errors[1][1] / errors[0][1])
+            #expect(ratio.0 < bound.0 && ratio.1 < bound.1, "blurred \(blurred.map { "\($0)" } ?? "none"): polished/MSAC \(ratio)")
+        }
     }
 
     /// 60 true matches (σ ≈ 0.6 px) and a coherent group of 40 wrong ones, exact for another motion 40° away (a
@@ -382,7 +413,11 @@ import RephotoShimTools
 
         let near = correspondences(rotation: r, translation: t, inliers: 12, outliers: 0, seed: seed + 100, depth: 4...6)
         let scene = Correspondences(matches: [], reference: wall.reference + near.reference, current: wall.current + near.current)
-        let pose = try estimate(scene)
+        // The MSAC refinement's residuals: the Cauchy polish's fit the near points closer, and GRIC then prefers the
+        // essential matrix outright in seed 32 (1429 against 1459), which leaves the refutation untested.
+        var msac = PoseConfig()
+        msac.cauchyScale = 0
+        let pose = try estimate(scene, msac)
         let evidence = try #require(pose.evidence)
         #expect(evidence.gricHomography < evidence.gricEssential, "GRIC \(evidence.gricHomography) against \(evidence.gricEssential)")
         #expect(try #require(evidence.twinRefutation) >= 8, "\(evidence)")
@@ -711,8 +746,9 @@ import RephotoShimTools
     /// matches among 64, the search cut to 50 samples): a three-point model then sits a pixel or two off most of
     /// its inliers, and the search optimises its 16 best from 3 thresholds down. Over 20 seeds the pose is found
     /// (within 2°) in 13 (it was 5 when only the best model was optimised, at 1 threshold); the rest are refused
-    /// or answered under 10° off, never worse. (The search is measured here, not the gate: pose.maxGuidedChance
-    /// is lifted to 1e-4; at its default, 1e-6, the pose comes out in 5 of the 20.)
+    /// or answered under 10° off, never worse. (The search is measured here, not the gate nor the Cauchy polish:
+    /// pose.maxGuidedChance is lifted to 1e-4, at its default, 1e-6, the pose comes out in 5 of the 20; with the
+    /// polish on these Gaussian-like errors, 9 of the 20 are within 2°.)
     @Test func theGuidedSearchFindsWeakPairsAtRealNoise() throws {
         let r = Fixtures.rotationXYZ(degrees: -2, 35, 1)
         let t = SIMD3(-1.5, 0.2, 0.6)
@@ -721,6 +757,7 @@ import RephotoShimTools
         config.minIterations = 0
         config.reproductions = 0
         config.maxGuidedChance = 1e-4
+        config.cauchyScale = 0
         let sensor = r * Quaternion(axis: SIMD3(0, 1, 0), angle: 3 * .pi / 180).rotationMatrix
         var found = 0
         for seed in UInt64(120)..<140 {
