@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -191,7 +192,9 @@ Format check_signature(const uint8_t *b, size_t n, uint64_t total) {
     if (found.format != RP_FORMAT_UNKNOWN) return found;
     const std::string size = std::to_string(total) + " bytes";
     if (found.name != nullptr) {
-        rp::fail(RP_ERR_UNSUPPORTED, std::string("a ") + found.name + " file, which is not supported (" + size + "): convert it to JPEG or PNG");
+        // "an AVIF", "an ISO media": the names found here are read as words, so a vowel takes "an".
+        const bool vowel_sound = std::strchr("AEIOU", found.name[0]) != nullptr;
+        rp::fail(RP_ERR_UNSUPPORTED, std::string(vowel_sound ? "an " : "a ") + found.name + " file, which is not supported (" + size + "): convert it to JPEG or PNG");
     }
     rp::fail(RP_ERR_UNSUPPORTED, std::string("not a ") + supported_list + " image (" + size + ", starts with 0x" +
                                 cv::format("%02X%02X", b[0], n > 1 ? b[1] : 0) + ")");

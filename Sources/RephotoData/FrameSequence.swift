@@ -18,7 +18,10 @@ public struct SequenceIntrinsics: Codable, Equatable, Sendable {
         self.distortion = distortion
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable { case fx, fy, cx, cy, distortion }
+
     public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)  // as the manifest's own keys: "fx_" was taken silently (probe)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fx = try c.decode(Double.self, forKey: .fx)
         fy = try c.decode(Double.self, forKey: .fy)
@@ -213,7 +216,12 @@ public struct FrameSequence: Equatable, Sendable {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }
         if let i = manifest.intrinsics { try i.camera.validate("\(manifestPath): intrinsics") }
+        // An empty name is the folder itself (every row then failed as "is a directory", exit 3, probe); a
+        // calibration path leaves the folder as an image's would.
+        if manifest.reference == "" { throw RephotoError.badInput("\(manifestPath): reference is empty: name the reference image, or leave it out for a pair list") }
+        if manifest.calibration == "" { throw RephotoError.badInput("\(manifestPath): calibration is empty: name the calibration file, or leave it out") }
         if let reference = manifest.reference { try Self.checkInside(reference, place: manifestPath) }
+        if let calibration = manifest.calibration { try Self.checkInside(calibration, place: manifestPath, what: "calibration") }
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
         }
@@ -234,11 +242,14 @@ public struct FrameSequence: Equatable, Sendable {
     }
 
     /// A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown (probe).
-    static func checkInside(_ name: String, place: String) throws {
+    static func checkInside(_ name: String, place: String, what: String = "image") throws {
         if name.hasPrefix("/") || name.split(separator: "/").contains("..") {
-            throw RephotoError.badInput("\(place): image '\(name)' lies outside the sequence folder: name files inside it, relative to it")
+            throw RephotoError.badInput("\(place): \(what) '\(name)' lies outside the sequence folder: name files inside it, relative to it")
         }
     }
+
+    /// The most rows one frames.csv may hold.
+    public static let maxFrames = 200_000
 
     static func parseFrames(_ text: String, path: String, frame: AttitudeReferenceFrame) throws -> [SequenceFrame] {
         // An unclosed quote swallows the rest of the file into one field, and on the last line without a newline
@@ -274,6 +285,11 @@ public struct FrameSequence: Equatable, Sendable {
             line += 1
             if row.count == 1 && row[0].isEmpty { continue }  // blank line
             let place = "\(path) line \(line)"
+            // An evaluation keeps a few KB per frame: the 64 MiB file cap alone let 2.4 million short rows through,
+            // some 8 GB (found by probing). An hour of 30 fps video is 108,000 frames.
+            guard frames.count < maxFrames else {
+                throw RephotoError.badInput("\(place): more than \(maxFrames) frames in one sequence: split it into several")
+            }
             guard row.count == header.count else {
                 throw RephotoError.badInput("\(place): \(row.count) fields, the header has \(header.count)")
             }

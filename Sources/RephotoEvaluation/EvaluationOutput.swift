@@ -113,9 +113,18 @@ public enum EvaluationOutput {
     public static func merge(_ folders: [URL]) throws -> EvaluationOutcome {
         var merged = EvaluationOutcome()
         var owner: [String: String] = [:]
+        var settings: (PipelineConfig, String)?
         for folder in folders {
-            if let run = try EvaluationRunState.load(folder), run.state != .complete {
+            let run = try EvaluationRunState.load(folder)
+            if let run, run.state != .complete {
                 throw RephotoError.badInput("\(folder.path): that run is \(run.state.rawValue) (\(run.framesDone) of \(run.framesPlanned) frames); finish it with --resume before merging")
+            }
+            // One summary of runs made with different settings (AKAZE beside ORB) describes neither (probe).
+            if let run {
+                if let (first, path) = settings, first != run.settings {
+                    throw RephotoError.badInput("\(folder.path) was evaluated with other settings than \(path) (their run.json differ): merge the shards of one run")
+                }
+                settings = settings ?? (run.settings, folder.path)
             }
             let part = try load(folder)
             for sequence in Set(part.rows.map(\.sequence)) {

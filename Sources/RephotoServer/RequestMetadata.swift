@@ -105,7 +105,8 @@ struct RequestMetadata: Decodable, Sendable {
                     if let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { detail = " (\(text))" }
                 }
             }
-            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error))" + detail)
+            let described = ConfigFile.describe(error)  // which may carry the decoder's own detail already
+            throw ServerError.badRequest("metadata: \(described)" + (described.contains(detail.dropFirst(2).dropLast()) ? "" : detail))
         } catch {
             throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
         }

@@ -47,6 +47,9 @@ final class RetakeService: Sendable {
         defer { metrics.queueDepth.set(Double(pool.queued)) }
         return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [pool, metrics] expired in
             try await pool.run(unless: {
+                // This job has left the queue, to run or to be dropped: an abandoned one's caller set the gauge
+                // while it still waited, and an idle worker reported it queued until the next request (probe).
+                metrics.queueDepth.set(Double(pool.queued))
                 guard expired() else { return false }
                 metrics.abandoned.increment()
                 return true

@@ -15,13 +15,31 @@ struct SynthCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Folder of OpenCV's sample images (textures).") var textures = ".cache/opencv-samples"
     @OptionGroup var options: SyntheticSequenceOptions
 
+    /// Marks a folder synth is still writing: a run killed half-way left frames that made the folder "not empty" to
+    /// the run again (found by probing). A marked folder's own files are cleared by the next run; nothing else is.
+    static let unfinishedMarker = ".rephoto-synth-unfinished"
+
     func run() throws {
         try OutputPaths.checkFolder(out, apartFrom: [textures])
+        let folder = URL(fileURLWithPath: out), marker = folder.appendingPathComponent(Self.unfinishedMarker)
+        if FileManager.default.fileExists(atPath: marker.path) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+            for name in names where ["reference.jpg", "frames.csv", "sequence.json"].contains(name)
+                || (name.hasPrefix("frame-") && name.hasSuffix(".jpg")) {
+                try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+            }
+            CLIOutput.message("\(out): replacing what a run that did not finish left there")
+        }
         try OutputPaths.checkEmptyFolder(out)
         // Checked before rendering: every reader refuses a sequence with a name such as ../evil or a,b.
         try FrameSequence.checkName(options.name, place: "--name")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: marker.path, contents: nil) else {
+            throw RephotoError.badInput("--out \(out): cannot write there")
+        }
         let progress = Progress(label: "synth")
-        let sequence = try SyntheticSequence.generate(options, textureDirectory: textures, to: URL(fileURLWithPath: out)) { progress.update($0, of: $1) }
+        let sequence = try SyntheticSequence.generate(options, textureDirectory: textures, to: folder) { progress.update($0, of: $1) }
+        try FileManager.default.removeItem(at: marker)
         print("\(CLIOutput.visible(sequence.manifest.name)): reference + \(sequence.currentFrames.count) frames with ground truth -> \(CLIOutput.visible(out))")
     }
 }

@@ -178,6 +178,7 @@ struct TuneCommand: ParsableCommand {
             let manifest = try TuneCommand.manifest("\(first)/tune.json")
             // Keyed by trial and rung: successive halving's earlier rungs stay, as in the run's own trials.jsonl.
             var records: [[Int]: TrialRecord] = [:]
+            var shards: [String: String] = [:]
             for folder in folders {
                 let text = try TuneCommand.text("\(folder)/space.yaml")
                 let other = try TuneCommand.manifest("\(folder)/tune.json")
@@ -191,6 +192,15 @@ struct TuneCommand: ParsableCommand {
                 if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
                     throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
                 }
+                // A whole run beside a shard, or one shard twice (the same folder given twice), overlaps too (probe).
+                guard (manifest.shard == nil) == (other.shard == nil) else {
+                    throw RephotoError.badInput("\(folder) is \(other.shard.map { "shard \($0)" } ?? "a whole run") but \(first) is \(manifest.shard.map { "shard \($0)" } ?? "a whole run"): merge the shards of one split")
+                }
+                let shard = other.shard ?? "the whole run"
+                if let twice = shards[shard] {
+                    throw RephotoError.badInput("\(folder) and \(twice) are both \(shard == "the whole run" ? shard : "shard \(shard)"): give each shard once")
+                }
+                shards[shard] = folder
                 for record in try Tuner.readRecords(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[[record.trial, record.rung ?? 0]] = record }
             }
             let space = try TuningSpace.parse(spaceText)

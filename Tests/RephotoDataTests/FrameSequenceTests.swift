@@ -82,6 +82,17 @@ import RephotoEvaluation
         #expect(error?.message.contains(dir.path) == true)
     }
 
+    /// An evaluation keeps a few KB per frame, and the file cap alone admitted 2.4 million short rows (probe).
+    @Test func aSequenceHoldsAtMostItsFrameLimit() throws {
+        let dir = try Scratch.directory()
+        try Data(#"{"name": "x", "reference": "a.jpg"}"#.utf8).write(to: dir.appendingPathComponent("sequence.json"))
+        let rows = (0...FrameSequence.maxFrames).map { "f\($0).jpg\n" }.joined()
+        try Data(("file\n" + rows).utf8).write(to: dir.appendingPathComponent("frames.csv"))
+        let error = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(error?.message.hasSuffix("frames.csv line \(FrameSequence.maxFrames + 2): more than \(FrameSequence.maxFrames) frames in one sequence: split it into several") == true,
+                "\(error?.message ?? "")")
+    }
+
     @Test(arguments: [
         (#"{"reference": "a.jpg"}"#, "missing key 'name'"),
         (#"{"name": "x", "reference": "a.jpg", "refrence": 1}"#, "unknown key 'refrence'"),
@@ -97,6 +108,12 @@ import RephotoEvaluation
         // A sequence is its folder (probe: a frame named ../../etc/passwd was read).
         (#"{"name": "x", "reference": "../../etc/passwd"}"#, "image '../../etc/passwd' lies outside the sequence folder"),
         (#"{"name": "x", "reference": "/etc/passwd"}"#, "image '/etc/passwd' lies outside the sequence folder"),
+        // Found by probing: an empty reference was the folder itself, a calibration could leave the folder, and
+        // intrinsics took any key.
+        (#"{"name": "x", "reference": ""}"#, "reference is empty"),
+        (#"{"name": "x", "reference": "a.jpg", "calibration": "../../outside.yml"}"#, "calibration '../../outside.yml' lies outside the sequence folder"),
+        (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1, "bogus": 1}}"#, "at 'intrinsics.bogus': unknown key 'bogus'"),
+        (#"{"name": "x", "reference": NaN}"#, "not valid JSON"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
         ("not json", "sequence.json"),
         (#"{"name": "x", "reference": "a.jpg", "reference": "b.jpg"}"#, "sequence.json line 1: key 'reference' given twice in one mapping"),

@@ -16,6 +16,22 @@ import RephotoEvaluation
         """
     }
 
+    /// A rotation in the form `rephoto defaults --yaml` prints it, fixed or varied (it was refused as "must be a
+    /// single value", found by probing), or as one string as before.
+    @Test func aRotationIsWrittenAsDefaultsPrintsIt() throws {
+        let space = try TuningSpace.parse("""
+            fixed: {sensor.cameraFromDevice: [[1, 0, 0], [0, -1, 0], [0, 0, -1]]}
+            parameters: {matching.ratio: [0.7, 0.8]}
+            """)
+        #expect(space.fixed.map(\.value) == [.matrix(Matrix3(rows: [[1, 0, 0], [0, -1, 0], [0, 0, -1]]))])
+        let varied = try TuningSpace.parse("""
+            parameters:
+              sensor.cameraFromDevice: [[[0, 1, 0], [-1, 0, 0], [0, 0, 1]], "[[1,0,0],[0,1,0],[0,0,1]]"]
+            """)
+        #expect(varied.dimensions.first?.values == [.matrix(Matrix3(rows: [[0, 1, 0], [-1, 0, 0], [0, 0, 1]])), .matrix(.identity)])
+        #expect(throws: RephotoError.self) { try TuningSpace.parse("fixed: {sensor.cameraFromDevice: [[1, 0], [0, 1]]}\nparameters: {matching.ratio: [0.7]}") }
+    }
+
     @Test func gridTrialsAreTheNestedLoopInFileOrder() throws {
         let space = try TuningSpace.parse(Self.text("strategy: grid"))
         var listed: [[String]] = [[]]

@@ -182,7 +182,7 @@ import RephotoEvaluation
         // Unsupported formats are named; damaged headers of supported ones say which format and what is wrong.
         return [
             ("gif", bytes("GIF89a") + zeros, "a GIF file, which is not supported"),
-            ("avif", [0, 0, 0, 0x18] + bytes("ftypavif") + zeros, "a AVIF file, which is not supported"),
+            ("avif", [0, 0, 0, 0x18] + bytes("ftypavif") + zeros, "an AVIF file, which is not supported"),
             ("pdf", bytes("%PDF-1.7") + zeros, "a PDF file, which is not supported"),
             ("bigtiff", [0x49, 0x49, 0x2B, 0x00, 8, 0, 0, 0] + zeros, "a BigTIFF file"),
             ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "corrupt TIFF: no image width and height"),

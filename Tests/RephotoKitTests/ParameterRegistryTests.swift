@@ -127,6 +127,19 @@ import Testing
         #expect(try Features(image: graf, config: config).keypoints.count > 100)
     }
 
+    /// A message quotes what it refuses: a config file's 900 KB key made a 1.8 MB error "line" (found by probing).
+    /// Past 1,000 characters its start and end are kept.
+    @Test func errorMessagesStayShort() throws {
+        let key = String(repeating: "k", count: 900_000)
+        let error = #expect(throws: RephotoError.self) { try PipelineConfig.decode(Data("{\"\(key)\": 1}".utf8)) }
+        let message = try #require(error?.message)
+        #expect(message.count < RephotoError.maxMessageCharacters + 60, "\(message.count) characters")
+        #expect(message.contains("characters left out"))
+        let long = RephotoError.badInput("start " + String(repeating: "x", count: 5_000) + " end")
+        #expect(long.message.hasPrefix("start ") && long.message.hasSuffix(" end") && long.message.count < 1_060)
+        #expect(RephotoError.badInput("short").message == "short")
+    }
+
     @Test func textValuesParseByType() throws {
         let threshold = try #require(ParameterRegistry.parameter("features.akaze.threshold"))
         #expect(try threshold.parse("0.002") == .double(0.002))

@@ -699,6 +699,8 @@ struct Upload {
             #expect(compute.skipped == 3)
             try await http.execute(uri: "/metrics", method: .get) { response in
                 #expect(String(buffer: response.body).contains("rephoto_compute_abandoned_total 3"))
+                // Dropped, they wait no more: the gauge had kept them until the next request (found by probing).
+                #expect(String(buffer: response.body).contains("rephoto_compute_queue_depth 0"), "\(String(buffer: response.body))")
             }
         }
         #expect(compute.finish(waitingAtMost: 60))

@@ -61,6 +61,11 @@ import Testing
         }
         let merged = SequenceCommandTests.directory()
         #expect(try CLI.run(["evaluate", "merge"] + shards + ["--out", merged]).status == 0)
+        // Shards evaluated with other settings make one summary of neither (merged silently, found by probing).
+        let orb = SequenceCommandTests.directory()
+        #expect(try CLI.run(["evaluate", root, "--shard", "1/2", "--detector", "orb", "--out", orb, "--no-thumbnails"]).status != 2)
+        let unlike = try CLI.run(["evaluate", "merge", shards[0], orb, "--out", SequenceCommandTests.directory()])
+        #expect(unlike.status == 2 && unlike.stderr.contains("was evaluated with other settings than"), "\(unlike.stderr)")
         let compare = try CLI.run(["evaluate", "compare", whole, merged, "--json"])
         #expect(compare.status == 0)
         let lines = try #require(try JSONSerialization.jsonObject(with: Data(compare.stdout.utf8)) as? [String: Any])["lines"] as? [[String: Any]]

@@ -208,6 +208,29 @@ import Testing
         try Data().write(to: URL(fileURLWithPath: "\(empty)/.DS_Store"))
         let into = try CLI.run(["synth", "--out", empty, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
         #expect(into.status == 0, "\(into.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(empty)/.rephoto-synth-unfinished"))
+    }
+
+    /// A synth killed half-way left frames that made the folder "not empty" to the run again (found by probing).
+    /// The run again replaces what an unfinished run wrote, and only that.
+    @Test func synthReplacesWhatAnUnfinishedRunLeft() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let killed = Self.directory()
+        try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
+        for name in [".rephoto-synth-unfinished", "reference.jpg", "frame-0000.jpg"] { try Data("torn".utf8).write(to: URL(fileURLWithPath: "\(killed)/\(name)")) }
+        let again = try CLI.run(["synth", "--out", killed, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(again.status == 0 && again.stderr.contains("replacing what a run that did not finish left there"), "\(again.stderr)")
+        let sequence = try FrameSequence.load(from: URL(fileURLWithPath: killed))
+        #expect(sequence.currentFrames.count == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(killed)/frame-0000.jpg")) != Data("torn".utf8))
+        #expect(!FileManager.default.fileExists(atPath: "\(killed)/.rephoto-synth-unfinished"))
+        // Anything else there is the user's: refused as before, and kept.
+        let mixed = Self.directory()
+        try FileManager.default.createDirectory(atPath: mixed, withIntermediateDirectories: true)
+        for name in [".rephoto-synth-unfinished", "frame-0000.jpg", "notes.txt"] { try Data("x".utf8).write(to: URL(fileURLWithPath: "\(mixed)/\(name)")) }
+        let refused = try CLI.run(["synth", "--out", mixed, "--frames", "2", "--width", "160", "--height", "120", "--textures", samples])
+        #expect(refused.status == 2 && refused.stderr.contains("is not empty (notes.txt)"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(mixed)/notes.txt"))
     }
 
     /// A write that fails midway (past `ulimit -f`, as on a full disk) is reported in words and leaves the

@@ -97,6 +97,22 @@ import Testing
             .write(toFile: "\(otherSplit)/tune.json", atomically: true, encoding: .utf8)
         let mixed = try CLI.run(["tune", "merge", shards[0], otherSplit, "--out", SequenceCommandTests.directory()])
         #expect(mixed.status == 2 && mixed.stderr.contains("merge the shards of one split"), "\(mixed.stderr)")
+        // A whole run beside a shard, and one shard twice, overlap as well (both were merged, found by probing).
+        let wholeAndShard = try CLI.run(["tune", "merge", whole, shards[0], "--out", SequenceCommandTests.directory()])
+        #expect(wholeAndShard.status == 2 && wholeAndShard.stderr.contains("is shard 0/2 but ") && wholeAndShard.stderr.contains(" is a whole run"), "\(wholeAndShard.stderr)")
+        let twice = try CLI.run(["tune", "merge", shards[0], shards[0], "--out", SequenceCommandTests.directory()])
+        #expect(twice.status == 2 && twice.stderr.contains("are both shard 0/2: give each shard once"), "\(twice.stderr)")
+        // A damaged record that is not the torn last line is refused, by line, on resume and on merge (it was kept).
+        let damaged = SequenceCommandTests.directory()
+        try FileManager.default.copyItem(atPath: whole, toPath: damaged)
+        var damagedLines = try String(contentsOfFile: "\(damaged)/trials.jsonl", encoding: .utf8).split(separator: "\n").map(String.init)
+        damagedLines[1] = #"{"trial": "x"}"#
+        try (damagedLines.joined(separator: "\n") + "\n").write(toFile: "\(damaged)/trials.jsonl", atomically: true, encoding: .utf8)
+        for arguments in [["tune", space, "--data", data, "--out", damaged, "--jobs", "1", "--resume"],
+                          ["tune", "merge", damaged, "--out", SequenceCommandTests.directory()]] {
+            let run = try CLI.run(arguments)
+            #expect(run.status == 2 && run.stderr.contains("trials.jsonl line 2 is not a trial record"), "\(arguments[1]): \(run.stderr)")
+        }
 
         // best.yaml through `rephoto evaluate` reproduces the best trial's metric exactly.
         let best = try #require(Tuner.ranked(records, .maa10).first)

@@ -224,9 +224,17 @@ public struct Tuner: Sendable {
         }
         guard let data = FileManager.default.contents(atPath: file.path) else { return [] }
         var out: [[Int]: TrialRecord] = [:]
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let record = try? JSONDecoder().decode(TrialRecord.self, from: Data(line)) else { continue }
-            out[[record.trial, record.rung ?? 0]] = record
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() where !line.isEmpty {
+            do {
+                let record = try JSONDecoder().decode(TrialRecord.self, from: Data(line))
+                out[[record.trial, record.rung ?? 0]] = record
+            } catch {
+                // A kill mid-write tears only the last line, which has no newline yet; any other line that is no
+                // record is damage, and was kept silently in the resumed file and merged (found by probing).
+                if index == lines.count - 1 { continue }
+                throw RephotoError.badInput("\(file.path) line \(index + 1) is not a trial record (\(ConfigFile.describe(error))): the file is damaged; remove the line, or start the run afresh")
+            }
         }
         return out.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { out[$0]! }
     }

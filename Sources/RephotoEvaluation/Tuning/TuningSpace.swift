@@ -99,7 +99,9 @@ public struct TuningSpace: Sendable, Equatable {
         }
         for (key, value) in top["fixed"]?.mapping ?? [:] {
             let parameter = try parameter(key)
-            guard value.scalar != nil else { throw RephotoError.badInput("fixed \(parameter.path) must be a single value") }
+            guard value.scalar != nil || Self.matrixText(parameter, value) != nil else {
+                throw RephotoError.badInput("fixed \(parameter.path) must be a single value")
+            }
             let parsed = try scalar(parameter, value)
             try check(parameter, parsed)
             fixed.append((parameter.path, parsed))
@@ -230,7 +232,17 @@ public struct TuningSpace: Sendable, Equatable {
         return numbers.map(ParameterValue.double)
     }
 
+    /// A rotation written as `rephoto defaults --yaml` prints it, [[1, 0, 0], [0, -1, 0], [0, 0, -1]], as the
+    /// one-line text its parser reads; nil for anything else (a space refused the printed form, found by probing).
+    private static func matrixText(_ parameter: Parameter, _ node: Node) -> String? {
+        guard case .rotation = parameter.domain, let rows = node.sequence, rows.count == 3 else { return nil }
+        let cells = rows.map { $0.sequence?.map { $0.scalar?.string } ?? [] }
+        guard cells.allSatisfy({ $0.count == 3 }), let flat = Optional(cells.flatMap { $0 }), flat.allSatisfy({ $0 != nil }) else { return nil }
+        return flat.map { $0! }.joined(separator: ",")
+    }
+
     private static func scalar(_ parameter: Parameter, _ node: Node) throws -> ParameterValue {
+        if let text = matrixText(parameter, node) { return try parameter.parse(text) }
         guard let text = node.scalar?.string else { throw RephotoError.badInput("\(parameter.path): each value must be a single value") }
         switch parameter.domain {
         case .integer, .real, .flag: _ = try plain(node, parameter.path)

@@ -62,13 +62,20 @@ package enum ConfigFile {
 
     /// One line for a decoding failure: where (dotted key path) and what.
     package static func describe(_ error: Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
+        guard let error = error as? DecodingError else {
+            // Foundation's JSONSerialization errors print as "Error Domain=NSCocoaErrorDomain Code=3840 ... UserInfo=...":
+            // the debug description alone is the reason.
+            return ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
+        }
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
             return keys.isEmpty ? "" : "at '\(keys)': "
         }
         switch error {
-        case .dataCorrupted(let c): return path(c) + readable(c.debugDescription)
+        case .dataCorrupted(let c):
+            // "The given data was not valid JSON." alone names neither the place nor the character: the parser's does.
+            let detail = (c.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return path(c) + readable(c.debugDescription) + (detail.map { " (\($0))" } ?? "")
         case .keyNotFound(let key, let c): return path(c) + "missing key '\(key.stringValue)'"
         case .typeMismatch(let type, let c): return path(c) + "expected \(typeName(type))"
         case .valueNotFound(let type, let c): return path(c) + "missing \(typeName(type)) value"

@@ -28,8 +28,18 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
 
     public init(_ kind: Kind, _ message: String, reason: Reason? = nil) {
         self.kind = kind
-        self.message = message
+        self.message = Self.bounded(message)
         self.reason = reason
+    }
+
+    /// The longest message kept whole. A message quotes what it refuses, and a config file's 900 KB key made a
+    /// 1.8 MB "line" (found by probing): past this, its start and end are kept, which name the problem and the value.
+    public static let maxMessageCharacters = 1_000
+
+    static func bounded(_ message: String) -> String {
+        guard message.count > maxMessageCharacters else { return message }
+        let head = message.prefix(700), tail = message.suffix(200)
+        return "\(head) … (\(message.count - head.count - tail.count) characters left out) … \(tail)"
     }
 
     public static func badInput(_ message: String) -> RephotoError { RephotoError(.badInput, message) }
