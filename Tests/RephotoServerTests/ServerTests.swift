@@ -673,6 +673,21 @@ struct Upload {
         #expect(!ran)
     }
 
+    /// SIFT's float descriptors matched a Strecha pair in 9-19 s at the 20,000-keypoint cap, 8 times the documented
+    /// worst (found by probing): a request that turns SIFT on keeps at most 8,000 a side; fewer stay fewer, and a
+    /// server whose own settings use SIFT keeps its cap.
+    @Test func aRequestThatTurnsSIFTOnKeepsFewerKeypoints() throws {
+        func keypoints(_ json: String, base: PipelineConfig = PipelineConfig()) throws -> Int {
+            try RequestMetadata.settings(base: base, overrides: Data(json.utf8)).features.maxKeypoints
+        }
+        #expect(try keypoints(#"{"features": {"detector": "sift"}}"#) == 8_000)
+        #expect(try keypoints(#"{"features": {"detector": "sift", "maxKeypoints": 5000}}"#) == 5_000)
+        #expect(try keypoints(#"{"features": {"detector": "orb"}}"#) == 20_000)
+        var sift = PipelineConfig()
+        sift.features.detector = .sift
+        #expect(try keypoints(#"{"features": {"sift": {"contrastThreshold": 0.01}}}"#, base: sift) == 20_000)
+    }
+
     /// Requests that time out while queued are not computed afterwards: with one pipeline held, the queued
     /// requests' work is dropped, and the metric counts it.
     @Test func timedOutQueuedRequestsAreNotComputed() async throws {
