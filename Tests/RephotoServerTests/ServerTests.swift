@@ -257,16 +257,21 @@ struct Upload {
         }
     }
 
+    /// graf1.png added to the store of `settings`: the upload, its id and the folder of its files.
+    static func storedReference(_ settings: ServerSettings) async throws -> (add: Upload, id: String, folder: URL) {
+        let add = Upload().adding("image", try Upload.image("graf1.png"))
+        let id = try #require(try await Self.app(settings).test(.router) { http in
+            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
+        })
+        return (add, id, URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2))))
+    }
+
     /// Align needs the reference's own image, not only its saved features: a damaged one is forgotten there as
     /// well, with the same answer as score's, so that GET agrees (it had answered 404 "no stored image" and kept
     /// the reference, which GET still listed).
     @Test func alignForgetsAReferenceWhoseStoredImageIsDamaged() async throws {
         let settings = try Self.settings()
-        let add = Upload().adding("image", try Upload.image("graf1.png"))
-        let id = try #require(try await Self.app(settings).test(.router) { http in
-            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
-        })
-        let folder = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2)))
+        let (_, id, folder) = try await Self.storedReference(settings)
         var image = try Data(contentsOf: folder.appendingPathComponent("\(id).image"))
         image[image.count / 2] ^= 0xFF
         try image.write(to: folder.appendingPathComponent("\(id).image"))
@@ -286,11 +291,7 @@ struct Upload {
     /// it, blaming the image; found by probing).
     @Test func aDamagedEntryKeepsItsIntactImage() async throws {
         let settings = try Self.settings()
-        let add = Upload().adding("image", try Upload.image("graf1.png"))
-        let id = try #require(try await Self.app(settings).test(.router) { http in
-            try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String }
-        })
-        let folder = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(String(id.prefix(2)))
+        let (add, id, folder) = try await Self.storedReference(settings)
         try Data("not json".utf8).write(to: folder.appendingPathComponent("\(id).json"))
         let align = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
         try await Self.app(settings).test(.router) { http in
