@@ -125,9 +125,11 @@ extern "C" int rp_chessboard_calibrate(const float *corners_xy, int views, int b
                 image_points[size_t(v)].emplace_back(p[0], p[1]);
             }
         }
-        cv::Mat K, D;
+        cv::Mat K, D, sigma_intrinsics, sigma_extrinsics, per_view;
         std::vector<cv::Mat> rvecs, tvecs;
-        const double rms = cv::calibrateCamera(object_points, image_points, cv::Size(width, height), K, D, rvecs, tvecs);
+        const double rms = cv::calibrateCamera(object_points, image_points, cv::Size(width, height), K, D, rvecs, tvecs,
+                                                       sigma_intrinsics, sigma_extrinsics, per_view);
+        for (int i = 0; i < 4; ++i) result->intrinsics_sigma[i] = sigma_intrinsics.total() > size_t(i) ? sigma_intrinsics.at<double>(i) : HUGE_VAL;
         double sum = 0;
         for (int v = 0; v < views; ++v) {
             std::vector<cv::Point2f> projected;

@@ -15,7 +15,9 @@ public enum StdioServer {
         let limit = settings.maxBodyBytes * 2
         let input = FileHandle.standardInput
         var line = Data(), overflow = false
-        func answer(_ text: Data) async {
+        // Foundation's non-throwing reads and writes trap on an error (stdout full, a client gone with SIGPIPE
+        // ignored, stdin a directory: a crash with a stack trace, found by probing); these end the worker with one line.
+        func answer(_ text: Data) async throws {
             let response: Data
             if overflow {
                 let error = ServerError(.contentTooLarge, code: "too_large", "request line over \(limit) bytes")
@@ -26,16 +28,27 @@ public enum StdioServer {
                 if string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
                 response = await service.withRequestDeadline { await handle(string, service: service, maxBytes: settings.maxBodyBytes) }
             }
-            FileHandle.standardOutput.write(response + Data("\n".utf8))
+            do {
+                try FileHandle.standardOutput.write(contentsOf: response + Data("\n".utf8))
+            } catch {
+                service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
+                throw RephotoError(.internal, "cannot write a response to standard output (\(fileErrorReason(error))): the client is gone or the output is full")
+            }
         }
         while true {
-            let chunk = input.readData(ofLength: 1 << 16)
+            let chunk: Data
+            do {
+                chunk = try input.read(upToCount: 1 << 16) ?? Data()
+            } catch {
+                service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
+                throw RephotoError(.internal, "cannot read requests from standard input (\(fileErrorReason(error)))")
+            }
             if chunk.isEmpty { break }
             var rest = chunk[...]
             while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
                 if !overflow { line.append(contentsOf: rest[..<newline]) }
                 overflow = overflow || line.count > limit
-                await answer(line)
+                try await answer(line)
                 line = Data()
                 overflow = false
                 rest = rest[rest.index(after: newline)...]
@@ -43,7 +56,7 @@ public enum StdioServer {
             if !overflow { line.append(contentsOf: rest) }
             if line.count > limit { overflow = true; line = Data() }
         }
-        if overflow || !line.isEmpty { await answer(line) }
+        if overflow || !line.isEmpty { try await answer(line) }
         // A request that timed out may still run on the pool; exiting under it would crash inside OpenCV.
         service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
     }

@@ -393,6 +393,7 @@ struct Upload {
             ("a 32-bit LSH key", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "lshKeySize": 32}}}"#), .badRequest, "bad_input"),
             ("a tiny navigation target", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"navigation": {"targetFraction": 1e-10}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
+            ("a 60,000-digit number", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"retake": {"intrinsics": {"fx": 1"# + String(repeating: "0", count: 60_000) + "}}}"), .badRequest, "bad_input"),
         ]
         // The message says what is wrong, not only that it is.
         let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
@@ -407,6 +408,8 @@ struct Upload {
                 try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
                     #expect(response.status == status, "\(name): \(String(buffer: response.body))")
                     #expect(Self.errorCode(response) == code, "\(name)")
+                    // Messages quote what they refuse, but never at length (the number was echoed whole, probe).
+                    #expect((Self.json(response)["error"] as? [String: Any])?["message"].map { "\($0)".count < 1_100 } == true, "\(name)")
                     if let message = messages[name] {
                         #expect(String(buffer: response.body).contains(message), "\(name): \(String(buffer: response.body))")
                     }

@@ -307,6 +307,27 @@ import Testing
             #expect(process.terminationStatus == 1, "\(arguments): \(stderr)")
             #expect(stderr == "rephoto: cannot write the output: No space left on device\n", "\(arguments)")
         }
+        // The stdio worker trapped in Foundation's non-throwing write, and on a directory as its input (probe).
+        for (input, output, message) in [(Data("{\"op\": \"hasReference\", \"referenceId\": \"\(String(repeating: "a", count: 64))\"}\n".utf8), "/dev/full",
+                                          "rephoto: cannot write a response to standard output (No space left on device): the client is gone or the output is full\n"),
+                                         (nil, "/dev/null", "rephoto: cannot read requests from standard input (Is a directory)\n")] {
+            let process = Process()
+            process.executableURL = CLI.executable
+            process.arguments = ["serve", "--stdio"]
+            process.standardOutput = try #require(FileHandle(forWritingAtPath: output))
+            let inputPipe = Pipe()
+            process.standardInput = input == nil ? try #require(FileHandle(forReadingAtPath: "/tmp")) : inputPipe
+            let err = Pipe()
+            process.standardError = err
+            try process.run()
+            if let input {
+                try inputPipe.fileHandleForWriting.write(contentsOf: input)
+                try inputPipe.fileHandleForWriting.close()
+            }
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1 && stderr == message, "\(stderr)")
+        }
     }
 
     @Test func calibrateWritesWhatPoseReads() throws {

@@ -66,6 +66,8 @@ typedef struct rp_chessboard_result {
     double rms;        /* calibrateCamera's overall RMS reprojection error, px */
     double mean_error; /* mean of the per-view RMS errors, px */
     int views_used;
+    /* 1-sigma uncertainty of fx, fy, cx, cy (calibrateCamera with deviations), px: how well the views determine them */
+    double intrinsics_sigma[4];
 } rp_chessboard_result;
 
 /* Calibrates a width x height camera from `views` views' corners (rp_chessboard_corners, concatenated:

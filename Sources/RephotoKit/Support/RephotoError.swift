@@ -36,7 +36,7 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     /// 1.8 MB "line" (found by probing): past this, its start and end are kept, which name the problem and the value.
     public static let maxMessageCharacters = 1_000
 
-    static func bounded(_ message: String) -> String {
+    package static func bounded(_ message: String) -> String {
         guard message.count > maxMessageCharacters else { return message }
         let head = message.prefix(700), tail = message.suffix(200)
         return "\(head) … (\(message.count - head.count - tail.count) characters left out) … \(tail)"
