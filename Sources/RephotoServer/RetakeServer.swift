@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -47,8 +48,13 @@ public enum RetakeServer {
         router.post("/v1/retakes/align") { request, context in
             await answer {
                 let form = try await form(request, context, settings, parts: retakeParts)
-                let (image, type) = try await service.withRequestDeadline { try await service.align(form) }
-                return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: image)))
+                let (image, type, warnings) = try await service.withRequestDeadline { try await service.align(form) }
+                var headers: HTTPFields = [.contentType: type]
+                // One X-Rephoto-Warning field per warning, in ASCII (a header holds no "°"): "\u{B0}".
+                for warning in warnings {
+                    headers.append(HTTPField(name: Self.warningHeader, value: warning.unicodeScalars.map { $0.escaped(asASCII: true) }.joined()))
+                }
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
         router.post("/v1/references") { request, context in
@@ -155,6 +161,9 @@ public enum RetakeServer {
     static func hasBody(_ request: Request) -> Bool {
         request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
     }
+
+    /// The response field that carries an alignment's warnings.
+    static let warningHeader = HTTPField.Name("X-Rephoto-Warning")!
 
     /// The parts scoring and aligning read, and those adding a reference reads (the stdio mode's keys too).
     static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]

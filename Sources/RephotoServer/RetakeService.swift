@@ -225,7 +225,7 @@ final class RetakeService: Sendable {
     }
 
     /// The retake warped into the reference's frame (alone, blended or split), encoded as JPEG or PNG.
-    func align(_ form: MultipartForm) async throws -> (Data, contentType: String) {
+    func align(_ form: MultipartForm) async throws -> (Data, contentType: String, warnings: [String]) {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
@@ -244,9 +244,9 @@ final class RetakeService: Sendable {
             let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced)
             let colourRetake = try Image(data: retake, maxPixels: config.maxPixels, reducedFor: reduced)
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
-            return try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90))
+            return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), Alignment.warnings(of: result))
         }
-        return (data, format == "png" ? "image/png" : "image/jpeg")
+        return (data.0, format == "png" ? "image/png" : "image/jpeg", data.1)
     }
 }
 

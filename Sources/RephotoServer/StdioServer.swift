@@ -6,7 +6,7 @@ import RephotoKit
 /// `{"op": "score" | "align" | "addReference" | "hasReference" | "deleteReference", "reference": IMAGE,
 /// "referenceId": "...", "retake": IMAGE, "image": IMAGE, "metadata": {...}}` where IMAGE is
 /// `{"path": "..."}` or `{"base64": "..."}`. Responses: the endpoint's JSON, `{"status": 200, ...}` fields
-/// for the rest, or `{"error": {...}, "status": 4xx}`; align answers `{"image": base64, "contentType": ...}`.
+/// for the rest, or `{"error": {...}, "status": 4xx}`; align answers `{"image": base64, "contentType": ..., "warnings": [...]}`.
 public enum StdioServer {
     public static func run(settings: ServerSettings) async throws {
         try OpenCVRuntime.configure(threads: 1)
@@ -107,8 +107,9 @@ public enum StdioServer {
             case "score":
                 return try await service.score(form)
             case "align":
-                let (image, type) = try await service.align(form)
-                return try JSONOutput.encode(["image": image.base64EncodedString(), "contentType": type])
+                let (image, type, warnings) = try await service.align(form)
+                struct Aligned: Encodable { var image: String; var contentType: String; var warnings: [String] }
+                return try JSONOutput.encode(Aligned(image: image.base64EncodedString(), contentType: type, warnings: warnings))
             case "addReference":
                 let (id, created) = try await service.addReference(form)
                 return try JSONOutput.encode(["id": id, "status": created ? "created" : "known"])

@@ -677,6 +677,22 @@ struct Upload {
         #expect(!ran)
     }
 
+    /// An alignment passes on the warnings that bear on it (a damaged retake was aligned in silence, found by
+    /// probing), one X-Rephoto-Warning field each, and not the pose's (no camera was given).
+    @Test func alignPassesOnItsWarnings() async throws {
+        let jpeg = try Upload.image("Blender_Suzanne2.jpg")
+        let middle = jpeg.count / 2
+        let damaged = jpeg.prefix(middle) + jpeg.dropFirst(middle + 7)
+        let align = Upload().adding("reference", try Upload.image("Blender_Suzanne1.jpg")).adding("retake", Data(damaged))
+        try await Self.app(try Self.settings()).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { response in
+                #expect(response.status == .ok)
+                let warnings = response.headers[values: RetakeServer.warningHeader]
+                #expect(warnings.count == 1 && warnings.first?.hasPrefix("current image has damaged data: Corrupt JPEG data") == true, "\(warnings)")
+            }
+        }
+    }
+
     /// SIFT's float descriptors matched a Strecha pair in 9-19 s at the 20,000-keypoint cap, 8 times the documented
     /// worst (found by probing): a request that turns SIFT on keeps at most 8,000 a side; fewer stay fewer, and a
     /// server whose own settings use SIFT keeps its cap.
