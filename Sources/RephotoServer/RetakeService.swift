@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RephotoKit
+import Synchronization
 
 /// The worker's operations, independent of HTTP (the stdio mode calls them too): every piece of CPU work
 /// runs on the bounded compute pool, never on the caller's thread or an event loop, under a deadline.
@@ -10,6 +11,9 @@ final class RetakeService: Sendable {
     let store: ReferenceStore
     let cache: ReferenceCache
     let metrics: ServerMetrics
+    /// References being added now: concurrent uploads of one new image each found it absent and all answered
+    /// 201 (found by probing); the first one in flight creates it, the others find it known.
+    private let adding = Mutex<Set<String>>([])
 
     /// `pool`: the compute pool to run on (one of `settings`' size is made when nil).
     init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, store: ReferenceStore? = nil) throws {
@@ -94,7 +98,9 @@ final class RetakeService: Sendable {
         guard let image = form.parts["image"] else { throw ServerError.badRequest("missing part 'image' (the reference photo)") }
         let inputs = try inputs(form)
         let id = ReferenceStore.id(of: image)
-        let existed = store.contains(id) || cache.contains(id: id)
+        let first = adding.withLock { $0.insert(id).inserted }
+        defer { if first { adding.withLock { _ = $0.remove(id) } } }
+        let existed = !first || store.contains(id) || cache.contains(id: id)
         // Uploading a known image again without a camera keeps the camera stored with it: it was overwritten
         // with none, and scoring by id lost its pose (probe). A camera given replaces it.
         let camera = inputs.referenceCamera ?? store.camera(id) ?? cache.camera(id: id)

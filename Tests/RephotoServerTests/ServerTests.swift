@@ -677,6 +677,21 @@ struct Upload {
         #expect(!ran)
     }
 
+    /// Concurrent uploads of one new reference: one creates it (201), the others find it known (200); all six
+    /// had answered 201 (found by probing).
+    @Test func concurrentUploadsOfOneReferenceCreateItOnce() async throws {
+        let add = Upload().adding("image", try Upload.image("graf1.png"))
+        try await Self.app(try Self.settings()).test(.router) { http in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { $0.status } }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .created }.count == 1 && statuses.filter { $0 == .ok }.count == 5, "\(statuses)")
+        }
+    }
+
     /// An alignment passes on the warnings that bear on it (a damaged retake was aligned in silence, found by
     /// probing), one X-Rephoto-Warning field each, and not the pose's (no camera was given).
     @Test func alignPassesOnItsWarnings() async throws {
