@@ -153,7 +153,7 @@ public enum RetakeServer {
 
     /// An id in a path, refused as a `referenceId` part is: 400 when it cannot be one (it was 404, as if unknown).
     static func referenceId(_ id: String) throws -> String {
-        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("'\(id.prefix(80))' is not a reference id (64 hex digits)") }
+        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("'\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
         return id
     }
 

@@ -204,7 +204,7 @@ final class RetakeService: Sendable {
         }
         guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
         let id = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 hex digits)") }
+        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
         let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) ?? inputs.retakeCamera : inputs.referenceCamera
         return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id, camera)
     }

@@ -3,7 +3,7 @@ import RephotoKit
 
 /// `rephoto serve --stdio`: for API servers that spawn a process instead of calling HTTP. One JSON request
 /// per line on stdin, one JSON response per line on stdout, in order, with the HTTP endpoints' schemas:
-/// `{"op": "score" | "align" | "addReference" | "hasReference" | "deleteReference", "reference": IMAGE,
+/// `{"op": "score" (when left out) | "align" | "addReference" | "hasReference" | "deleteReference", "reference": IMAGE,
 /// "referenceId": "...", "retake": IMAGE, "image": IMAGE, "metadata": {...}}` where IMAGE is
 /// `{"path": "..."}` or `{"base64": "..."}`. Responses: the endpoint's JSON, `{"status": 200, ...}` fields
 /// for the rest, or `{"error": {...}, "status": 4xx}`; align answers `{"image": base64, "contentType": ..., "warnings": [...]}`.

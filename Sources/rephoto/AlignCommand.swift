@@ -11,7 +11,8 @@ struct AlignCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "The reference (old) photo.") var reference: String
     @Option(parsing: .unconditional, help: "The current (new) photo.") var current: String
     @Option(parsing: .unconditional, help: "warped, blend or split.") var mode: Alignment.Mode = .warped
-    @Option(parsing: .unconditional, help: "Opacity of the current photo in a blend, 0...1.") var opacity = 0.5
+    @Option(parsing: .unconditional, help: "Opacity of the current photo in a blend (the other modes have none), 0...1.", transform: decimalOption)
+    var opacity = 0.5
     @Option(parsing: .unconditional, help: "Output file (.jpg/.jpeg or .png).") var out: String
     @OptionGroup var pipeline: PipelineOptions
 

@@ -467,7 +467,7 @@ struct Upload {
             // What cannot be an id is refused as the referenceId part is, not answered as unknown.
             for (method, id) in [(HTTPRequest.Method.get, String(repeating: "A", count: 64)), (.delete, "abc")] {
                 try await http.execute(uri: "/v1/references/\(id)", method: method) { response in
-                    #expect(response.status == .badRequest && String(buffer: response.body).contains("'\(id)' is not a reference id (64 hex digits)"))
+                    #expect(response.status == .badRequest && String(buffer: response.body).contains("'\(id)' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)"))
                 }
             }
             // HEAD answers as GET would, without the body (a load balancer's health check; it was 405).

@@ -171,6 +171,10 @@ import Testing
         let opacity = try CLI.run(["align", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),
                                    "--opacity", "-0.5", "--out", SequenceCommandTests.directory() + "/a.png"])
         #expect(opacity.status == 2 && opacity.stderr.contains("--opacity -0.5") && !opacity.stderr.contains("Missing value"), "\(opacity.stderr)")
+        // Decimal only, as every other number option (a hex float was taken, found by probing).
+        let hex = try CLI.run(["align", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"),
+                               "--opacity", "0x1p-1", "--out", SequenceCommandTests.directory() + "/a.png"])
+        #expect(hex.status == 2 && hex.stderr.contains("'0x1p-1' is not a finite decimal number"), "\(hex.stderr)")
         let folder = SequenceCommandTests.directory()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let dashed = folder + "/-h.png"
