@@ -236,9 +236,9 @@ public struct TuningSpace: Sendable, Equatable {
     /// one-line text its parser reads; nil for anything else (a space refused the printed form, found by probing).
     private static func matrixText(_ parameter: Parameter, _ node: Node) -> String? {
         guard case .rotation = parameter.domain, let rows = node.sequence, rows.count == 3 else { return nil }
-        let cells = rows.map { $0.sequence?.map { $0.scalar?.string } ?? [] }
-        guard cells.allSatisfy({ $0.count == 3 }), let flat = Optional(cells.flatMap { $0 }), flat.allSatisfy({ $0 != nil }) else { return nil }
-        return flat.map { $0! }.joined(separator: ",")
+        let cells = rows.map { $0.sequence?.compactMap { $0.scalar?.string } ?? [] }
+        guard cells.allSatisfy({ $0.count == 3 }) && rows.allSatisfy({ $0.sequence?.count == 3 }) else { return nil }
+        return cells.joined().joined(separator: ",")
     }
 
     private static func scalar(_ parameter: Parameter, _ node: Node) throws -> ParameterValue {
