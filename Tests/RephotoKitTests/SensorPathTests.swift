@@ -174,6 +174,7 @@ import RephotoEvaluation
     @Test func levelIndicator() throws {
         let level = SensorPath.level(try Attitude(quaternion: Self.upright(heading: 15)), frameSize: size)
         #expect(abs(level.angleDegrees) < 1e-9)
+        #expect(level.angleDegrees != 0 || level.angleDegrees.sign == .plus, "JSON would print -0")
         #expect(level.rectangle == Quadrilateral.centred(in: size, fraction: 0.6))
         let rolled = Self.upright(heading: 15) * Quaternion(axis: SIMD3(0, 0, 1), angle: 10 * .pi / 180)
         let tilted = SensorPath.level(try Attitude(quaternion: rolled), frameSize: size)
