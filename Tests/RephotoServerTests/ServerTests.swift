@@ -388,7 +388,7 @@ struct Upload {
             ("a part another operation reads", Upload().adding("reference", graf1).adding("retake", graf3).adding("image", graf1), .badRequest, "bad_input"),
             ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("every keypoint", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"maxKeypoints": 0}}}"#), .badRequest, "bad_input"),
-            ("a million FLANN checks", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "flannChecks": 1000000}}}"#), .badRequest, "bad_input"),
+            ("a thousand FLANN checks", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "flannChecks": 1000}}}"#), .badRequest, "bad_input"),
             ("ten SIFT octave layers", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"detector": "sift", "sift": {"octaveLayers": 10}}}}"#), .badRequest, "bad_input"),
             ("a 32-bit LSH key", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "lshKeySize": 32}}}"#), .badRequest, "bad_input"),
             ("a tiny navigation target", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"navigation": {"targetFraction": 1e-10}}}"#), .badRequest, "bad_input"),
@@ -399,7 +399,7 @@ struct Upload {
         let messages = ["a number past a double": "metadata: The given data was not valid JSON. (Number 1e400 is not representable in Swift.)",
                         "a million samples": "metadata.config: pose.essential.maxIterations = 1000000 may not exceed the server's 20000 (time)",
                         "every keypoint": "metadata.config: features.maxKeypoints = 0 may not exceed the server's 20000 (time)",
-                        "a million FLANN checks": "metadata.config: matching.flannChecks = 1000000 may not exceed the server's 50 (time)",
+                        "a thousand FLANN checks": "metadata.config: matching.flannChecks = 1000 may not exceed the server's 50 (time)",
                         "ten SIFT octave layers": "metadata.config: features.sift.octaveLayers = 10 may not exceed the server's 3 (memory)",
                         "a 32-bit LSH key": "metadata.config: matching.lshKeySize = 32 is out of range",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]

@@ -51,7 +51,9 @@ public enum ParameterRegistry {
         .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 24, "FLANN LSH key bits"),
         .integer("matching.lshMultiProbeLevel", \.matching.lshMultiProbeLevel, 1, min: 0, max: 4, "FLANN LSH multi-probe level"),
         .integer("matching.kdTrees", \.matching.kdTrees, 5, min: 1, max: 64, "FLANN KD-trees (float descriptors)"),
-        .integer("matching.flannChecks", \.matching.flannChecks, 50, min: 1, max: 1_000_000, "FLANN leaves checked per search"),
+        // More checks cost more than exact matching: SIFT on a Strecha pair (5,013 keypoints) matched in 0.15 s by
+        // brute force, 1.0 s by FLANN at 1,000 checks, 10.5 s at 10,000 (and 1,000,000 ran for minutes, probe).
+        .integer("matching.flannChecks", \.matching.flannChecks, 50, min: 1, max: 2_000, "FLANN leaves checked per search (beyond about 1,000, exact matching is faster)"),
 
         // robust estimators
         .choice("homography.method", \.homography.method, RobustMethod.usacMagsac, allowed: RobustMethod.homographyMethods,
