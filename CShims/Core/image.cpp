@@ -5,7 +5,6 @@
 
 #include <cctype>
 #include <climits>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>

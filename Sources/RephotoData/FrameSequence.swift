@@ -193,7 +193,7 @@ public struct FrameSequence: Equatable, Sendable {
         } catch let error as RephotoError {
             throw error
         } catch let error as DecodingError {
-            throw RephotoError.badInput("\(manifestPath): \(ConfigFile.describe(error))")
+            throw RephotoError.badInput("\(manifestPath): \(ConfigFile.describe(error, json: data))")
         } catch {
             throw RephotoError.badInput("\(manifestPath): cannot read (\(fileErrorReason(error)))")
         }

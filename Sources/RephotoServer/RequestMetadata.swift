@@ -98,15 +98,7 @@ struct RequestMetadata: Decodable, Sendable {
         } catch let error as ServerError {
             throw error
         } catch let error as DecodingError {
-            // JSONDecoder says only "not valid JSON"; JSONSerialization says what (a number like 1e400).
-            var detail = ""
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                do { _ = try JSONSerialization.jsonObject(with: data) } catch {
-                    if let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { detail = " (\(text))" }
-                }
-            }
-            let described = ConfigFile.describe(error)  // which may carry the decoder's own detail already
-            throw ServerError.badRequest("metadata: \(described)" + (described.contains(detail.dropFirst(2).dropLast()) ? "" : detail))
+            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error, json: data))")
         } catch {
             throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
         }

@@ -250,7 +250,7 @@ final class RetakeService: Sendable {
             let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced)
             let colourRetake = try Image(data: retake, maxPixels: config.maxPixels, reducedFor: reduced)
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
-            return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), Alignment.warnings(of: result))
+            return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), result.alignmentWarnings)
         }
         return (data.0, format == "png" ? "image/png" : "image/jpeg", data.1)
     }

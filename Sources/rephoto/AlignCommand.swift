@@ -32,7 +32,7 @@ struct AlignCommand: ParsableCommand {
                                             retake: try Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes),
                                             homography: result.homography, mode: mode, opacity: opacity)
         try aligned.write(to: out, format: lower.hasSuffix(".png") ? .png : .jpeg(quality: 92))
-        for warning in Alignment.warnings(of: result) { CLIOutput.message("warning: \(warning)") }
+        for warning in result.alignmentWarnings { CLIOutput.message("warning: \(warning)") }
         print("aligned \(CLIOutput.visible(current)) onto \(CLIOutput.visible(reference)) (\(mode.rawValue), \(result.counts.inliersHomography) inliers) -> \(CLIOutput.visible(out))")
     }
 }

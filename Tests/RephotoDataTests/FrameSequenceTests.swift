@@ -113,7 +113,7 @@ import RephotoEvaluation
         (#"{"name": "x", "reference": ""}"#, "reference is empty"),
         (#"{"name": "x", "reference": "a.jpg", "calibration": "../../outside.yml"}"#, "calibration '../../outside.yml' lies outside the sequence folder"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1, "bogus": 1}}"#, "at 'intrinsics.bogus': unknown key 'bogus'"),
-        (#"{"name": "x", "reference": NaN}"#, "not valid JSON"),
+        (#"{"name": "x", "reference": NaN}"#, "not valid JSON. (Invalid value around character 27.)"),
         (#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": -1, "fy": 1, "cx": 1, "cy": 1}}"#, "focal lengths must be positive"),
         ("not json", "sequence.json"),
         (#"{"name": "x", "reference": "a.jpg", "reference": "b.jpg"}"#, "sequence.json line 1: key 'reference' given twice in one mapping"),

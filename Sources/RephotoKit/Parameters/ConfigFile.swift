@@ -60,8 +60,9 @@ package enum ConfigFile {
         } catch {}
     }
 
-    /// One line for a decoding failure: where (dotted key path) and what.
-    package static func describe(_ error: Error) -> String {
+    /// One line for a decoding failure: where (dotted key path) and what. With the JSON text (`json`), text the
+    /// decoder could not parse also gets JSONSerialization's reason: JSONDecoder says only "not valid JSON".
+    package static func describe(_ error: Error, json: Data? = nil) -> String {
         guard let error = error as? DecodingError else {
             // Foundation's JSONSerialization errors print as "Error Domain=NSCocoaErrorDomain Code=3840 ... UserInfo=...":
             // the debug description alone is the reason.
@@ -73,9 +74,13 @@ package enum ConfigFile {
         }
         switch error {
         case .dataCorrupted(let c):
-            // "The given data was not valid JSON." alone names neither the place nor the character: the parser's does.
-            let detail = (c.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return path(c) + readable(c.debugDescription) + (detail.map { " (\($0))" } ?? "")
+            var detail = ""
+            if c.codingPath.isEmpty, let json {
+                do { _ = try JSONSerialization.jsonObject(with: json) } catch {
+                    if let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { detail = " (\(text))" }
+                }
+            }
+            return path(c) + readable(c.debugDescription) + detail
         case .keyNotFound(let key, let c): return path(c) + "missing key '\(key.stringValue)'"
         case .typeMismatch(let type, let c): return path(c) + "expected \(typeName(type))"
         case .valueNotFound(let type, let c): return path(c) + "missing \(typeName(type)) value"

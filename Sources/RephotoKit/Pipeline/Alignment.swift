@@ -8,16 +8,6 @@ public enum Alignment {
         case warped, blend, split
     }
 
-    /// The warnings of an estimate that bear on its alignment: damaged image data and an implausible or
-    /// replaced homography (the pose's own, such as a missing camera, do not). Alignment had passed on none:
-    /// a damaged retake or a homography flagged implausible was aligned in silence (found by probing).
-    public static func warnings(of result: PoseResult) -> [String] {
-        result.warnings.filter { warning in
-            ["reference image has damaged data", "current image has damaged data", "the mapped reference rectangle is not convex"]
-                .contains { warning.hasPrefix($0) } || warning.contains(": navigation from the essential rotation alone")
-        }
-    }
-
     /// `reference` and `retake` are the colour images the result was estimated on, at full resolution or
     /// decoded reduced (`Image.fullSize` says by how much); `homography` maps full-resolution reference pixels to
     /// retake pixels. The output has the reference's (decoded) size.

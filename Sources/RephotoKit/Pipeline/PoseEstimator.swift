@@ -60,9 +60,10 @@ public struct PoseEstimator: Sendable {
         }
         let total = ContinuousClock.now
         var timings = StageTimings(detectReference: reference.detectMilliseconds)
-        var warnings: [String] = []
-        if let damage = reference.decodeWarning { warnings.append("reference image has damaged data: \(damage)") }
-        if let damage = image.decodeWarning { warnings.append("current image has damaged data: \(damage)") }
+        var warnings: [String] = [], alignmentWarnings: [String] = []
+        if let damage = reference.decodeWarning { alignmentWarnings.append("reference image has damaged data: \(damage)") }
+        if let damage = image.decodeWarning { alignmentWarnings.append("current image has damaged data: \(damage)") }
+        warnings += alignmentWarnings
         let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
 
         var start = ContinuousClock.now
@@ -168,7 +169,8 @@ public struct PoseEstimator: Sendable {
                 throw RephotoError.estimationFailed("\(homographyFailure)\(why); \(keypoints)")
             }
             navigationHomography = (currentCamera.matrix * pose.rotation * inverse).normalizedHomography
-            warnings.append("\(homographyFailure): navigation from the essential rotation alone (K' R K⁻¹), the translation is not in it")
+            alignmentWarnings.append("\(homographyFailure): navigation from the essential rotation alone (K' R K⁻¹), the translation is not in it")
+            warnings.append(alignmentWarnings.last!)
         }
         if let poseFailure {
             warnings.append(poseFailure.hasPrefix("no intrinsics") ? poseFailure : "pose not estimated: \(poseFailure)")
@@ -177,7 +179,8 @@ public struct PoseEstimator: Sendable {
         let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,
                                             currentSize: image.fullSize, config: config.navigation)
         if !navigation.quadrilateral.isConvex {
-            warnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
+            alignmentWarnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
+            warnings.append(alignmentWarnings.last!)
         }
         // A homography under minimumInliers may rest on mismatches: an accepted pose's inliers carry the metrics then.
         // (Not after the rotation-only fallback: its inliers are the homography's.)
@@ -197,7 +200,7 @@ public struct PoseEstimator: Sendable {
         return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: navigationHomography,
                           pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
                           counts: counts, sensor: sensor, comparison: comparison, timings: timings,
-                          warnings: warnings, correspondences: pairs, homographyInliers: homography.inliers)
+                          warnings: warnings, alignmentWarnings: alignmentWarnings, correspondences: pairs, homographyInliers: homography.inliers)
     }
 
     /// Convenience for one pair: prepares the reference and estimates.

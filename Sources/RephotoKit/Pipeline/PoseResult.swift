@@ -49,6 +49,9 @@ public struct PoseResult: Encodable, Sendable {
     /// Milliseconds per stage.
     public var timings: StageTimings
     public var warnings: [String]
+    /// Not part of the JSON: those of `warnings` that bear on aligning the retake by `homography` (damaged image
+    /// data, an implausible or replaced homography), not the pose's own.
+    public var alignmentWarnings: [String] = []
     /// Not part of the JSON: the matches and which of them the homography kept (for drawing and analysis).
     public var correspondences: Correspondences
     public var homographyInliers: [Bool]
