@@ -4,23 +4,67 @@ import RephotoKit
 
 /// Uploaded references, content-addressed (the id is the SHA-256 of the image bytes), on disk so a restart
 /// or another instance sharing the folder finds them: `<dir>/<id[0..1]>/<id>.image`, `<id>.json` (the
-/// camera given at upload) and `<id>.features-<settings>` (the prepared features per feature settings). Writes go to a temporary file renamed into place, so a reader never sees half
-/// a file and two instances writing the same id write the same bytes. Without a folder the store is empty
-/// and references live only in the cache.
+/// camera given at upload) and `<id>.features-<settings>` (the prepared features per feature settings, derived
+/// files that `--store-bytes` bounds, least recently used out first). Writes go to a hidden temporary file
+/// renamed into place, so a reader never sees half a file and two instances writing the same id write the same
+/// bytes; temporaries a killed process left are removed at start. Without a folder the store is empty and
+/// references live only in the cache.
 final class ReferenceStore: Sendable {
     struct Entry: Codable, Sendable {
         var camera: CameraIntrinsics?
         var bytes: Int
     }
 
-    let directory: URL?
-    /// How a file is read: nil when it cannot be just now. A parameter so that tests can fail reads, which a
-    /// process running as root cannot provoke through permissions.
-    let read: @Sendable (String) -> Data?
+    /// A write or removal that failed, by what the client can do about it; never carries a path.
+    enum Failure: Error, Equatable {
+        /// The disk (or quota) is full.
+        case noRoom
+        /// The store cannot be changed (read-only, permissions).
+        case readOnly
+        /// Any other error of the operating system, by its errno.
+        case io(Int32)
 
-    init(directory: String?, read: @escaping @Sendable (String) -> Data? = { FileManager.default.contents(atPath: $0) }) throws {
+        init(errno code: Int32) {
+            switch code {
+            case ENOSPC, EDQUOT, EFBIG: self = .noRoom
+            case EROFS, EACCES, EPERM: self = .readOnly
+            default: self = .io(code)
+            }
+        }
+
+        var reason: String {
+            switch self {
+            case .noRoom: "no space left on the store's disk"
+            case .readOnly: "the store cannot be written (read-only or not permitted)"
+            case .io(let code): "the store failed: \(String(cString: strerror(code)))"
+            }
+        }
+    }
+
+    /// The file operations, parameters so that tests can fail them, which a process running as root cannot
+    /// provoke through permissions. `read` answers nil when a file cannot be read just now.
+    struct FileOps: Sendable {
+        var read: @Sendable (String) -> Data? = { FileManager.default.contents(atPath: $0) }
+        var write: @Sendable (Data, String) throws(Failure) -> Void = ReferenceStore.writeFile
+        var remove: @Sendable (String) throws(Failure) -> Void = ReferenceStore.removeFile
+    }
+
+    let directory: URL?
+    let files: FileOps
+    var read: @Sendable (String) -> Data? { files.read }
+    /// Bytes the derived files may take (nil: no bound).
+    let derivedCapacity: Int?
+    /// A temporary or orphaned file this old is no longer being written by anyone: removed at start.
+    static let staleAge: TimeInterval = 600
+
+    convenience init(directory: String?, read: @escaping @Sendable (String) -> Data?) throws {
+        try self.init(directory: directory, files: FileOps(read: read))
+    }
+
+    init(directory: String?, files: FileOps = FileOps(), derivedCapacity: Int? = nil) throws {
         self.directory = directory.map { URL(fileURLWithPath: $0) }
-        self.read = read
+        self.files = files
+        self.derivedCapacity = derivedCapacity
         if let dir = self.directory {
             do {
                 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -29,6 +73,57 @@ final class ReferenceStore: Sendable {
                 try FileManager.default.removeItem(at: probe)
             } catch {
                 throw RephotoError.badInput("--reference-store \(dir.path): cannot write there (\(fileErrorReason(error)))")
+            }
+            removeStale()
+        }
+    }
+
+    /// Writes `data` to a hidden temporary beside `path`, then renames it into place.
+    static func writeFile(_ data: Data, _ path: String) throws(Failure) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".tmp-\(url.lastPathComponent)-\(UInt32.random(in: .min ... .max))").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure(errno: errno) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure == 0, close(fd) != 0 { failure = errno } else if failure != 0 { close(fd) }
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw Failure(errno: failure)
+        }
+    }
+
+    /// Removes a file; one already gone is no failure.
+    static func removeFile(_ path: String) throws(Failure) {
+        if unlink(path) != 0, errno != ENOENT { throw Failure(errno: errno) }
+    }
+
+    /// Removes what killed processes left: hidden temporaries, and derived files whose reference is gone, once
+    /// they are `staleAge` old (another instance may be writing them now).
+    func removeStale() {
+        guard let directory, let shards = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        let now = Date()
+        for shard in shards where shard.count == 2 {
+            let folder = directory.appendingPathComponent(shard)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                let path = folder.appendingPathComponent(name).path
+                let orphan = name.contains(".features-") && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(String(name.prefix(64)) + ".json").path)
+                guard name.hasPrefix(".") || orphan,
+                      let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                      now.timeIntervalSince(modified) >= Self.staleAge else { continue }
+                try? files.remove(path)
             }
         }
     }
@@ -47,12 +142,18 @@ final class ReferenceStore: Sendable {
         return (folder.appendingPathComponent("\(id).image"), folder.appendingPathComponent("\(id).json"))
     }
 
-    func put(_ id: String, image: Data, camera: CameraIntrinsics?) throws {
+    /// Creates a shard folder; its failure is the store's.
+    private func makeFolder(_ folder: URL) throws(Failure) {
+        if mkdir(folder.path, 0o755) != 0, errno != EEXIST { throw Failure(errno: errno) }
+    }
+
+    func put(_ id: String, image: Data, camera: CameraIntrinsics?) throws(Failure) {
         guard let (imagePath, entryPath) = paths(id) else { return }
-        try FileManager.default.createDirectory(at: imagePath.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try makeFolder(imagePath.deletingLastPathComponent())
         // The entry last: a reference exists once its entry does, and then its image is complete.
-        try image.write(to: imagePath, options: .atomic)
-        try JSONEncoder().encode(Entry(camera: camera, bytes: image.count)).write(to: entryPath, options: .atomic)
+        try files.write(image, imagePath.path)
+        let entry = (try? JSONEncoder().encode(Entry(camera: camera, bytes: image.count))) ?? Data()
+        try files.write(entry, entryPath.path)
     }
 
     /// The camera stored with a reference (nil also when unknown), without reading its image.
@@ -103,19 +204,57 @@ final class ReferenceStore: Sendable {
     /// Saved with their SHA-256 after them: a damaged file is detected again rather than read. Fields edited in
     /// a file (the norm, the descriptor size, a keypoint made NaN) were read as they were, and answered as the
     /// client's error or as a different score (probe).
-    func putFeatures(_ id: String, settingsKey: String, _ data: Data) throws {
-        guard let path = featuresPath(id, settingsKey) else { return }
-        try FileManager.default.createDirectory(at: path.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try (data + Data(SHA256.hash(data: data))).write(to: path, options: .atomic)
+    /// Written only for a stored reference; one deleted meanwhile (by this or another instance) takes it along.
+    /// Returns the derived files evicted to stay within `derivedCapacity`.
+    @discardableResult
+    func putFeatures(_ id: String, settingsKey: String, _ data: Data) throws(Failure) -> Int {
+        guard let path = featuresPath(id, settingsKey) else { return 0 }
+        try makeFolder(path.deletingLastPathComponent())
+        try files.write(data + Data(SHA256.hash(data: data)), path.path)
+        guard contains(id) else {
+            try? files.remove(path.path)
+            return 0
+        }
+        return evictDerived(sparing: path.path)
     }
 
-    /// The saved features, nil when there are none or they are damaged.
+    /// The saved features, nil when there are none or they are damaged. A read marks them used (their
+    /// modification time), for the eviction order.
     func features(_ id: String, settingsKey: String) -> Data? {
         guard contains(id), let path = featuresPath(id, settingsKey), let file = read(path.path),
               file.count >= SHA256.byteCount else { return nil }
         let data = file.prefix(file.count - SHA256.byteCount)
         guard Data(SHA256.hash(data: data)) == file.suffix(SHA256.byteCount) else { return nil }
+        if derivedCapacity != nil { utimes(path.path, nil) }
         return Data(data)
+    }
+
+    /// Every derived file with its size and last use.
+    private func derivedFiles() -> [(path: String, bytes: Int, used: Date)] {
+        guard let directory, let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey, .contentModificationDateKey]) else { return [] }
+        var found: [(String, Int, Date)] = []
+        for case let url as URL in walker where url.lastPathComponent.contains(".features-") && !url.lastPathComponent.hasPrefix(".") {
+            let values = try? url.resourceValues(forKeys: [.fileSizeKey, .contentModificationDateKey])
+            found.append((url.path, values?.fileSize ?? 0, values?.contentModificationDate ?? .distantPast))
+        }
+        return found
+    }
+
+    /// Removes derived files, least recently used first, until they fit `derivedCapacity`; `sparing` (the file
+    /// just written) goes last.
+    private func evictDerived(sparing: String) -> Int {
+        guard let capacity = derivedCapacity else { return 0 }
+        var derived = derivedFiles()
+        var total = derived.reduce(0) { $0 + $1.bytes }
+        guard total > capacity else { return 0 }
+        derived.sort { ($0.path == sparing ? 1 : 0, $0.used) < ($1.path == sparing ? 1 : 0, $1.used) }
+        var evicted = 0
+        for file in derived where total > capacity {
+            guard (try? files.remove(file.path)) != nil else { continue }
+            total -= file.bytes
+            evicted += 1
+        }
+        return evicted
     }
 
     /// A short key of the feature settings, naming a features file.
@@ -133,27 +272,32 @@ final class ReferenceStore: Sendable {
         return FileManager.default.fileExists(atPath: entryPath.path)
     }
 
+    /// Removes a reference: its entry first, so that when nothing can be removed nothing changes (and the
+    /// failure is thrown), then its image and derived files. False when there was no entry.
     @discardableResult
-    func delete(_ id: String) -> Bool {
+    func delete(_ id: String) throws(Failure) -> Bool {
         guard let (imagePath, entryPath) = paths(id) else { return false }
-        let existed = (try? FileManager.default.removeItem(at: entryPath)) != nil
-        try? FileManager.default.removeItem(at: imagePath)
+        let existed = FileManager.default.fileExists(atPath: entryPath.path)
+        try files.remove(entryPath.path)
+        try files.remove(imagePath.path)
         let folder = imagePath.deletingLastPathComponent()
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasPrefix("\(id).features-") {
-            try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+            try files.remove(folder.appendingPathComponent(name).path)
         }
         return existed
     }
 
-    /// Entries and bytes on disk (for /metrics).
-    func size() -> (entries: Int, bytes: Int) {
-        guard let directory, let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return (0, 0) }
-        var entries = 0, bytes = 0
+    /// Entries, bytes on disk, and the derived files' bytes (for /metrics).
+    func size() -> (entries: Int, bytes: Int, derived: Int) {
+        guard let directory, let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return (0, 0, 0) }
+        var entries = 0, bytes = 0, derived = 0
         for case let url as URL in walker {
             if url.pathExtension == "json" { entries += 1 }
-            bytes += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+            let size = (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+            bytes += size
+            if url.lastPathComponent.contains(".features-") { derived += size }
         }
-        return (entries, bytes)
+        return (entries, bytes, derived)
     }
 }
 

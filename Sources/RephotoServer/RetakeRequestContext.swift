@@ -12,6 +12,9 @@ struct RetakeRequestContext: RequestContext {
     /// Set once the handler has read the whole body: an error answered after that leaves the connection open.
     let body = BodyState()
 
+    /// The peer's address without its port: what `--uploads-per-client` counts by.
+    var clientAddress: String { channel.remoteAddress?.ipAddress ?? "unknown" }
+
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel

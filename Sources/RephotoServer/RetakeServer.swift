@@ -13,16 +13,22 @@ import Synchronization
 public enum RetakeServer {
     /// Builds the application and the watcher that notes when shutdown begins (`run` runs both). `compute`:
     /// the pool the pipelines run on, for a caller that must wait for it before exiting (one is made when nil).
+    /// `token`: the bearer token in force (one holding `settings.token` is made when nil); `descriptors`: the
+    /// process's descriptor limit, which bounds the default --max-connections.
     public static func makeApplication(settings: ServerSettings, logger: Logger, shutdown: ShutdownWatcher = ShutdownWatcher(),
-                                       compute: ComputePool? = nil) throws -> some ApplicationProtocol {
+                                       compute: ComputePool? = nil, token: BearerToken? = nil,
+                                       descriptors: Int = DescriptorLimit.current) throws -> some ApplicationProtocol {
         let metrics = ServerMetrics()
         let service = try RetakeService(settings: settings, metrics: metrics, pool: compute)
+        let connections = ConnectionLimit(limit: settings.connectionLimit(descriptors: descriptors), logger: logger, metrics: metrics)
         let router = Router(context: RetakeRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
-        router.add(middleware: BearerAuth(token: settings.token))
+        router.add(middleware: BearerAuth(token: token ?? BearerToken(settings.token, file: settings.tokenFile)))
         router.add(middleware: MethodNotAllowed(openAPI: openAPI))
-        router.add(middleware: UploadAdmission(budget: UploadBudget(capacity: settings.concurrency + settings.queueLength)))
+        let uploads = UploadBudget(capacity: settings.concurrency + settings.queueLength, perClient: settings.uploadsPerClientLimit)
+        shutdown.onShutdown { uploads.cutUnread() }
+        router.add(middleware: UploadAdmission(budget: uploads))
 
         router.get("/healthz") { _, _ in jsonResponse(.ok, Data(#"{"status":"alive"}"#.utf8)) }
         router.get("/readyz") { _, _ in
@@ -33,6 +39,7 @@ public enum RetakeServer {
             let size = service.store.size()
             metrics.storeEntries.set(Double(size.entries))
             metrics.storeBytes.set(Double(size.bytes))
+            metrics.derivedBytes.set(Double(size.derived))
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
         }
@@ -74,18 +81,20 @@ public enum RetakeServer {
         router.delete("/v1/references/:id") { _, context in
             await answer {
                 let id = try referenceId(context.parameters.get("id") ?? "")
-                guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                guard try service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return Response(status: .noContent)
             }
         }
-        var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto")
+        var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto",
+                                                     availableConnectionsDelegate: connections.gate)
         configuration.reuseAddress = true
         // A connection that sends no request part for `idleTimeout` is closed: 5,000 connections trickling a
         // header were held open indefinitely, 54 MB of memory and the file descriptors with them (probe). A slow
         // upload still sends its body in parts, each of which counts.
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
         return Application(router: router,
-                           server: .http1(configuration: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger)],
+                           server: .http1(configuration: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger),
+                                                                                               connections.handler(), HTTP10Support.Installer()],
                                                                idleTimeout: idle)),
                            configuration: configuration, logger: logger)
     }
@@ -95,7 +104,11 @@ public enum RetakeServer {
         try OpenCVRuntime.configure(threads: 1)  // one OpenCV thread per pipeline; concurrency sets the pipelines
         let watcher = ShutdownWatcher()
         let compute = RetakeService.makePool(settings)
-        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher, compute: compute)
+        let token = BearerToken(settings.token, file: settings.tokenFile)
+        let hangUp = settings.tokenFile.map { _ in token.reloadOnHangUp(logger: logger) }
+        defer { hangUp?.cancel() }
+        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher, compute: compute, token: token,
+                                      descriptors: DescriptorLimit.raise())
         // Graceful shutdown runs in reverse order: the watcher first (new /v1 work gets 503), then the server,
         // which finishes the requests in flight.
         let group = ServiceGroup(configuration: .init(
@@ -195,24 +208,42 @@ public enum RetakeServer {
             // A client gone meanwhile fails the body's read below (400), not this write (a 500).
             try? await context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue))).get()
         }
-        // The idle timeout closes a silent connection, but a client sending a byte every few seconds never goes
-        // silent: the body must keep pace with --min-body-rate after a grace of --idle-timeout. Checked as each
-        // part arrives; between parts the idle timeout stands guard.
+        // A body holds an upload slot while it arrives, so its time is bounded twice: it keeps pace with
+        // --min-body-rate from its first byte (after ServerSettings.bodyRateAllowance, or --idle-timeout when
+        // shorter), checked as each part arrives, and the whole of it arrives within --body-timeout, or the
+        // connection is closed.
         var body = ByteBuffer()
         let start = ContinuousClock.now
+        let overdue = RetakeRequestContext.BodyState()
+        let channel = context.channel
+        let cutoff = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(settings.bodyTimeout * 1000))) {
+            overdue.markRead()
+            channel.close(promise: nil)
+        }
+        defer { cutoff.cancel() }
+        func tooSlow(_ rule: String) -> ServerError {
+            let elapsed = (ContinuousClock.now - start) / .seconds(1)
+            var slow = ServerError(.requestTimeout, code: "too_slow", String(
+                format: "request body arriving too slowly: %d bytes in %.1f s (%@)", body.readableBytes, elapsed, rule))
+            slow.closesConnection = true
+            return slow
+        }
         var parts = request.body.makeAsyncIterator()
-        while let part = try await nextPart(&parts) {
+        func next() async throws -> ByteBuffer? {
+            do {
+                return try await nextPart(&parts)
+            } catch where overdue.read {
+                throw tooSlow(String(format: "--body-timeout %g s", settings.bodyTimeout))
+            }
+        }
+        while let part = try await next() {
             guard body.readableBytes + part.readableBytes <= maxBody else {
                 throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
             }
             body.writeImmutableBuffer(part)
             let elapsed = (ContinuousClock.now - start) / .seconds(1)
-            if elapsed > settings.idleTimeout + Double(body.readableBytes) / settings.minBodyRate {
-                var slow = ServerError(.requestTimeout, code: "too_slow", String(
-                    format: "request body arriving too slowly: %d bytes in %.1f s (--min-body-rate %g bytes/s after --idle-timeout %g s)",
-                    body.readableBytes, elapsed, settings.minBodyRate, settings.idleTimeout))
-                slow.closesConnection = true
-                throw slow
+            if elapsed > min(settings.idleTimeout, ServerSettings.bodyRateAllowance) + Double(body.readableBytes) / settings.minBodyRate {
+                throw tooSlow(String(format: "--min-body-rate %g bytes/s from the first byte", settings.minBodyRate))
             }
         }
         context.body.markRead()
@@ -266,12 +297,21 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         let route = context.endpointPath ?? "unmatched"
         metrics.request(route: route, status: response.status.code)
         metrics.latency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-        let id = context.id
+        let id = Self.randomId()
         response.headers[.init("X-Request-Id")!] = id
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         logger.info("request", metadata: ["id": "\(id)", "method": "\(request.method.rawValue)", "route": "\(route)",
                                           "status": "\(response.status.code)", "ms": "\(String(format: "%.1f", ms))"])
         return response
+    }
+}
+
+extension RequestLog {
+    /// 64 random bits in hex: an id that tells nothing of other requests (Hummingbird's count up).
+    static func randomId() -> String {
+        let n = UInt64.random(in: .min ... .max)
+        let hex = String(n, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
 
@@ -291,10 +331,10 @@ struct ShuttingDown<Context: RequestContext>: RouterMiddleware {
 
 /// `Authorization: Bearer <token>` on /v1 routes, compared in constant time.
 struct BearerAuth<Context: RequestContext>: RouterMiddleware {
-    let token: String?
+    let token: BearerToken
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let token, !RetakeServer.isPublic(request.uri.path) else { return try await next(request, context) }
+        guard let token = token.value, !RetakeServer.isPublic(request.uri.path) else { return try await next(request, context) }
         // The scheme is case-insensitive (RFC 9110).
         let given = request.headers[.authorization].flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
         guard Self.equal(Array(given.utf8), Array(token.utf8)) else {
@@ -313,15 +353,34 @@ struct BearerAuth<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// A service that only notes when graceful shutdown begins, for the middleware and /readyz.
+/// A service that notes when graceful shutdown begins, for the middleware and /readyz, and runs what must
+/// happen then (cutting uploads still arriving).
 public final class ShutdownWatcher: Service, Sendable {
     private let flag = Atomic<Bool>(false)
+    private let actions = Mutex<[@Sendable () -> Void]>([])
     public var isShuttingDown: Bool { flag.load(ordering: .acquiring) }
 
     public init() {}
 
+    /// Runs `action` when shutdown begins (at once when it has).
+    func onShutdown(_ action: @escaping @Sendable () -> Void) {
+        let now = actions.withLock { list -> Bool in
+            if isShuttingDown { return true }
+            list.append(action)
+            return false
+        }
+        if now { action() }
+    }
+
     /// For tests and embedders: behave as shutting down from now on.
-    public func begin() { flag.store(true, ordering: .releasing) }
+    public func begin() {
+        let pending = actions.withLock { list -> [@Sendable () -> Void] in
+            guard !flag.exchange(true, ordering: .acquiringAndReleasing) else { return [] }
+            defer { list = [] }
+            return list
+        }
+        for action in pending { action() }
+    }
 
     public func run() async throws {
         try? await gracefulShutdown()

@@ -20,7 +20,7 @@ final class RetakeService: Sendable {
         try settings.validate()
         self.settings = settings
         self.pool = pool ?? RetakeService.makePool(settings)
-        self.store = try store ?? ReferenceStore(directory: settings.referenceStore)
+        self.store = try store ?? ReferenceStore(directory: settings.referenceStore, derivedCapacity: settings.storeBytes)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
     }
@@ -113,8 +113,14 @@ final class RetakeService: Sendable {
             throw ServerError(.unprocessableContent, code: "estimation_failed", kind: .estimationFailed,
                               "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
         }
-        try store.put(id, image: image, camera: camera)
-        try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), try frame.features.serialized())
+        let features = try frame.features.serialized()
+        do {
+            try store.put(id, image: image, camera: camera)
+            metrics.derivedEvicted.increment(by: Int64(try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), features)))
+        } catch {
+            if !existed { cache.remove(id: id) }
+            throw ServerError(error)
+        }
         // Without a store the cache is all that keeps it: a reference larger than --cache-bytes was answered 201
         // and then not found (probe).
         guard cache.register(id: id) || store.directory != nil else {
@@ -124,12 +130,18 @@ final class RetakeService: Sendable {
         return (id, !existed)
     }
 
-    func hasReference(_ id: String) -> Bool { store.contains(id) || cache.contains(id: id) }
+    /// With a store, the store alone says: another instance sharing it may have deleted the reference.
+    func hasReference(_ id: String) -> Bool { store.directory != nil ? store.contains(id) : cache.contains(id: id) }
 
-    func deleteReference(_ id: String) -> Bool {
+    /// False when there was no such reference; a store that cannot remove it keeps it whole and says why.
+    func deleteReference(_ id: String) throws -> Bool {
         let known = hasReference(id)
+        do {
+            try store.delete(id)
+        } catch {
+            throw ServerError(error, doing: "reference \(id) was not deleted")
+        }
         cache.remove(id: id)
-        store.delete(id)
         return known
     }
 
@@ -149,7 +161,7 @@ final class RetakeService: Sendable {
             unread.retryAfterSeconds = 1
             throw unread
         }
-        store.delete(id)
+        _ = try? store.delete(id)
         cache.remove(id: id)
         throw ServerError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
     }
@@ -157,6 +169,12 @@ final class RetakeService: Sendable {
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
     func prepared(id: String, image: Data?, camera: CameraIntrinsics?, settings: PipelineConfig) async throws -> ReferenceFrame {
         let key = ReferenceCache.key(id, settings.features, camera)
+        // A reference looked up by id is served from memory only while the shared store still has it: a delete
+        // through any instance holds at once everywhere (one stat a request).
+        if image == nil, store.directory != nil, !store.contains(id) {
+            cache.remove(id: id)
+            throw ServerError.notFound("no reference with id \(id)")
+        }
         if let hit = cache.get(key, registeredOnly: image == nil) {
             metrics.cacheHits.increment()
             return hit
@@ -188,7 +206,9 @@ final class RetakeService: Sendable {
             return (frame, try frame.features.serialized())
         }
         cache.put(key, frame, camera: camera, registered: registered)
-        if image == nil || store.contains(id) { try? store.putFeatures(id, settingsKey: settingsKey, features) }
+        if image == nil || store.contains(id), let evicted = try? store.putFeatures(id, settingsKey: settingsKey, features) {
+            metrics.derivedEvicted.increment(by: Int64(evicted))
+        }
         return frame
     }
 

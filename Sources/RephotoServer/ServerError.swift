@@ -37,6 +37,24 @@ struct ServerError: Error, Sendable {
         envelope = ErrorEnvelope(error)
     }
 
+    /// A store that cannot be written: 507 when it is full, 503 when it cannot be changed now, 500 otherwise;
+    /// the message names no path.
+    init(_ failure: ReferenceStore.Failure, doing what: String = "the reference was not stored") {
+        switch failure {
+        case .noRoom:
+            self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), code: "no_room", kind: .unavailable, "\(what): \(failure.reason)")
+        case .readOnly:
+            self.init(.serviceUnavailable, code: "unavailable", kind: .unavailable, "\(what): \(failure.reason)")
+            retryAfterSeconds = 30
+        case .io:
+            self.init(.internalServerError, code: "internal", kind: .internal, "\(what): \(failure.reason)")
+        }
+    }
+
+    init(_ error: Error, doing what: String = "the reference was not stored") {
+        if let failure = error as? ReferenceStore.Failure { self.init(failure, doing: what) } else { self = Self.wrapping(error) }
+    }
+
     static func wrapping(_ error: Error) -> ServerError {
         if let e = error as? ServerError { return e }
         return ServerError(RephotoError.wrapping(error))

@@ -2,7 +2,8 @@ import Foundation
 import Prometheus
 
 /// The worker's Prometheus metrics (GET /metrics): requests by route and status, latency, requests in
-/// flight, queue depth, reference cache hits and misses, reference store size.
+/// flight, queue depth, reference cache hits and misses, reference store size,
+/// connections and upload slots.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     let inFlight: Gauge
@@ -12,6 +13,11 @@ final class ServerMetrics: Sendable {
     let cacheMisses: Counter
     let storeEntries: Gauge
     let storeBytes: Gauge
+    let derivedBytes: Gauge
+    let derivedEvicted: Counter
+    let connections: Gauge
+    let connectionsEvicted: Counter
+    let acceptPaused: Counter
     let latency: DurationHistogram
 
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -26,6 +32,11 @@ final class ServerMetrics: Sendable {
         cacheMisses = registry.makeCounter(descriptor: Self.name("reference_cache_misses", "total", "Prepared references detected again"))
         storeEntries = registry.makeGauge(descriptor: Self.name("reference_store_entries", "", "References in the on-disk store"))
         storeBytes = registry.makeGauge(descriptor: Self.name("reference_store", "bytes", "Bytes of the on-disk store"))
+        derivedBytes = registry.makeGauge(descriptor: Self.name("reference_store_derived", "bytes", "Bytes of the store's derived files (prepared features), bounded by --store-bytes"))
+        derivedEvicted = registry.makeCounter(descriptor: Self.name("reference_store_evicted", "total", "Derived files evicted from the store under --store-bytes"))
+        connections = registry.makeGauge(descriptor: Self.name("connections_open", "", "Open client connections"))
+        connectionsEvicted = registry.makeCounter(descriptor: Self.name("connections_evicted", "total", "Idle connections closed at --max-connections to make room"))
+        acceptPaused = registry.makeCounter(descriptor: Self.name("connections_accept_paused", "total", "Times accepting paused at --max-connections with every connection busy"))
         latency = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Request latency"),
             buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),

@@ -16,9 +16,33 @@ public struct ServerSettings: Sendable {
     /// Longest a connection may go without sending any part of a request, seconds; then it is closed (a
     /// client trickling a header one byte at a time held its connection and memory indefinitely).
     public var idleTimeout = 30.0
-    /// Slowest pace a request body may arrive at once `idleTimeout` has passed, bytes per second; then 408 (a
-    /// client sending a byte every few seconds never trips the idle timeout).
+    /// Slowest pace a request body may arrive at, bytes per second from its first byte after
+    /// `bodyRateAllowance` (or `idleTimeout` when shorter); then 408 (a client sending a byte every few seconds never trips the idle timeout).
     public var minBodyRate = 65536.0
+    /// Longest a request body may take to arrive, seconds, whatever its pace; then the connection is closed.
+    public var bodyTimeout = 120.0
+    /// Uploads one client address may have in progress at once (nil: half of concurrency + queue length,
+    /// rounded up). Behind a proxy every client has the proxy's address: set it to that sum there.
+    public var uploadsPerClient: Int?
+    /// Open connections at most (nil: 1024, and at most half the process's descriptor limit). Past it the
+    /// connection idle longest is closed for a new one; when none is idle, new ones wait in the listen queue.
+    public var maxConnections: Int?
+    /// Bytes the reference store's derived files (features) may take; least recently used first out past it.
+    /// Originals are never evicted. nil: no bound.
+    public var storeBytes: Int?
+    /// The file the bearer token was read from, read again on SIGHUP (nil: the token, if any, was given directly).
+    public var tokenFile: String?
+
+    /// Seconds a body may lag --min-body-rate by: TCP's slow start and a client's first write.
+    public static let bodyRateAllowance = 5.0
+
+    /// `uploadsPerClient`, or its default.
+    public var uploadsPerClientLimit: Int { uploadsPerClient ?? max(1, (concurrency + queueLength + 1) / 2) }
+
+    /// `maxConnections`, or its default under the descriptor limit `descriptors` (the soft RLIMIT_NOFILE).
+    public func connectionLimit(descriptors: Int) -> Int {
+        maxConnections ?? max(8, min(1024, descriptors / 2))
+    }
     /// Longer side of an aligned image, pixels: both photos are decoded no larger (JPEGs by DCT scaling). At full
     /// size, aligning two 39 MP photos peaked at 799 MB, where a pipeline is budgeted about 350 MB (probe).
     public var alignMaxDimension = 4096
@@ -60,6 +84,17 @@ public struct ServerSettings: Sendable {
         guard requestTimeout >= 0.001, requestTimeout <= 86400 else { throw RephotoError.badInput("\(given("--request-timeout", requestTimeout)) must be 0.001 to 86400 seconds") }
         guard idleTimeout >= 0.1, idleTimeout <= 86400 else { throw RephotoError.badInput("\(given("--idle-timeout", idleTimeout)) must be 0.1 to 86400 seconds") }
         guard (64...65536).contains(alignMaxDimension) else { throw RephotoError.badInput("\(given("--align-max-dimension", alignMaxDimension)) must be 64 to 65536 pixels") }
+        guard bodyTimeout >= 1, bodyTimeout <= 86400 else { throw RephotoError.badInput("\(given("--body-timeout", bodyTimeout)) must be 1 to 86400 seconds") }
+        if let n = uploadsPerClient, !(1...1_000_000).contains(n) {
+            throw RephotoError.badInput("\(given("--uploads-per-client", n)) must be 1 to 1000000")
+        }
+        if let n = maxConnections, !(2...1_000_000).contains(n) {
+            throw RephotoError.badInput("\(given("--max-connections", n)) must be 2 to 1000000")
+        }
+        if let n = storeBytes {
+            guard referenceStore != nil else { throw RephotoError.badInput("\(given("--store-bytes", n)) needs --reference-store") }
+            guard n >= 0 else { throw RephotoError.badInput("\(given("--store-bytes", n)) must be at least 0") }
+        }
         guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("\(given("--min-body-rate", minBodyRate)) must be at least 1 byte per second") }
         if referenceStore?.isEmpty == true {
             throw RephotoError.badInput("\(given("--reference-store", "''")) is empty: name a folder, or leave it out to keep references in memory")

@@ -119,7 +119,7 @@ public enum StdioServer {
                 return try JSONOutput.encode(["id": id, "status": "known"])
             case "deleteReference":
                 let id = try RetakeServer.referenceId(object["referenceId"] as? String ?? "")
-                guard service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                guard try service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
                 return try JSONOutput.encode(["id": id, "status": "deleted"])
             case let op:
                 throw ServerError.badRequest("unknown op '\(op.prefix(40))' (score, align, addReference, hasReference, deleteReference)")

@@ -1,40 +1,86 @@
 import Hummingbird
+import NIOCore
 import Synchronization
 
 /// How many request bodies may be held at once: those running and those queued for a pipeline
-/// (`--concurrency` + `--queue-length`). Each body is buffered whole (up to `--max-body-bytes`), and without
-/// a bound memory grew with the connections: 30 uploads of 60 MB held 2.2 GB (probe). Past the bound a new
-/// upload is answered 503 before its body is read, and its connection closed.
+/// (`--concurrency` + `--queue-length`), and how many of them one client address may hold
+/// (`--uploads-per-client`). Each body is buffered whole (up to `--max-body-bytes`). Past either bound a new
+/// upload is answered 503 before its body is read, and its connection closed. Uploads still receiving their
+/// body are cut when shutdown begins: a drain waits for work being computed, not for slow senders.
 final class UploadBudget: Sendable {
     let capacity: Int
-    private let held = Mutex(0)
+    let perClient: Int
 
-    init(capacity: Int) { self.capacity = capacity }
+    private struct State {
+        var held = 0
+        var byClient: [String: Int] = [:]
+        /// Connections whose body is still arriving, by an id of the admission.
+        var receiving: [Int: (channel: any Channel, body: RetakeRequestContext.BodyState)] = [:]
+        var nextId = 0
+        var cut = false
+    }
+    private let state = Mutex(State())
 
-    func acquire() -> Bool {
-        held.withLock { count in
-            guard count < capacity else { return false }
-            count += 1
-            return true
+    enum Refusal: Error { case full, client }
+
+    init(capacity: Int, perClient: Int) {
+        self.capacity = capacity
+        self.perClient = max(1, min(perClient, capacity))
+    }
+
+    /// A slot for `client`, released by `release`; the id it returns names the admission.
+    func acquire(client: String, channel: (any Channel)? = nil, body: RetakeRequestContext.BodyState? = nil) -> Result<Int, Refusal> {
+        state.withLock { s in
+            guard s.held < capacity, !s.cut else { return .failure(.full) }
+            guard s.byClient[client, default: 0] < perClient else { return .failure(.client) }
+            s.held += 1
+            s.byClient[client, default: 0] += 1
+            s.nextId += 1
+            if let channel, let body { s.receiving[s.nextId] = (channel, body) }
+            return .success(s.nextId)
         }
     }
 
-    func release() { held.withLock { $0 -= 1 } }
+    func release(_ id: Int, client: String) {
+        state.withLock { s in
+            s.held -= 1
+            s.receiving[id] = nil
+            if let n = s.byClient[client], n > 1 { s.byClient[client] = n - 1 } else { s.byClient[client] = nil }
+        }
+    }
+
+    /// Closes every connection whose upload has not been read whole, and admits no more (shutdown).
+    func cutUnread() {
+        let unread = state.withLock { s -> [any Channel] in
+            s.cut = true
+            return s.receiving.values.filter { !$0.body.read }.map(\.channel)
+        }
+        for channel in unread { channel.close(promise: nil) }
+    }
+
+    /// Slots held now.
+    var held: Int { state.withLock { $0.held } }
 }
 
-struct UploadAdmission<Context: RequestContext>: RouterMiddleware {
+struct UploadAdmission: RouterMiddleware {
+    typealias Context = RetakeRequestContext
     let budget: UploadBudget
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard RetakeServer.hasBody(request) else { return try await next(request, context) }
-        guard budget.acquire() else {
-            var busy = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
-                                   "\(budget.capacity) uploads in progress already (--concurrency + --queue-length): try again shortly")
+        let client = context.clientAddress
+        switch budget.acquire(client: client, channel: context.channel, body: context.body) {
+        case .success(let id):
+            defer { budget.release(id, client: client) }
+            return try await next(request, context)
+        case .failure(let refusal):
+            let message = refusal == .full
+                ? "\(budget.capacity) uploads in progress already (--concurrency + --queue-length): try again shortly"
+                : "\(budget.perClient) uploads from this client address in progress already (--uploads-per-client): try again when one ends"
+            var busy = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, message)
             busy.retryAfterSeconds = 1
             busy.closesConnection = true
             throw busy
         }
-        defer { budget.release() }
-        return try await next(request, context)
     }
 }

@@ -8,7 +8,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
-        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_REFERENCE_STORE, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
+        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
 
     @Option(parsing: .unconditional, help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
     @Option(parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
@@ -17,7 +17,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
     @Option(parsing: .unconditional, help: "Seconds a request may take, once its body has arrived, before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
     @Option(parsing: .unconditional, help: "Seconds a connection may go without sending any part of a request before it is closed (default 30).", transform: decimalOption) var idleTimeout: Double?
-    @Option(parsing: .unconditional, help: "Bytes per second a request body must average once --idle-timeout has passed, or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
+    @Option(parsing: .unconditional, help: "Bytes per second a request body must average from its first byte (after 5 s), or 408 (default 65536).", transform: decimalOption) var minBodyRate: Double?
+    @Option(parsing: .unconditional, help: "Seconds a request body may take to arrive, or its connection is closed (default 120).", transform: decimalOption) var bodyTimeout: Double?
+    @Option(parsing: .unconditional, help: "Uploads one client address may have in progress (default: half of concurrency + queue length).") var uploadsPerClient: Int?
+    @Option(parsing: .unconditional, help: "Open connections at most; past it the one idle longest is closed (default 1024, at most half the descriptor limit).") var maxConnections: Int?
+    @Option(parsing: .unconditional, help: "Bytes the store's derived files (prepared features) may take, least recently used evicted first; images are never evicted (default: no bound).") var storeBytes: Int?
     @Option(parsing: .unconditional, help: "Longer side of an image /v1/retakes/align answers, pixels (default 4096).") var alignMaxDimension: Int?
     @Option(parsing: .unconditional, help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
     @Option(parsing: .unconditional, help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
@@ -47,6 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
         s.requestTimeout = try value(requestTimeout, "--request-timeout", "REPHOTO_REQUEST_TIMEOUT", decimalNumber) ?? s.requestTimeout
         s.idleTimeout = try value(idleTimeout, "--idle-timeout", "REPHOTO_IDLE_TIMEOUT", decimalNumber) ?? s.idleTimeout
         s.minBodyRate = try value(minBodyRate, "--min-body-rate", "REPHOTO_MIN_BODY_RATE", decimalNumber) ?? s.minBodyRate
+        s.bodyTimeout = try value(bodyTimeout, "--body-timeout", "REPHOTO_BODY_TIMEOUT", decimalNumber) ?? s.bodyTimeout
+        s.uploadsPerClient = try value(uploadsPerClient, "--uploads-per-client", "REPHOTO_UPLOADS_PER_CLIENT", Int.init)
+        s.maxConnections = try value(maxConnections, "--max-connections", "REPHOTO_MAX_CONNECTIONS", Int.init)
+        s.storeBytes = try value(storeBytes, "--store-bytes", "REPHOTO_STORE_BYTES", Int.init)
         s.alignMaxDimension = try value(alignMaxDimension, "--align-max-dimension", "REPHOTO_ALIGN_MAX_DIMENSION", Int.init) ?? s.alignMaxDimension
         s.referenceStore = try value(referenceStore, "--reference-store", "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "--cache-bytes", "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
@@ -54,43 +62,15 @@ struct ServeCommand: AsyncParsableCommand {
         let tokenPath = try value(tokenFile, "--token-file", "REPHOTO_TOKEN_FILE", { $0 })
         s.fromEnvironment = fromEnvironment
         if let file = tokenPath {
-            let given = s.given("--token-file", file)
-            let token = try Self.readToken(file, given).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.count >= 16 else { throw RephotoError.badInput("\(given): the token must have at least 16 characters") }
-            // A token no client can send in a header line (a newline inside it was accepted; probe).
-            guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
-                throw RephotoError.badInput("\(given): the token must be printable ASCII without spaces")
-            }
+            let (token, warnings) = try BearerToken.read(file, given: s.given("--token-file", file))
+            for warning in warnings { FileHandle.standardError.write(Data("rephoto serve: warning: \(warning)\n".utf8)) }
             s.token = token
+            s.tokenFile = file
         }
         s.allowUnauthenticated = allowUnauthenticated
         s.pipeline = try pipeline.resolve()
         try s.validate()
         return s
-    }
-
-    /// At most 4 KiB is read: /dev/zero or a log file given by mistake would otherwise be read whole.
-    static func readToken(_ path: String, _ given: String) throws -> String {
-        // Opening a FIFO with no writer blocks for ever, before the worker binds its port (probe).
-        if let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType, type != .typeRegular {
-            throw RephotoError.badInput("\(given): \(type == .typeDirectory ? "a directory" : "not a regular file")")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"
-            throw RephotoError.badInput("\(given): \(reason)")
-        }
-        defer { try? handle.close() }
-        let limit = 4096
-        let data: Data
-        do {
-            data = try handle.read(upToCount: limit + 1) ?? Data()
-        } catch {
-            throw RephotoError.badInput("\(given): cannot read (\(error.localizedDescription))")
-        }
-        if data.isEmpty { throw RephotoError.badInput("\(given): the file is empty") }
-        if data.count > limit { throw RephotoError.badInput("\(given): over \(limit) bytes, not a token file") }
-        guard let text = String(data: data, encoding: .utf8) else { throw RephotoError.badInput("\(given): not UTF-8 text") }
-        return text
     }
 
     func run() async throws {

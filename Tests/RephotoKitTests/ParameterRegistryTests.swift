@@ -83,6 +83,31 @@ import Testing
         #expect(big?.message.hasPrefix("features.akaze.descriptorSize = 400 is out of range (allowed: 0...324") == true)
     }
 
+    /// ORB enlarges the image by scaleFactor^firstLevel before detecting: the largest pyramid level the settings
+    /// admit must fit maxPixels. firstLevel 4 at scaleFactor 3 asked 3.9 GB for an 800x640 pair, 7 at 4 asked
+    /// 171 TB; a small enlargement within the bound still runs, and the bound follows the analysis size.
+    @Test func anEnlargementPastMaxPixelsIsRefusedBeforeAnyWork() throws {
+        func check(_ overrides: [(String, ParameterValue)]) -> String? {
+            do {
+                _ = try PipelineConfig.resolve(file: nil, overrides: [("features.detector", .string("orb"))] + overrides)
+                return nil
+            } catch let error as RephotoError {
+                return error.message
+            } catch { return "\(error)" }
+        }
+        // 1600 px a side at most: 2.56 MP; 81^2 times that is 16,796 MP.
+        #expect(check([("features.orb.firstLevel", .int(4)), ("features.orb.scaleFactor", .double(3))])
+                == "features.orb.firstLevel = 4 with features.orb.scaleFactor = 3 enlarges the image 81x before detection: up to 16796 MP at its largest pyramid level, over maxPixels = 50000000 (lower either, or features.maxDimension)")
+        #expect(check([("features.orb.firstLevel", .int(7)), ("features.orb.scaleFactor", .double(4)), ("features.orb.levels", .int(8))])?.contains("enlarges the image 16384x") == true)
+        // 4x a side (16x the pixels): 41 MP, within 50 MP.
+        #expect(check([("features.orb.firstLevel", .int(2)), ("features.orb.scaleFactor", .double(2))]) == nil)
+        // At full resolution no enlargement fits: the image alone may take maxPixels.
+        #expect(check([("features.orb.firstLevel", .int(1)), ("features.maxDimension", .null)])?.contains("over maxPixels = 50000000") == true)
+        // A lower maxPixels lowers the bound with it; another detector does not use the setting.
+        #expect(check([("features.orb.firstLevel", .int(2)), ("features.orb.scaleFactor", .double(2)), ("maxPixels", .int(20_000_000))]) != nil)
+        #expect((try? PipelineConfig.resolve(file: nil, overrides: [("features.orb.firstLevel", .int(4)), ("features.orb.scaleFactor", .double(3))])) != nil)
+    }
+
     /// Settings inside their ranges that OpenCV 4.6 cannot run were a server's 500 or worse (found by probing):
     /// MLDB with 1 channel corrupted the heap (a crash), its full-size descriptor with 2 failed an assertion, and a
     /// SIFT sigma whose square underflows failed in the Gaussian kernel. They are refused as bad input; what remains

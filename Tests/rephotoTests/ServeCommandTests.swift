@@ -57,6 +57,10 @@ import Testing
             (["--token-file", fifo], "--token-file \(fifo): not a regular file"),
             (["--token-file", NSTemporaryDirectory()], "a directory"),
             (["--host", ""], "--host '' is empty: name an address"),
+            (["--body-timeout", "0.5"], "--body-timeout 0.5 must be 1 to 86400 seconds"),
+            (["--uploads-per-client", "0"], "--uploads-per-client 0 must be 1 to 1000000"),
+            (["--max-connections", "1"], "--max-connections 1 must be 2 to 1000000"),
+            (["--store-bytes", "1000"], "--store-bytes 1000 needs --reference-store"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
@@ -277,7 +281,7 @@ import Testing
     /// slot is free an upload is received again.
     @Test func uploadsPastTheQueueAreRefusedBeforeTheirBodies() async throws {
         let port = 20_000 + Int((getpid() + 13) % 20_000)
-        let process = try await Self.worker(port: port, ["--concurrency", "1", "--queue-length", "1"])
+        let process = try await Self.worker(port: port, ["--concurrency", "1", "--queue-length", "1", "--uploads-per-client", "2"])
         defer { if process.isRunning { process.terminate() } }
         // A second worker on the same port says which address is taken (NIO's bind error named none), exit 2.
         let second = try CLI.run(["serve", "--port", "\(port)"])

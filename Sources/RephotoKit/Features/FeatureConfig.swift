@@ -30,6 +30,14 @@ public struct FeatureConfig: Equatable, Sendable {
         self.scale = scale
     }
 
+    /// The most pixels an analysis copy can have under these settings, for images of at most `maxPixels`: the
+    /// bound a detector's own enlargement is checked against before any image is read.
+    public func largestAnalysisPixels(maxPixels: Int) -> Double {
+        var pixels = Double(maxPixels) * (scale.map { $0 * $0 } ?? 1)
+        if let side = maxDimension { pixels = min(pixels, Double(side) * Double(side)) }
+        return pixels
+    }
+
     /// Checks the ranges of `ParameterRegistry` (and the rules between these parameters).
     public func validate() throws {
         var config = PipelineConfig()

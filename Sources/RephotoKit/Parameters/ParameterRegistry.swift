@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every tunable of the pipeline, declared once: path, type, default, allowed values, tuning scale and a
 /// one-line description. Config decoding and encoding, validation, `rephoto defaults`, the parameter table
 /// of docs/configuration.md and the tuner all read this list; the config structs take their defaults from it.
@@ -170,6 +172,15 @@ public enum ParameterRegistry {
         (["features.orb.firstLevel", "features.orb.levels"], { c in
             c.features.orb.firstLevel < c.features.orb.levels ? nil
                 : "features.orb.firstLevel = \(c.features.orb.firstLevel) is out of range (allowed: 0...\(c.features.orb.levels - 1), below features.orb.levels)"
+        }),
+        // ORB enlarges the image by scaleFactor^firstLevel before its pyramid: the largest level of the largest image
+        // the settings admit must stay within maxPixels, the cap on what any image may cost.
+        (["features.detector", "features.orb.firstLevel", "features.orb.scaleFactor", "features.maxDimension", "features.scale", "maxPixels"], { c in
+            guard c.features.detector == .orb, c.features.orb.firstLevel > 0 else { return nil }
+            let enlargement = pow(c.features.orb.scaleFactor, Double(c.features.orb.firstLevel))
+            let largest = c.features.largestAnalysisPixels(maxPixels: c.maxPixels) * enlargement * enlargement
+            guard largest > Double(c.maxPixels) else { return nil }
+            return "features.orb.firstLevel = \(c.features.orb.firstLevel) with features.orb.scaleFactor = \(formatNumber(c.features.orb.scaleFactor)) enlarges the image \(formatNumber((enlargement * 100).rounded() / 100))x before detection: up to \(formatNumber((largest / 1e6).rounded())) MP at its largest pyramid level, over maxPixels = \(c.maxPixels) (lower either, or features.maxDimension)"
         }),
         (["pose.minParallax", "pose.maxParallax"], { c in
             c.pose.minParallax < c.pose.maxParallax ? nil
