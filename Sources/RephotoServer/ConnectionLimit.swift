@@ -8,9 +8,11 @@ import Synchronization
 /// `--max-connections`: at most `limit` open connections, so the worker never runs out of file descriptors (out
 /// of them, accept fails and nothing answers, /healthz included). When a connection opens at the limit, the one
 /// idle longest (no request in progress, quiet for `evictionGrace` or more) is closed to keep a place free;
-/// when none is idle, accepting pauses until one closes, and that is logged once per `logInterval`.
+/// when none is idle, accepting pauses until one closes, and that is logged once per `logInterval`. Should
+/// accept still run out of descriptors, the limit is lowered to the connections open then, and the one idle
+/// longest is closed at once: NIO retries a failed accept without pause, a core spinning until one succeeds.
 final class ConnectionLimit: Sendable {
-    let limit: Int
+    var limit: Int { state.withLock { $0.limit } }
     /// A connection this new has its request still on the way: never evicted.
     static let evictionGrace: Duration = .seconds(1)
     static let logInterval: Duration = .seconds(60)
@@ -24,14 +26,17 @@ final class ConnectionLimit: Sendable {
         var open: [ObjectIdentifier: Entry] = [:]
         var accepted = 0
         var lastLogged: ContinuousClock.Instant?
+        var lastExhausted: ContinuousClock.Instant?
         var recheckScheduled = false
+        var watching = false
+        var limit: Int
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let logger: Logger
     private let metrics: ServerMetrics
 
     init(limit: Int, logger: Logger, metrics: ServerMetrics) {
-        self.limit = limit
+        state = Mutex(State(limit: limit))
         self.logger = logger
         self.metrics = metrics
     }
@@ -44,7 +49,7 @@ final class ConnectionLimit: Sendable {
         mutating func connectionOpened() { owner.state.withLock { $0.accepted += 1 } }
         mutating func connectionClosed() { owner.state.withLock { $0.accepted -= 1 } }
         func isAcceptingNewConnections() -> Bool {
-            let accepting = owner.state.withLock { $0.accepted < owner.limit }
+            let accepting = owner.state.withLock { $0.accepted < $0.limit }
             if !accepting { owner.noteFull() }
             return accepting
         }
@@ -55,7 +60,49 @@ final class ConnectionLimit: Sendable {
     /// The per-connection handler that reports requests starting and ending.
     func handler() -> Tracker { Tracker(owner: self) }
 
+    /// Out of descriptors, accept fails: NIO backs off a second and says nothing, so the listening channel gets a
+    /// handler that logs it once per `logInterval` (installed with the first connection, its parent).
+    fileprivate func watchAccepts(_ server: (any Channel)?) {
+        guard let server, state.withLock({ s in defer { s.watching = true }; return !s.watching }) else { return }
+        server.eventLoop.execute { [self] in
+            try? server.pipeline.syncOperations.addHandler(AcceptWatch(owner: self), position: .first)
+        }
+    }
+
+    fileprivate func acceptFailed(_ error: IOError) {
+        let now = ContinuousClock.now
+        let (log, limit, victim) = state.withLock { s -> (Bool, Int, (any Channel)?) in
+            s.limit = max(2, min(s.limit, s.open.count - 1))
+            let victim = s.open.values.filter { !$0.busy }.min { $0.lastActive < $1.lastActive }
+            if let victim { s.open[ObjectIdentifier(victim.channel)]?.busy = true }
+            let log = s.lastExhausted.map { now - $0 >= Self.logInterval } ?? true
+            if log { s.lastExhausted = now }
+            return (log, s.limit, victim?.channel)
+        }
+        metrics.acceptFailed.increment()
+        if let victim {
+            metrics.connectionsEvicted.increment()
+            victim.close(promise: nil)
+        }
+        if log {
+            logger.error("accepting a connection failed (\(String(cString: strerror(error.errnoCode)))): out of file descriptors; at most \(limit) connections from now on (--max-connections), raise the limit (ulimit -n) for more (logged once a minute)")
+        }
+    }
+
+    /// On the listening channel: sees accept's errors before NIO's back-off handler swallows them.
+    final class AcceptWatch: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = any Channel
+        let owner: ConnectionLimit
+        init(owner: ConnectionLimit) { self.owner = owner }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            if let error = error as? IOError, [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode) { owner.acceptFailed(error) }
+            context.fireErrorCaught(error)
+        }
+    }
+
     fileprivate func opened(_ channel: any Channel) {
+        watchAccepts(channel.parent)
         let new = state.withLock { s -> Bool in
             guard s.open[ObjectIdentifier(channel)] == nil else { return false }
             s.open[ObjectIdentifier(channel)] = Entry(channel: channel, busy: false, lastActive: .now)
@@ -81,7 +128,7 @@ final class ConnectionLimit: Sendable {
     private func evictIfFull(sparing spared: (any Channel)?) {
         let now = ContinuousClock.now
         let (victim, recheck) = state.withLock { s -> ((any Channel)?, Bool) in
-            guard s.open.count >= limit else { return (nil, false) }
+            guard s.open.count >= s.limit else { return (nil, false) }
             let idle = s.open.values.filter { !$0.busy && now - $0.lastActive >= Self.evictionGrace && $0.channel !== spared }
             if let oldest = idle.min(by: { $0.lastActive < $1.lastActive }) {
                 s.open[ObjectIdentifier(oldest.channel)]?.busy = true  // closing: not chosen twice

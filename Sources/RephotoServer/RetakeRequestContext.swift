@@ -12,8 +12,9 @@ struct RetakeRequestContext: RequestContext {
     /// Set once the handler has read the whole body: an error answered after that leaves the connection open.
     let body = BodyState()
 
-    /// The peer's address without its port: what `--uploads-per-client` counts by.
-    var clientAddress: String { channel.remoteAddress?.ipAddress ?? "unknown" }
+    /// The peer's IP address: what `--uploads-per-client` counts by (nil for a peer without one, which only the
+    /// global bound then counts).
+    var clientAddress: String? { channel.remoteAddress?.ipAddress }
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

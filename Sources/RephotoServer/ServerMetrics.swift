@@ -18,6 +18,7 @@ final class ServerMetrics: Sendable {
     let connections: Gauge
     let connectionsEvicted: Counter
     let acceptPaused: Counter
+    let acceptFailed: Counter
     let latency: DurationHistogram
 
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -37,6 +38,7 @@ final class ServerMetrics: Sendable {
         connections = registry.makeGauge(descriptor: Self.name("connections_open", "", "Open client connections"))
         connectionsEvicted = registry.makeCounter(descriptor: Self.name("connections_evicted", "total", "Idle connections closed at --max-connections to make room"))
         acceptPaused = registry.makeCounter(descriptor: Self.name("connections_accept_paused", "total", "Times accepting paused at --max-connections with every connection busy"))
+        acceptFailed = registry.makeCounter(descriptor: Self.name("connections_accept_failed", "total", "Accepts that failed for want of file descriptors"))
         latency = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Request latency"),
             buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),

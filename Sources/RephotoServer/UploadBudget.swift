@@ -29,22 +29,25 @@ final class UploadBudget: Sendable {
     }
 
     /// A slot for `client`, released by `release`; the id it returns names the admission.
-    func acquire(client: String, channel: (any Channel)? = nil, body: RetakeRequestContext.BodyState? = nil) -> Result<Int, Refusal> {
+    func acquire(client: String?, channel: (any Channel)? = nil, body: RetakeRequestContext.BodyState? = nil) -> Result<Int, Refusal> {
         state.withLock { s in
             guard s.held < capacity, !s.cut else { return .failure(.full) }
-            guard s.byClient[client, default: 0] < perClient else { return .failure(.client) }
+            if let client {
+                guard s.byClient[client, default: 0] < perClient else { return .failure(.client) }
+                s.byClient[client, default: 0] += 1
+            }
             s.held += 1
-            s.byClient[client, default: 0] += 1
             s.nextId += 1
             if let channel, let body { s.receiving[s.nextId] = (channel, body) }
             return .success(s.nextId)
         }
     }
 
-    func release(_ id: Int, client: String) {
+    func release(_ id: Int, client: String?) {
         state.withLock { s in
             s.held -= 1
             s.receiving[id] = nil
+            guard let client else { return }
             if let n = s.byClient[client], n > 1 { s.byClient[client] = n - 1 } else { s.byClient[client] = nil }
         }
     }

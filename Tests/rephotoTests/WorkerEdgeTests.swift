@@ -140,6 +140,42 @@ import Testing
         #expect(logged.components(separatedBy: "at --max-connections 64").count == 2, "\(logged)")
     }
 
+    /// With --max-connections set past the descriptor limit, accept runs out of descriptors: NIO retried it
+    /// without pause (a core spinning, 2 CPU-s in 3 s, /healthz unanswered, nothing logged). Now the limit is
+    /// lowered to what fits, logged once, the idle connection longest quiet makes room, and /healthz answers.
+    @Test func runningOutOfDescriptorsIsLoggedOnceAndRecovered() async throws {
+        let port = Self.port(39)
+        let log = try Scratch.directory().appendingPathComponent("worker.log").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" serve --port \(port) --max-connections 500 2>\"$1\"", CLI.executable.path, log]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = (try? await ServeCommandTests.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(up)
+        let idle = (0..<150).map { _ in Self.connection(port, timeout: 1) }
+        defer { for socket in idle { close(socket) } }
+        try await Task.sleep(for: .seconds(3))
+        let stat = { () throws -> Double in
+            let fields = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8).split(separator: ")").last!.split(separator: " ")
+            return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+        let cpu = try stat()
+        try await Task.sleep(for: .seconds(3))
+        #expect(try stat() - cpu < 1.0)
+        let health = Self.connection(port)
+        defer { close(health) }
+        let answer = ServeCommandTests.exchange(health, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(logged.components(separatedBy: "out of file descriptors; at most").count == 2, "\(logged)")
+    }
+
     /// HTTP/1.0 closes after the answer unless asked to keep alive, and is answered in HTTP/1.0 (the answer was
     /// HTTP/1.1 and the connection held for the idle timeout, so a client reading to the end hung).
     @Test func http10ClosesByDefault() async throws {
