@@ -235,13 +235,20 @@ import Testing
         #expect(ContinuousClock.now - connectStart < .milliseconds(900), "\(ContinuousClock.now - connectStart)")
     }
 
-    /// `rephoto serve` on `port` with `arguments`, once it answers /healthz.
-    static func worker(port: Int, _ arguments: [String]) async throws -> Process {
+    /// `rephoto serve` on `port` with `arguments`, once it answers /healthz; with `descriptors`, under that
+    /// descriptor limit (ulimit -n), its stderr written to `log`.
+    static func worker(port: Int, _ arguments: [String], descriptors: Int? = nil, log: String = "/dev/null") async throws -> Process {
         let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", "\(port)"] + arguments
+        if let descriptors {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(descriptors) && exec \"$0\" serve --port \(port) \(arguments.joined(separator: " ")) 2>\"$1\"",
+                                 CLI.executable.path, log]
+        } else {
+            process.executableURL = CLI.executable
+            process.arguments = ["serve", "--port", "\(port)"] + arguments
+            process.standardError = FileHandle.nullDevice
+        }
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         try process.run()
         var up = false
         for _ in 0..<100 where !up {
@@ -253,20 +260,7 @@ import Testing
     }
 
     /// A TCP connection to the worker on `port`, reads timing out after 10 s.
-    static func connection(_ port: Int) -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(connected == 0)
-        var wait = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        return socket
-    }
+    static func connection(_ port: Int) -> Int32 { WorkerEdgeTests.connection(port) }
 
     /// Sends `text` and returns what one read brings back.
     static func exchange(_ socket: Int32, _ text: String) -> String {

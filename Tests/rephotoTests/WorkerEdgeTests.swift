@@ -39,6 +39,12 @@ import Testing
         }
     }
 
+    /// CPU time a process has used, seconds.
+    static func cpuSeconds(_ process: Process) throws -> Double {
+        let fields = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8).split(separator: ")").last!.split(separator: " ")
+        return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     static let uploadHeader = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b"
 
     /// One client address holds at most --uploads-per-client of the upload slots (ten slow senders from one
@@ -102,78 +108,43 @@ import Testing
     /// /healthz unanswered and nothing logged. Now at most --max-connections are open (by default half the
     /// limit), the idle ones longest quiet make room, /healthz answers, the worker stays idle, and it logs once.
     @Test func aFloodOfIdleConnectionsLeavesRoomForHealthChecks() async throws {
-        let port = Self.port(37)
+        let flood = try await Self.flood(port: Self.port(37), descriptors: 128, [])
+        #expect(flood.cpu < 1.0)  // spinning in accept took 2.94 CPU-seconds of 3
+        #expect(flood.health.hasPrefix("HTTP/1.1 200"), "\(flood.health)")
+        #expect(flood.descriptors < 128)
+        #expect(flood.metrics.contains("rephoto_connections_evicted_total"), "\(flood.metrics.prefix(300))")
+        #expect(flood.log.components(separatedBy: "at --max-connections 64").count == 2, "\(flood.log)")
+    }
+
+    /// A worker under a descriptor limit, flooded with 300 idle connections (closed at the end): the CPU it
+    /// used over 3 s, then /healthz's and /metrics' answers, its descriptors, and its log.
+    static func flood(port: Int, descriptors: Int, _ arguments: [String]) async throws
+        -> (cpu: Double, health: String, metrics: String, descriptors: Int, log: String) {
         let log = try Scratch.directory().appendingPathComponent("worker.log").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -n 128 && exec \"$0\" serve --port \(port) 2>\"$1\"", CLI.executable.path, log]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try await ServeCommandTests.worker(port: port, arguments, descriptors: descriptors, log: log)
         defer { if process.isRunning { process.terminate() } }
-        var up = false
-        for _ in 0..<100 where !up {
-            up = (try? await ServeCommandTests.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(up)
-        var idle: [Int32] = []
+        let idle = (0..<300).map { _ in Self.connection(port, timeout: 1) }
         defer { for socket in idle { close(socket) } }
-        for _ in 0..<300 { idle.append(Self.connection(port, timeout: 1)) }
-        func cpuSeconds() throws -> Double {
-            let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
-            let fields = stat.split(separator: ")").last!.split(separator: " ")
-            return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        }
-        let cpu = try cpuSeconds()
+        try await Task.sleep(for: .seconds(2))
+        let cpu = try Self.cpuSeconds(process)
         try await Task.sleep(for: .seconds(3))
-        // Spinning in accept took 2.94 CPU-seconds of 3.
-        #expect(try cpuSeconds() - cpu < 1.0)
+        let used = try Self.cpuSeconds(process) - cpu
         let health = Self.connection(port)
         defer { close(health) }
         let answer = ServeCommandTests.exchange(health, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count
-        #expect(descriptors < 128)
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count
         let metrics = ServeCommandTests.exchange(health, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(metrics.contains("rephoto_connections_evicted_total"), "\(metrics.prefix(300))")
-        let logged = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(logged.components(separatedBy: "at --max-connections 64").count == 2, "\(logged)")
+        return (used, answer, metrics, open, try String(contentsOfFile: log, encoding: .utf8))
     }
 
     /// With --max-connections set past the descriptor limit, accept runs out of descriptors: NIO retried it
     /// without pause (a core spinning, 2 CPU-s in 3 s, /healthz unanswered, nothing logged). Now the limit is
     /// lowered to what fits, logged once, the idle connection longest quiet makes room, and /healthz answers.
     @Test func runningOutOfDescriptorsIsLoggedOnceAndRecovered() async throws {
-        let port = Self.port(39)
-        let log = try Scratch.directory().appendingPathComponent("worker.log").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -n 64 && exec \"$0\" serve --port \(port) --max-connections 500 2>\"$1\"", CLI.executable.path, log]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var up = false
-        for _ in 0..<100 where !up {
-            up = (try? await ServeCommandTests.request("http://127.0.0.1:\(port)/healthz"))?.0 == 200
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(up)
-        let idle = (0..<150).map { _ in Self.connection(port, timeout: 1) }
-        defer { for socket in idle { close(socket) } }
-        try await Task.sleep(for: .seconds(3))
-        let stat = { () throws -> Double in
-            let fields = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8).split(separator: ")").last!.split(separator: " ")
-            return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        }
-        let cpu = try stat()
-        try await Task.sleep(for: .seconds(3))
-        #expect(try stat() - cpu < 1.0)
-        let health = Self.connection(port)
-        defer { close(health) }
-        let answer = ServeCommandTests.exchange(health, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
-        let logged = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(logged.components(separatedBy: "out of file descriptors; at most").count == 2, "\(logged)")
+        let flood = try await Self.flood(port: Self.port(39), descriptors: 64, ["--max-connections", "500"])
+        #expect(flood.cpu < 1.0)
+        #expect(flood.health.hasPrefix("HTTP/1.1 200"), "\(flood.health)")
+        #expect(flood.log.components(separatedBy: "out of file descriptors; at most").count == 2, "\(flood.log)")
     }
 
     /// HTTP/1.0 closes after the answer unless asked to keep alive, and is answered in HTTP/1.0 (the answer was
