@@ -3,6 +3,7 @@
 // Usage: rephoto-bench [--iterations N] [--csv FILE]   (run through scripts/bench)
 //        rephoto-bench --hamming-kernel                 (prints the brute-force Hamming kernel this CPU runs)
 //        rephoto-bench export-matches ...               (scripts/bench-accuracy; MatchExport.swift)
+//        rephoto-bench calibrate-views N | chessboard-photos --count N --out DIR   (scripts/bench-calibrate)
 import RephotoShimTools
 import Foundation
 import RephotoKit
@@ -99,6 +100,16 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
 if CommandLine.arguments.dropFirst().first == "export-matches" {
     do {
         try MatchExport.run(Array(CommandLine.arguments.dropFirst(2)))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("rephoto-bench: \(error)\n".utf8))
+        exit(2)
+    }
+}
+
+if let mode = CommandLine.arguments.dropFirst().first, ["calibrate-views", "chessboard-photos"].contains(mode) {
+    do {
+        try CalibrationBench.run(Array(CommandLine.arguments.dropFirst()))
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("rephoto-bench: \(error)\n".utf8))

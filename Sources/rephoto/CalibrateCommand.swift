@@ -14,7 +14,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
     @Option(parsing: .unconditional, help: "Side of a square, metres.", transform: decimalOption) var square: Double
     @Option(parsing: .unconditional, help: "Output file (.yml, .xml or .json).") var out: String
-    @Option(parsing: .unconditional, help: "Fewest views with the board that calibration accepts.") var minimumViews = 5
+    @Option(parsing: .unconditional, help: "Fewest views with the board that calibration accepts (3...40: the camera is fitted to at most 40).") var minimumViews = 5
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() throws {
@@ -53,7 +53,10 @@ struct CalibrateCommand: ParsableCommand {
             }
         }
         progress.update(images.count, of: images.count)
-        let result = try views.calibrate()
+        let found = views.corners.compactMap { $0 }.count
+        let result = try progress.during("fitting the camera to \(min(found, ChessboardCalibration.maxFittedViews)) of \(found) views") {
+            try views.calibrate()
+        }
         try result.write(to: out)
         let k = result.intrinsics
         if json {
@@ -61,16 +64,26 @@ struct CalibrateCommand: ParsableCommand {
                 var fx, fy, cx, cy, rms, meanReprojectionErrorPixels: Double
                 var distortion: [Double]
                 var views: [String: Double?]
+                /// The photos whose views the camera was fitted to (all with the board, up to the cap).
+                var fittedViews: [String]
+                /// Photos left out of the choice of the fitted ones, their error over 3x the median.
+                var outlyingViews: [String]
                 var output: String
             }
             try CLIOutput.printJSON(Summary(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, rms: result.rms, meanReprojectionErrorPixels: result.meanError,
                                             distortion: k.distortion, views: Dictionary(uniqueKeysWithValues: zip(images, result.viewErrors)),
+                                            fittedViews: result.fittedViews.map { images[$0] }, outlyingViews: result.outlyingViews.map { images[$0] },
                                             output: out))
         } else {
             let used = result.viewErrors.compactMap { $0 }.count
-            print(String(format: "calibrated from %d of %d views: fx %.2f fy %.2f cx %.2f cy %.2f px, mean reprojection error %.3f px -> %@",
-                         used, images.count, k.fx, k.fy, k.cx, k.cy, result.meanError, CLIOutput.visible(out)))
+            let fitted = result.fittedViews.count < used
+                ? String(format: " (fitted to a spread %d of them, the rest checked against the fit)", result.fittedViews.count) : ""
+            print(String(format: "calibrated from %d of %d views%@: fx %.2f fy %.2f cx %.2f cy %.2f px, mean reprojection error %.3f px -> %@",
+                         used, images.count, fitted, k.fx, k.fy, k.cx, k.cy, result.meanError, CLIOutput.visible(out)))
             for (image, error) in zip(images, result.viewErrors) where error == nil { print("  board not found: \(CLIOutput.visible(image))") }
+            for i in result.outlyingViews {
+                print(String(format: "  not fitted, error %.2f px (over 3x the median): %@", result.viewErrors[i] ?? .nan, CLIOutput.visible(images[i])))
+            }
         }
     }
 }

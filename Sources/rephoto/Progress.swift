@@ -18,4 +18,45 @@ struct Progress {
         CLIOutput.standardError(Data(line.utf8))
         if done == total { CLIOutput.standardError(Data("\n".utf8)) }
     }
+
+    /// Runs `body`, one call that reports nothing while it runs; on a terminal, once it has taken a second, a line
+    /// shows `note` and the seconds so far, each second, and is ended when `body` returns.
+    func during<T>(_ note: String, _ body: () throws -> T) rethrows -> T {
+        guard enabled else { return try body() }
+        let ticker = Ticker()
+        Thread.detachNewThread { [label] in ticker.run(label: label, note: note) }
+        defer { ticker.finish() }
+        return try body()
+    }
+}
+
+/// The line `Progress.during` keeps: its thread waits on the condition a second at a time until told to finish.
+private final class Ticker: @unchecked Sendable {  // every field is read and written under `condition`
+    private let condition = NSCondition()
+    private var done = false, ended = false
+
+    func run(label: String, note: String) {
+        let start = Date()
+        var shown = false
+        condition.lock()
+        while !done {
+            if !condition.wait(until: Date().addingTimeInterval(1)), !done {
+                CLIOutput.standardError(Data(String(format: "\r%@: %@  %.0fs", label, note, Date().timeIntervalSince(start)).utf8))
+                shown = true
+            }
+        }
+        if shown { CLIOutput.standardError(Data(String(format: "\r%@: %@  %.1fs\n", label, note, Date().timeIntervalSince(start)).utf8)) }
+        ended = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Returns once the thread has written its last line, so nothing is written after the caller's output.
+    func finish() {
+        condition.lock()
+        done = true
+        condition.broadcast()
+        while !ended { condition.wait() }
+        condition.unlock()
+    }
 }

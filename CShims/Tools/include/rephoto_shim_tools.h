@@ -49,7 +49,8 @@ int rp_render_planes(const rp_plane *planes, int plane_count, const double K[9],
 
 /* Chessboard calibration (findChessboardCorners, cornerSubPix, calibrateCamera), one view at a time so a caller
    holds one photo's pixels, never all of them. `board_width` and `board_height` count inner corners (3...100);
-   `square_size` is in metres (0.0001...10); calibration needs `minimum_views` (3 or more) views with the board. */
+   `square_size` is in metres (0.0001...10); calibration needs `minimum_views` (3...RP_CHESSBOARD_FITTED_VIEWS)
+   views with the board. */
 int rp_chessboard_check(int board_width, int board_height, double square_size, int minimum_views, rp_status *status);
 
 /* The board's inner corners in one view: `corners_xy` (capacity >= 2 x board_width x board_height) receives
@@ -63,19 +64,29 @@ int rp_chessboard_corners(const rp_image *image, int board_width, int board_heig
 
 typedef struct rp_chessboard_result {
     rp_camera calibration;
-    double rms;        /* calibrateCamera's overall RMS reprojection error, px */
-    double mean_error; /* mean of the per-view RMS errors, px */
-    int views_used;
+    double rms;        /* calibrateCamera's overall RMS reprojection error over the fitted views, px */
+    double mean_error; /* mean of every view's RMS error, px */
+    int views_used;    /* views fitted: all of them up to RP_CHESSBOARD_FITTED_VIEWS */
     /* 1-sigma uncertainty of fx, fy, cx, cy (calibrateCamera with deviations), px: how well the views determine them */
     double intrinsics_sigma[4];
 } rp_chessboard_result;
 
+/* The most views the camera is fitted to: calibrateCamera's cost grows with the cube of its views (one dense system
+   over every view's pose), so past this many a spread subset is fitted and the rest only checked against it. */
+#define RP_CHESSBOARD_FITTED_VIEWS 40
+
 /* Calibrates a width x height camera from `views` views' corners (rp_chessboard_corners, concatenated:
-   2 x board_width x board_height floats each); `view_errors` (capacity >= views) receives each view's RMS
-   reprojection error in pixels. */
+   2 x board_width x board_height floats each). Up to RP_CHESSBOARD_FITTED_VIEWS views, all are fitted; past that,
+   the fitted views are chosen by farthest-point sampling over each view's board tilt (its normal in the camera
+   frame, from its homography and a closed-form focal length), the board's centre and its size in the frame, first
+   the view farthest from the views' mean; then views whose error against that fit is over 3 x the median are
+   left out and the subset chosen again among the rest, until the fitted views have none (at most 3 fits).
+   Deterministic, in time linear in `views`. `view_fitted` (capacity >= views) receives 1 for a fitted view, -1 for
+   one left out as outlying, else 0; `view_errors` (capacity >= views) every view's RMS reprojection error in
+   pixels, a view not fitted at the board's pose solvePnP finds for it against the fitted camera. */
 int rp_chessboard_calibrate(const float *corners_xy, int views, int board_width, int board_height, double square_size,
                             int minimum_views, int width, int height, double *view_errors, size_t view_errors_capacity,
-                            rp_chessboard_result *result, rp_status *status);
+                            int *view_fitted, size_t view_fitted_capacity, rp_chessboard_result *result, rp_status *status);
 
 
 /* ---------------------------------------------------------------- solver checks (tests) */
