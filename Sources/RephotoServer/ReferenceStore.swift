@@ -115,15 +115,20 @@ final class ReferenceStore: Sendable {
     func removeStale() {
         guard let directory, let shards = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
         let now = Date()
+        func stale(_ path: String) -> Bool {
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return false }
+            return now.timeIntervalSince(modified) >= Self.staleAge
+        }
+        for name in shards where name.hasPrefix(".tmp-") || name.hasPrefix(".write-check-") {
+            let path = directory.appendingPathComponent(name).path
+            if stale(path) { try? files.remove(path) }
+        }
         for shard in shards where shard.count == 2 {
             let folder = directory.appendingPathComponent(shard)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 let path = folder.appendingPathComponent(name).path
                 let orphan = name.contains(".features-") && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(String(name.prefix(64)) + ".json").path)
-                guard name.hasPrefix(".") || orphan,
-                      let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
-                      now.timeIntervalSince(modified) >= Self.staleAge else { continue }
-                try? files.remove(path)
+                if name.hasPrefix(".") || orphan, stale(path) { try? files.remove(path) }
             }
         }
     }
@@ -156,11 +161,14 @@ final class ReferenceStore: Sendable {
         try files.write(entry, entryPath.path)
     }
 
-    /// The camera stored with a reference (nil also when unknown), without reading its image.
-    func camera(_ id: String) -> CameraIntrinsics? {
+    /// A reference's entry, nil when there is none or it does not decode.
+    func entry(_ id: String) -> Entry? {
         guard let (_, entryPath) = paths(id), let data = read(entryPath.path) else { return nil }
-        return (try? JSONDecoder().decode(Entry.self, from: data))?.camera
+        return try? JSONDecoder().decode(Entry.self, from: data)
     }
+
+    /// The camera stored with a reference (nil also when unknown), without reading its image.
+    func camera(_ id: String) -> CameraIntrinsics? { entry(id)?.camera }
 
     func get(_ id: String) -> (image: Data, camera: CameraIntrinsics?)? {
         guard let (imagePath, entryPath) = paths(id),
@@ -227,6 +235,11 @@ final class ReferenceStore: Sendable {
         guard Data(SHA256.hash(data: data)) == file.suffix(SHA256.byteCount) else { return nil }
         if derivedCapacity != nil { utimes(path.path, nil) }
         return Data(data)
+    }
+
+    /// Whether features for these settings are stored (not whether they are intact).
+    func hasFeatures(_ id: String, settingsKey: String) -> Bool {
+        featuresPath(id, settingsKey).map { FileManager.default.fileExists(atPath: $0.path) } ?? false
     }
 
     /// Every derived file with its size and last use.

@@ -94,7 +94,8 @@ public enum RetakeServer {
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
         return Application(router: router,
                            server: .http1(configuration: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger),
-                                                                                               connections.handler(), HTTP10Support.Installer()],
+                                                                                               connections.handler(), HTTP10Support.Installer(),
+                                                                                               ResponseBackpressure(stallTimeout: idle)],
                                                                idleTimeout: idle)),
                            configuration: configuration, logger: logger)
     }
@@ -210,17 +211,29 @@ public enum RetakeServer {
         }
         // A body holds an upload slot while it arrives, so its time is bounded twice: it keeps pace with
         // --min-body-rate from its first byte (after ServerSettings.bodyRateAllowance, or --idle-timeout when
-        // shorter), checked as each part arrives, and the whole of it arrives within --body-timeout, or the
-        // connection is closed.
+        // shorter), and the whole of it arrives within --body-timeout. Both are checked as each part arrives
+        // and every half second between parts (a client sending nothing at all is behind too), closing the
+        // connection when one fails.
         var body = ByteBuffer()
         let start = ContinuousClock.now
-        let overdue = RetakeRequestContext.BodyState()
+        let allowance = min(settings.idleTimeout, ServerSettings.bodyRateAllowance)
+        let received = Atomic<Int>(0)
+        let overdue = Mutex<String?>(nil)
+        @Sendable func rule(_ elapsed: Double, _ bytes: Int) -> String? {
+            if elapsed > settings.bodyTimeout { return String(format: "--body-timeout %g s", settings.bodyTimeout) }
+            if elapsed > allowance + Double(bytes) / settings.minBodyRate {
+                return String(format: "--min-body-rate %g bytes/s from the first byte", settings.minBodyRate)
+            }
+            return nil
+        }
         let channel = context.channel
-        let cutoff = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(settings.bodyTimeout * 1000))) {
-            overdue.markRead()
+        let watch = channel.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { task in
+            guard let broken = rule((ContinuousClock.now - start) / .seconds(1), received.load(ordering: .relaxed)) else { return }
+            overdue.withLock { $0 = broken }
+            task.cancel()
             channel.close(promise: nil)
         }
-        defer { cutoff.cancel() }
+        defer { watch.cancel() }
         func tooSlow(_ rule: String) -> ServerError {
             let elapsed = (ContinuousClock.now - start) / .seconds(1)
             var slow = ServerError(.requestTimeout, code: "too_slow", String(
@@ -232,8 +245,9 @@ public enum RetakeServer {
         func next() async throws -> ByteBuffer? {
             do {
                 return try await nextPart(&parts)
-            } catch where overdue.read {
-                throw tooSlow(String(format: "--body-timeout %g s", settings.bodyTimeout))
+            } catch {
+                if let broken = overdue.withLock({ $0 }) { throw tooSlow(broken) }
+                throw error
             }
         }
         while let part = try await next() {
@@ -241,10 +255,8 @@ public enum RetakeServer {
                 throw ServerError(.contentTooLarge, code: "too_large", "request body over the limit of \(maxBody) bytes (--max-body-bytes)")
             }
             body.writeImmutableBuffer(part)
-            let elapsed = (ContinuousClock.now - start) / .seconds(1)
-            if elapsed > min(settings.idleTimeout, ServerSettings.bodyRateAllowance) + Double(body.readableBytes) / settings.minBodyRate {
-                throw tooSlow(String(format: "--min-body-rate %g bytes/s from the first byte", settings.minBodyRate))
-            }
+            received.store(body.readableBytes, ordering: .relaxed)
+            if let broken = rule((ContinuousClock.now - start) / .seconds(1), body.readableBytes) { throw tooSlow(broken) }
         }
         context.body.markRead()
         return try MultipartForm(contentType: request.headers[.contentType], body: body, allowed: allowed)

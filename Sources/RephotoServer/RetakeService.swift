@@ -114,9 +114,14 @@ final class RetakeService: Sendable {
                               "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
         }
         let features = try frame.features.serialized()
+        let settingsKey = ReferenceStore.settingsKey(inputs.settings.features)
         do {
-            try store.put(id, image: image, camera: camera)
-            metrics.derivedEvicted.increment(by: Int64(try store.putFeatures(id, settingsKey: ReferenceStore.settingsKey(inputs.settings.features), features)))
+            // What the store holds already is not written again: a known reference is answered on a full or
+            // read-only disk too.
+            if store.entry(id).map({ $0.camera != camera || $0.bytes != image.count }) ?? true { try store.put(id, image: image, camera: camera) }
+            if !store.hasFeatures(id, settingsKey: settingsKey) {
+                metrics.derivedEvicted.increment(by: Int64(try store.putFeatures(id, settingsKey: settingsKey, features)))
+            }
         } catch {
             if !existed { cache.remove(id: id) }
             throw ServerError(error)

@@ -78,6 +78,9 @@ import Testing
         try FileManager.default.removeItem(at: shard)
         let (_, created) = try await broken.addReference(form)
         #expect(created && broken.hasReference(id))
+        // A reference the store holds already is known on a full disk too: nothing needs writing (it was 507).
+        let known = try await full.addReference(form)
+        #expect(known.id == id && !known.created)
     }
 
     /// The derived files stay within --store-bytes, least recently used out first; images and entries are never
@@ -125,6 +128,9 @@ import Testing
         let (_, id, folder) = try await ServerTests.storedReference(settings)
         let old = Date().addingTimeInterval(-ReferenceStore.staleAge - 60)
         let orphanId = String(repeating: "e", count: 62) + String(id.prefix(2))
+        let root = URL(fileURLWithPath: try #require(settings.referenceStore)).appendingPathComponent(".write-check-1234")
+        #expect(FileManager.default.createFile(atPath: root.path, contents: Data()))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-ReferenceStore.staleAge - 60)], ofItemAtPath: root.path)
         let names = [".tmp-\(id).image-123", ".\(id).json.ab12cd", "\(orphanId).features-0123456789abcdef", ".tmp-fresh"]
         for name in names {
             let path = folder.appendingPathComponent(name).path
@@ -132,6 +138,7 @@ import Testing
             if name != ".tmp-fresh" { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path) }
         }
         _ = try ReferenceStore(directory: settings.referenceStore)
+        #expect(!FileManager.default.fileExists(atPath: root.path))
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
         #expect(left.isDisjoint(with: names.dropLast()), "\(left)")
         #expect(left.contains(".tmp-fresh") && left.contains("\(id).image") && left.contains("\(id).json"))

@@ -314,7 +314,7 @@ import Testing
             let process = Process()
             process.executableURL = CLI.executable
             process.arguments = ["serve", "--stdio"]
-            process.standardOutput = try #require(FileHandle(forWritingAtPath: output))
+            process.standardOutput = FileHandle(forWritingAtPath: output)
             let inputPipe = Pipe()
             process.standardInput = input == nil ? try #require(FileHandle(forReadingAtPath: "/tmp")) : inputPipe
             let err = Pipe()

@@ -104,6 +104,55 @@ import Testing
         for socket in slow { close(socket) }
     }
 
+    /// A body that sends nothing at all is as far behind --min-body-rate as one that trickles: it was checked only
+    /// as parts arrived, so a declared body never sent held its upload slot for the whole idle timeout (30 s).
+    @Test func aSilentBodyIsCutByTheRateRule() async throws {
+        let port = Self.port(47)
+        let process = try await ServeCommandTests.worker(port: port, [])
+        defer { if process.isRunning { process.terminate() } }
+        let silent = Self.connection(port, timeout: 20)
+        defer { close(silent) }
+        let header = "POST /v1/retakes/score HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10000000\r\n\r\n"
+        #expect(send(silent, header, header.utf8.count, 0) == header.utf8.count)
+        let start = ContinuousClock.now
+        let (_, closed) = Self.readToEnd(silent)
+        #expect(closed)
+        // The allowance is 5 s; the check runs every half second.
+        #expect(ContinuousClock.now - start < .seconds(8), "\(ContinuousClock.now - start)")
+    }
+
+    /// A client that pipelines thousands of requests and reads no answer: it held a core for minutes (answers
+    /// to closed connections included), starved /healthz, and held SIGTERM's drain for as long as it stayed.
+    /// Now reading pauses at 16 unanswered, the connection closes past 128, and one whose answers cannot be sent
+    /// for --idle-timeout is closed: /healthz answers and SIGTERM ends within it.
+    @Test func aClientThatReadsNoAnswerIsBounded() async throws {
+        let port = Self.port(53)
+        let process = try await ServeCommandTests.worker(port: port, ["--idle-timeout", "2"])
+        defer { if process.isRunning { process.terminate() } }
+        var flooders: [Int32] = []
+        defer { for socket in flooders { close(socket) } }
+        let burst = String(repeating: "GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n", count: 100)
+        for _ in 0..<8 {
+            let socket = Self.connection(port)
+            var small: Int32 = 4096
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            var nonblocking = timeval(tv_sec: 0, tv_usec: 100_000)
+            setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &nonblocking, socklen_t(MemoryLayout<timeval>.size))
+            for _ in 0..<20 { _ = send(socket, burst, burst.utf8.count, Int32(MSG_NOSIGNAL)) }
+            flooders.append(socket)
+        }
+        try await Task.sleep(for: .seconds(1))
+        let health = Self.connection(port, timeout: 3)
+        defer { close(health) }
+        let answer = ServeCommandTests.exchange(health, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+        let stop = ContinuousClock.now
+        kill(process.processIdentifier, SIGTERM)
+        while process.isRunning, ContinuousClock.now - stop < .seconds(30) { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning)
+        #expect(ContinuousClock.now - stop < .seconds(6), "\(ContinuousClock.now - stop)")
+    }
+
     /// Under a descriptor limit of 128, 300 idle connections had the worker spin a core in accept with
     /// /healthz unanswered and nothing logged. Now at most --max-connections are open (by default half the
     /// limit), the idle ones longest quiet make room, /healthz answers, the worker stays idle, and it logs once.
