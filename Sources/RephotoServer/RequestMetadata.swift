@@ -131,6 +131,11 @@ struct RequestMetadata: Decodable, Sendable {
                 throw ServerError.badRequest("metadata.config: \(cap.path) = \(asked) may not exceed the server's \(limit) (\(cap.cost))")
             }
         }
+        // cv::BFMatcher is there to check our matcher against, at 2-3 times its time (19.5 CPU-s with
+        // matching.mutual on a textured 1600 px pair, 5.5 at the defaults): a server chooses it, not a request.
+        if config.matching.matcher == .opencvBruteForce, base.matching.matcher != .opencvBruteForce {
+            throw ServerError.badRequest("metadata.config: matching.matcher opencv_brute_force is for checks: a request may choose brute_force or flann (time)")
+        }
         // SIFT's float descriptors cost several times AKAZE's binary ones to match: at the 20,000-keypoint cap a
         // Strecha pair matched in 9-19 s against AKAZE's 0.7 s (found by probing). A request that turns SIFT on
         // keeps at most siftKeypoints a side (1.6 s); a server whose own settings use SIFT has chosen its cost.
@@ -154,7 +159,7 @@ struct RequestMetadata: Decodable, Sendable {
         ("matching.lshTableNumber", false, "time and memory"), ("matching.lshMultiProbeLevel", false, "time"),
         ("matching.lshKeySize", false, "memory"), ("features.sift.octaveLayers", false, "memory"),
         ("features.akaze.octaves", false, "memory"), ("features.akaze.octaveLayers", false, "memory"),
-        ("features.orb.levels", false, "memory"),
+        ("features.orb.levels", false, "memory"), ("features.orb.patchSize", false, "time"), ("features.orb.edgeThreshold", false, "time"),
     ]
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.

@@ -723,6 +723,21 @@ struct Upload {
         #expect(try keypoints(#"{"features": {"sift": {"contrastThreshold": 0.01}}}"#, base: sift) == 20_000)
     }
 
+    /// Settings whose time grows with them, not with the image, may be lowered by a request but not raised: ORB's
+    /// patch and border at 1024 px (with FAST at 0) took a textured pair from about 3 to 11 CPU-s, and OpenCV's
+    /// matcher with mutual matching to 19.5 CPU-s against 5.5 (found by probing).
+    @Test func aRequestCannotRaiseWhatItsTimeGrowsWith() throws {
+        for (json, message) in [
+            (#"{"features": {"detector": "orb", "orb": {"patchSize": 1024}}}"#, "features.orb.patchSize = 1024 may not exceed the server's 31 (time)"),
+            (#"{"features": {"detector": "orb", "orb": {"edgeThreshold": 1024}}}"#, "features.orb.edgeThreshold = 1024 may not exceed the server's 31 (time)"),
+            (#"{"matching": {"matcher": "opencv_brute_force", "mutual": true}}"#, "matching.matcher opencv_brute_force is for checks"),
+        ] {
+            let error = #expect(throws: ServerError.self) { try RequestMetadata.settings(base: PipelineConfig(), overrides: Data(json.utf8)) }
+            #expect(error?.status == .badRequest && error?.envelope.error.message.contains(message) == true, "\(error?.envelope.error.message ?? "")")
+        }
+        #expect(try RequestMetadata.settings(base: PipelineConfig(), overrides: Data(#"{"features": {"orb": {"patchSize": 15, "edgeThreshold": 15}}}"#.utf8)).features.orb.patchSize == 15)
+    }
+
     /// Requests that time out while queued are not computed afterwards: with one pipeline held, the queued
     /// requests' work is dropped, and the metric counts it.
     @Test func timedOutQueuedRequestsAreNotComputed() async throws {
