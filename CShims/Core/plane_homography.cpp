@@ -1,4 +1,4 @@
-// The homography GRIC weighs against the essential matrix (relative_pose.cpp): RANSAC on the essential
+// The homography GRIC weighs against the essential matrix (pose/evidence.cpp): RANSAC on the essential
 // inliers, maximising the count within a transfer threshold, then least squares on that consensus.
 // cv::findHomography did the same at about 2.4 ms per pose on 250 points (its per-sample Mat handling and
 // final Levenberg-Marquardt); GRIC needs the plane's consensus, not the last digit, and this takes a fraction.

@@ -94,6 +94,7 @@ std::vector<rp_match> match_features(const rp_features &reference, const rp_feat
                                      const rp_match_params &params);
 cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                         const rp_robust_params &params, cv::Mat &mask);
+// The relative pose (relative_pose.cpp calls the stages in pose/, declared in pose/pose.hpp).
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &pose, std::vector<uint8_t> &inliers,
@@ -149,16 +150,6 @@ size_t draw_unlike(Random &random, Distribution &pick, const size_t *taken, int 
 // The calibrated five-point solver (five_point.cpp): up to ten essential matrices (unit Frobenius norm) for five
 // correspondences of normalised points (z = 1); returns how many.
 int five_point(const cv::Vec3d x1[5], const cv::Vec3d x2[5], cv::Matx33d solutions[10]);
-
-// The estimator's vectorised Sampson passes on their own (relative_pose.cpp), for tests: the MSAC cost of the
-// points (normalised, z = 1) and in `within` how many lie within tau2.
-double sampson_cost_for_tests(const cv::Matx33d &E, const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau2,
-                              bool portable, int &within);
-
-// The estimator's check of a pose against its plane's other solution (relative_pose.cpp), for tests: on
-// normalised points (z = 1) from `R`, `t`; true when the other solution replaced them (then in `R`, `t`).
-bool plane_twin_check_for_tests(const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double tau, const rp_robust_params &params,
-                                cv::Matx33d &R, cv::Vec3d &t);
 
 // A homography b ~ H a fitted by seeded RANSAC (the most points within `threshold` of transfer error, at
 // most `max_samples` samples, fewer once `confidence` is reached) and least squares on its consensus

@@ -1,8 +1,26 @@
-// The minimal solvers exposed on their own, so tests can check them against exact synthetic truth.
+// The minimal solvers and the relative-pose estimator's stages (CShims/Core/pose/) exposed on their own, so
+// tests can check them against exact synthetic truth.
+#include "../Core/pose/pose.hpp"
 #include "../Core/shim_internal.hpp"
 #include "rephoto_shim_tools.h"
 
 #include <algorithm>
+
+namespace {
+
+using namespace rp::pose;
+
+// n normalised point pairs (x, y) as the estimator's bearings (z = 1), scored by the AVX2 kernels where the CPU
+// has them unless `portable`.
+Bearings bearings_of(const double *reference_xy, const double *current_xy, int n, bool portable) {
+    if (n < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "negative point count");
+    Bearings x;
+    for (int i = 0; i < n; ++i) x.add(cv::Vec3d(reference_xy[2 * i], reference_xy[2 * i + 1], 1), cv::Vec3d(current_xy[2 * i], current_xy[2 * i + 1], 1));
+    x.avx2 = has_avx2() && !portable;
+    return x;
+}
+
+}  // namespace
 
 extern "C" int rp_tools_five_point(const double reference_xy[10], const double current_xy[10], double solutions[90], int *count,
                                    rp_status *status) {
@@ -41,13 +59,12 @@ extern "C" int rp_tools_sampson_cost(const double essential[9], const double *re
     *cost = 0;
     *within = 0;
     return rp::guarded(status, [&] {
-        if (n < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "negative point count");
-        std::vector<cv::Vec3d> a, b;
-        for (int i = 0; i < n; ++i) {
-            a.emplace_back(reference_xy[2 * i], reference_xy[2 * i + 1], 1);
-            b.emplace_back(current_xy[2 * i], current_xy[2 * i + 1], 1);
-        }
-        *cost = rp::sampson_cost_for_tests(cv::Matx33d(essential), a, b, tau2, portable != 0, *within);
+        const Bearings x = bearings_of(reference_xy, current_xy, n, portable != 0);
+        const cv::Matx33d E(essential);
+        std::vector<size_t> found;
+        within_threshold(E, x, tau2, found);
+        *within = int(found.size());
+        *cost = msac_cost(E, x, tau2);
     });
 }
 
@@ -56,19 +73,15 @@ extern "C" int rp_tools_plane_twin_check(const double *reference_xy, const doubl
     *replaced = 0;
     return rp::guarded(status, [&] {
         if (n < 0 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "a negative point count or a threshold that is not positive");
-        std::vector<cv::Vec3d> a, b;
-        for (int i = 0; i < n; ++i) {
-            a.emplace_back(reference_xy[2 * i], reference_xy[2 * i + 1], 1);
-            b.emplace_back(current_xy[2 * i], current_xy[2 * i + 1], 1);
-        }
-        rp_robust_params params{};
-        params.method = RP_METHOD_LO_MSAC;
-        params.refine = 1;
-        params.seed = seed;
-        cv::Matx33d rotation(R);
-        cv::Vec3d translation(t[0], t[1], t[2]);
-        *replaced = rp::plane_twin_check_for_tests(a, b, tau, params, rotation, translation) ? 1 : 0;
-        std::copy(rotation.val, rotation.val + 9, R);
-        for (int i = 0; i < 3; ++i) t[i] = translation[i];
+        const Bearings x = bearings_of(reference_xy, current_xy, n, false);
+        Decision decision;
+        decision.pose.R = cv::Matx33d(R);
+        decision.pose.t = cv::normalize(cv::Vec3d(t[0], t[1], t[2]));
+        decision.cost = msac_cost(decision.pose.essential(), x, tau * tau);
+        PlaneFit plane = fit_plane(x, tau, seed, decision.pose);
+        const RefineParams refine{true, 0};
+        *replaced = plane_twin_check(x, tau, seed, refine, decision, plane) ? 1 : 0;
+        std::copy(decision.pose.R.val, decision.pose.R.val + 9, R);
+        for (int i = 0; i < 3; ++i) t[i] = decision.pose.t[i];
     });
 }

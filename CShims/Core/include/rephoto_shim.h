@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rephoto_pose_constants.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -263,10 +265,9 @@ void rp_neighbours_free(rp_neighbours *neighbours);
 
 /* ---------------------------------------------------------------- geometry */
 
-/* The shim's own estimator of the essential matrix (not an OpenCV flag): LO-MSAC with the five-point solver. */
-/* A transfer error (2-D, both images' noise) equivalent to a Sampson threshold (1-D): equal 95 % chi-square
-   coverage, sqrt(2) x 2.448 / 1.960. */
-#define RP_TRANSFER_PER_SAMPSON 1.77
+/* The shim's own estimator of the essential matrix (not an OpenCV flag): LO-MSAC with the five-point solver.
+   The constants it shares with the gate (RP_RIVAL_DEGREES, RP_IN_FRONT_FRACTION, RP_TRANSFER_PER_SAMPSON) are in
+   rephoto_pose_constants.h. */
 #define RP_METHOD_LO_MSAC 1
 
 typedef struct rp_robust_params {
@@ -288,7 +289,7 @@ typedef struct rp_robust_params {
     int portable_kernels; /* essential matrix: 1 runs the portable kernels where AVX2 would be used (scoring,
                              refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
     int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
-                             optimises them all, a certified one those 10 degrees or more from its rotation (other
+                             optimises them all, a certified one those RP_RIVAL_DEGREES or more from its rotation (other
                              basins), and takes the best; the rival is sought among them (0: none) */
     double prior_R[9];    /* LO-MSAC only: an independent relative rotation (the phone's), used when prior_degrees > 0: */
     double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
@@ -303,7 +304,7 @@ typedef struct rp_robust_params {
                              a search near prior_R (prior_R turned by φ about prior_axis, |φ| <= prior_degrees, and a translation:
                              this many three-point samples, then local optimisation of the best on all five). Its
                              pose, if it has guided_min_inliers inliers, replaces one more than prior_degrees from
-                             prior_R, or one 10 degrees or more away that it fits better; the replaced pose becomes
+                             prior_R, or one RP_RIVAL_DEGREES or more away that it fits better; the replaced pose becomes
                              its rival, and `guided` is set in the result. 0: never */
     double guided_above_log10_chance;
     int guided_min_inliers;
@@ -357,7 +358,7 @@ typedef struct rp_relative_pose {
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
     double rival_excess;        /* the rivals: the runners-up the search optimises (runners_up above), */
     double rival_degrees;       /* and the pose the plane's other solution replaced. How much worse (MSAC cost over
-                                   the squared threshold) the best of them 10 degrees or more from the pose fits,
+                                   the squared threshold) the best of them RP_RIVAL_DEGREES or more from the pose fits,
                                    and how far it is (the larger of the rotation and the sign-free translation
                                    angle); HUGE_VAL and 0 when there is none */
     double rival_R[9];          /* that rival's rotation (the identity when there is none) */

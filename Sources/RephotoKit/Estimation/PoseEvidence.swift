@@ -20,7 +20,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// data supports better.
     public var gricEssential: Double
     public var gricHomography: Double
-    /// Inliers a pure rotation (fitted to them) transfers within 1.77 times the threshold.
+    /// Inliers a pure rotation (fitted to them) transfers within RP_TRANSFER_PER_SAMPSON (1.77) times the threshold.
     public var rotationSupport: Int
     /// GRIC of that pure rotation, a homography of 3 parameters (same inliers and noise scale as
     /// `gricHomography`): not above the homography's, a rotation explains the inliers as well as a plane does.
@@ -91,7 +91,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     public func model(minParallax: Double, minTwinRefutation: Int) -> Model {
         let planar = gricHomography < gricEssential && (twinRefutation.map { $0 < minTwinRefutation } ?? false)
         if parallaxDegrees < minParallax {
-            let rotationExplains = Double(rotationSupport) >= 0.8 * Double(inliers) || gricRotation <= gricHomography
+            let rotationExplains = Double(rotationSupport) >= RP_ROTATION_SUPPORT_FRACTION * Double(inliers) || gricRotation <= gricHomography
             return rotationExplains || !planar ? .rotationOnly : .planar
         }
         return planar ? .planar : .general

@@ -109,7 +109,7 @@ extension RelativePose {
             let focal = (currentCamera.fx + currentCamera.fy) / 2
             let limit = RP_TRANSFER_PER_SAMPSON * config.essential.threshold / focal
             let support = zip(residuals, homography.inliers).filter { $0.1 && $0.0 < limit }.count
-            guard Double(support) >= 0.8 * Double(homography.inlierCount) else { throw error }
+            guard Double(support) >= RP_ROTATION_SUPPORT_FRACTION * Double(homography.inlierCount) else { throw error }
             return RelativePose(
                 rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, rotationOnly: true, rotationSource: .homography,
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
@@ -136,7 +136,7 @@ extension RelativePose {
             sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: warnings)
         let model = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation)
         // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
-        if model != .rotationOnly && Double(evidence.inFront) < 0.8 * Double(evidence.inliers) {
+        if model != .rotationOnly && Double(evidence.inFront) < RP_IN_FRONT_FRACTION * Double(evidence.inliers) {
             throw RephotoError.estimationFailed(
                 "inconsistent pose: only \(evidence.inFront) of \(evidence.inliers) essential inliers lie in front of both cameras")
         }
@@ -194,8 +194,8 @@ extension RelativePose {
         return apart
     }
 
-    /// How far a rival must be to count (the shim's kRivalDegrees): nearer is the same answer, give or take noise.
-    static let rivalDegrees = 10.0
+    /// How far a rival must be to count, the estimator's separation too: nearer is the same answer, give or take noise.
+    static let rivalDegrees = RP_RIVAL_DEGREES
 
     /// The settings the essential-matrix search reads (and nothing the gate reads): its parameters are made
     /// from this, and a `StageCache` keys on it, so a gate-only change reuses the search.

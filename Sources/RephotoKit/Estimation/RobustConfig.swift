@@ -3,7 +3,7 @@ import RephotoShim
 /// A robust estimator: the shim's own LO-MSAC (essential matrix only), or one OpenCV 4.6 offers for
 /// findHomography and findEssentialMat.
 public enum RobustMethod: String, Codable, CaseIterable, Sendable {
-    case loMsac = "lo_msac"  // five-point LO-MSAC with adaptive stopping (CShims/Core/relative_pose.cpp)
+    case loMsac = "lo_msac"  // five-point LO-MSAC with adaptive stopping (CShims/Core/pose/)
     case leastSquares = "least_squares"  // all points, no outlier rejection (homography only)
     case ransac, lmeds
     case rho  // PROSAC-based (homography only)

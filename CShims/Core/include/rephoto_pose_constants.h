@@ -1,0 +1,23 @@
+/* The constants the relative-pose estimator (CShims/Core/pose/) and the gate in Swift (RelativePose.decide,
+   PoseEvidence) must agree on: defined once here, read by both. Valid C; included by rephoto_shim.h. */
+#ifndef REPHOTO_POSE_CONSTANTS_H
+#define REPHOTO_POSE_CONSTANTS_H
+
+/* Two poses this far apart in degrees (rotation, or the sign-free translation angle) are different answers: a
+   runner-up this far from the pose is a rival, and a search optimises runners-up this far from its best model
+   (other basins). Nearer, they are the same answer give or take its noise. */
+#define RP_RIVAL_DEGREES 10.0
+
+/* A pose with parallax stands only when at least this share of its inliers triangulate in front of both
+   cameras (the gate's cheirality rule, and the estimator's for a runner-up the sensor would choose). */
+#define RP_IN_FRONT_FRACTION 0.8
+
+/* A pure rotation explains the inliers when it transfers at least this share of them within
+   RP_TRANSFER_PER_SAMPSON thresholds (rp_relative_pose.rotation_support). */
+#define RP_ROTATION_SUPPORT_FRACTION 0.8
+
+/* A transfer error (2-D, both images' noise) equivalent to a Sampson threshold (1-D): equal 95 % chi-square
+   coverage, sqrt(2) x 2.448 / 1.960. */
+#define RP_TRANSFER_PER_SAMPSON 1.77
+
+#endif

@@ -1,0 +1,318 @@
+// Internal to the relative-pose estimator (CShims/Core/pose/ and relative_pose.cpp): the model and the data, the
+// constants, every stage's parameters (mirroring the registry's paths) and the stages the orchestrator
+// (rp::estimate_relative_pose) calls in order. Never included by Swift.
+#pragma once
+
+#include "../shim_internal.hpp"
+#include "robust_loop.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace rp::pose {
+
+// ---------------------------------------------------------------- constants
+
+constexpr double kDegrees = 180.0 / M_PI;
+// Shared with the gate in Swift through rephoto_pose_constants.h.
+constexpr double kRivalDegrees = RP_RIVAL_DEGREES;
+constexpr double kInFrontFraction = RP_IN_FRONT_FRACTION;
+constexpr double kTransferPerSampson = RP_TRANSFER_PER_SAMPSON;
+// The robust noise scale: 1.4826 x the median absolute residual (a Gaussian's sigma), at least 0.1 px, the
+// polish's and GRIC's alike.
+constexpr double kMadToSigma = 1.4826;
+constexpr double kNoiseFloorPixels = 0.1;
+
+// ---------------------------------------------------------------- the model and the data
+
+struct Pose {
+    cv::Matx33d R = cv::Matx33d::eye();
+    cv::Vec3d t = cv::Vec3d(0, 0, 1);
+    cv::Matx33d essential() const {
+        return cv::Matx33d(0, -t[2], t[1], t[2], 0, -t[0], -t[1], t[0], 0) * R;
+    }
+};
+
+inline cv::Matx33d skew(const cv::Vec3d &v) { return cv::Matx33d(0, -v[2], v[1], v[2], 0, -v[0], -v[1], v[0], 0); }
+
+// How far apart two poses are, degrees: the rotation between them and the angle between their translation
+// lines (sign-free: one essential matrix stands for either sign).
+struct Separation {
+    double rotation, translation;
+};
+inline double rotation_apart(const cv::Matx33d &P, const cv::Matx33d &Q) {
+    double c = (cv::trace(P.t() * Q) - 1) / 2;
+    return std::acos(std::max(-1.0, std::min(1.0, c))) * kDegrees;
+}
+inline Separation separation(const Pose &p, const Pose &q) {
+    return {rotation_apart(p.R, q.R), std::acos(std::min(1.0, std::abs(p.t.dot(q.t)))) * kDegrees};
+}
+
+// Normalised image coordinates (x, y, 1) of both frames.
+struct Bearings {
+    std::vector<cv::Vec3d> a, b;
+    // The same points by column, for the vectorised passes (every bearing here has z = 1).
+    std::vector<double> ax, ay, bx, by;
+    bool avx2 = false;  // which kernels score these points (the same results either way)
+    // The keypoints' local frames, when both sides have them: how much each correspondence's orientation turns
+    // (radians) and its scale grows (log2) from reference to current. Empty otherwise; the sample screen reads them.
+    std::vector<double> turn, zoom;
+    size_t size() const { return a.size(); }
+    void add(const cv::Vec3d &p, const cv::Vec3d &q) {
+        a.push_back(p);
+        b.push_back(q);
+        ax.push_back(p[0]);
+        ay.push_back(p[1]);
+        bx.push_back(q[0]);
+        by.push_back(q[1]);
+    }
+    // The correspondences `index` of `x`, scored by the same kernels.
+    static Bearings subset(const Bearings &x, const std::vector<size_t> &index) {
+        Bearings out;
+        out.avx2 = x.avx2;
+        for (size_t i : index) out.add(x.a[i], x.b[i]);
+        return out;
+    }
+};
+
+inline double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    auto middle = values.begin() + long(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+// ---------------------------------------------------------------- residuals (residuals.cpp)
+
+bool has_avx2();
+Bearings undistorted(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current, const rp_camera &reference_camera,
+                     const rp_camera &current_camera);
+
+// Signed Sampson distance (first-order geometric error) in normalised units.
+inline double sampson(const cv::Matx33d &E, const cv::Vec3d &a, const cv::Vec3d &b) {
+    cv::Vec3d Ea = E * a;
+    double Etb0 = E(0, 0) * b[0] + E(1, 0) * b[1] + E(2, 0) * b[2];
+    double Etb1 = E(0, 1) * b[0] + E(1, 1) * b[1] + E(2, 1) * b[2];
+    double den = Ea[0] * Ea[0] + Ea[1] * Ea[1] + Etb0 * Etb0 + Etb1 * Etb1;
+    return den > 0 ? b.dot(Ea) / std::sqrt(den) : 0;
+}
+
+// Truncated quadratic (MSAC) cost of all correspondences; HUGE_VAL once it exceeds `bound` (checked every
+// block of points: the early exit).
+double msac_cost(const cv::Matx33d &E, const Bearings &x, double tau2, double bound = HUGE_VAL);
+// The correspondences within the threshold of E (squared Sampson error below tau2, or no gradient).
+void within_threshold(const cv::Matx33d &E, const Bearings &x, double tau2, std::vector<size_t> &out);
+int count_within(const cv::Matx33d &E, const Bearings &x, double tau2);
+
+// Depths of a correspondence under a pose (X_b = R X_a + t), by least squares on λb b = λa R a + t.
+inline bool in_front(const Pose &pose, const cv::Vec3d &a, const cv::Vec3d &b) {
+    cv::Vec3d u = pose.R * a;
+    double uu = u.dot(u), ub = u.dot(b), bb = b.dot(b), ut = u.dot(pose.t), bt = b.dot(pose.t);
+    double det = uu * bb - ub * ub;
+    if (!(std::abs(det) > 1e-12 * uu * bb)) return false;  // parallel rays: no depth
+    double la = (-ut * bb + bt * ub) / det;
+    double lb = (uu * bt - ub * ut) / det;
+    return la > 0 && lb > 0;
+}
+
+// The four poses an essential matrix stands for (two rotations, two signs of t).
+std::array<Pose, 4> decompositions(const cv::Matx33d &E);
+// Those of E's poses that put every given correspondence in front.
+int poses_from_essential(const cv::Matx33d &E, const cv::Vec3d *a, const cv::Vec3d *b, int n, Pose out[4]);
+
+// ---------------------------------------------------------------- refinement (refinement.cpp)
+
+// The pose's tangent space: three rotation increments (left-multiplied Rodrigues) and two translation offsets
+// in the plane orthogonal to t.
+struct TangentBasis {
+    cv::Vec3d e1, e2;
+    explicit TangentBasis(const cv::Vec3d &t) {
+        cv::Vec3d helper = std::abs(t[0]) < 0.9 ? cv::Vec3d(1, 0, 0) : cv::Vec3d(0, 1, 0);
+        e1 = cv::normalize(t.cross(helper));
+        e2 = t.cross(e1);
+    }
+};
+
+// The essential matrix of a pose and its derivatives over the five parameters: rotation k gives
+// [t]x [e_k]x R, translation [e]x R. They depend on the pose only, so they are built once per step.
+struct Linearisation {
+    cv::Matx33d E, dE[5];
+    Linearisation(const Pose &pose, const TangentBasis &basis) : E(pose.essential()) {
+        const cv::Matx33d tx = skew(pose.t);
+        const cv::Vec3d axes[3] = {cv::Vec3d(1, 0, 0), cv::Vec3d(0, 1, 0), cv::Vec3d(0, 0, 1)};
+        for (int k = 0; k < 3; ++k) dE[k] = tx * skew(axes[k]) * pose.R;
+        dE[3] = skew(basis.e1) * pose.R;
+        dE[4] = skew(basis.e2) * pose.R;
+    }
+};
+
+// The Gauss-Newton normal equations (JᵀJ, Jᵀr) of the Sampson residuals within the threshold.
+struct NormalEquations {
+    double JtJ[15] = {};  // upper triangle by rows
+    double Jtr[5] = {};
+    int used = 0;
+};
+// `cauchy_s2` > 0: each term carries the Cauchy weight 1 / (1 + r²/s²) at that squared scale.
+NormalEquations normal_equations(const Linearisation &l, const Bearings &x, double tau2, double cauchy_s2 = 0);
+cv::Matx<double, 5, 5> symmetric(const double upper[15]);
+
+// Levenberg-Marquardt on the MSAC cost, at most `iterations` steps; returns the cost.
+double refine(const Bearings &x, double tau2, Pose &pose, int iterations);
+// The model refitted at 3 thresholds, then 2: a start for the optimisation at 1 when it sits a pixel or two off.
+void widen(const Bearings &x, double tau2, Pose &pose);
+// The loop's local optimisation: returns the cost on all correspondences; `pose` moves only when it fell.
+double local_optimisation(const Bearings &x, double tau2, Pose &pose, std::mt19937_64 &random);
+// Levenberg-Marquardt on a Cauchy loss of the inliers' Sampson errors (scale `scale` x their robust noise, at
+// least `floor`, normalised units); a local step only. `scale` 0: none.
+void polish(const Bearings &x, double tau2, double scale, double floor, Pose &pose);
+
+// ---------------------------------------------------------------- each stage's parameters
+
+// pose.screenDegrees, pose.screenOctaves: the sample screen on the keypoints' frames (degrees 0: off).
+struct ScreenParams {
+    double degrees = 0, octaves = 0;
+};
+
+// The essential matrix's minimal models: pose.maxParallax bounds a sample point's parallax (0: none), the
+// screen its frames.
+struct EssentialParams {
+    double max_parallax_degrees = 0;
+    ScreenParams screen;
+};
+
+// The search: the loop, and a second one (another seed, half the cap) when the first ends uncertified that
+// fails the estimate on a better pose further than pose.maxDisagreement (0: a single loop).
+struct SearchParams {
+    LoopParams loop;
+    EssentialParams essential;
+    double max_disagreement_degrees = 0;
+};
+
+// pose.refine (the MSAC refinement of the pose and its runners-up) and pose.cauchyScale (the polish).
+struct RefineParams {
+    bool refine = false;
+    double cauchy_scale = 0;
+};
+
+// The sensor's relative rotation: within `degrees` (pose.maxSensorDisagreement) it backs a pose; a runner-up
+// within `excess` inliers' worth (the larger of pose.minRivalExcess and pose.sensorRivalExcess) with
+// `min_inliers` (pose.minInliers) may replace a pose it rules out. degrees 0: no prior.
+struct PriorParams {
+    cv::Matx33d R = cv::Matx33d::eye();
+    double degrees = 0;
+    double excess = 0;
+    int min_inliers = 0;
+};
+
+// pose.sensorGuidedSamples three-point samples near the prior, turned about `axis` (up in the reference
+// camera), for a pose whose log10 chance is over `above_log10_chance` (log10 pose.maxChance). 0: never.
+struct GuidedParams {
+    int samples = 0;
+    double above_log10_chance = 0;
+    cv::Vec3d axis = cv::Vec3d(0, -1, 0);
+};
+
+// pose.reproductions more loops (pose.reproductionMisses may miss) for a pose whose log10 chance lies in
+// (above, max], each stopping within pose.maxReproductionDegrees of it. count 0: none.
+struct ReproductionParams {
+    int count = 0;
+    int misses = 0;
+    double above_log10_chance = 0, max_log10_chance = 0;
+    double degrees = 0;
+};
+
+// The whole estimate: pose.essential.{method, threshold} and every stage's parameters.
+struct PoseParams {
+    int method = RP_METHOD_LO_MSAC;
+    double threshold = 1;  // pixels
+    bool portable_kernels = false;
+    SearchParams search;
+    RefineParams refine;
+    PriorParams prior;
+    GuidedParams guided;
+    ReproductionParams reproduction;
+    bool lo_msac() const { return method == RP_METHOD_LO_MSAC; }
+};
+
+// The stages' parameters of a C call's (relative_pose.cpp; checked there).
+PoseParams pose_params(const rp_robust_params &params);
+
+// ---------------------------------------------------------------- the search (essential_search.cpp)
+
+// LO-MSAC over the essential-matrix estimator: the first loop, and a second when the first ends uncertified
+// (SearchParams). `iterations` receives the samples solved, `runners_up` the other optimised models.
+Pose search_essential(const Bearings &x, const SearchParams &params, double tau, int &iterations, std::vector<Pose> &runners_up);
+// One loop, as search_essential and the reproductions run it.
+LoopResult<Pose> essential_loop(const Bearings &x, const SearchParams &params, double tau, uint64_t seed, long cap,
+                                const Pose *target = nullptr, double target_degrees = 0);
+// OpenCV's estimators (findEssentialMat + recoverPose), kept for comparison.
+Pose opencv_pose(const Bearings &x, int method, const LoopParams &params, double tau);
+
+// ---------------------------------------------------------------- the sensor-guided search (guided_search.cpp)
+
+struct Guided {
+    Pose pose;
+    double cost = HUGE_VAL;  // HUGE_VAL: no sample gave a pose within `degrees` of the prior
+};
+Guided guided_search(const Bearings &x, const cv::Matx33d &prior, const cv::Vec3d &axis, double degrees, double tau2, long max_samples,
+                     uint64_t seed);
+
+// ---------------------------------------------------------------- deciding between answers (decisions.cpp)
+
+// The pose being decided, its MSAC cost, the answers it was preferred to (cost, pose), and whether the guided
+// search found it.
+struct Decision {
+    Pose pose;
+    double cost = HUGE_VAL;
+    std::vector<std::pair<double, Pose>> rivals;
+    bool guided = false;
+};
+
+// The plane of the pose's inliers, when they lie on one (H maps reference to current bearings).
+struct PlaneFit {
+    cv::Matx33d H = cv::Matx33d::eye();
+    bool found = false;
+};
+
+// The pose and its runners-up refined alike (pose.refine): one that now fits better is the pose, the rest rivals.
+Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found, const std::vector<Pose> &runners_up);
+// A prior that rules the pose out and backs a rival nearly as good: the rival becomes the pose.
+void prefer_prior(const Bearings &x, double tau2, const PriorParams &prior, Decision &decision);
+// A pose too weak to stand alone, with a prior: the guided search, whose pose may replace it. `models` counts
+// the samples behind the pose's chance, `p` a random match's chance of fitting (chance_per_match).
+void guided_replacement(const Bearings &x, double tau2, const PoseParams &params, double p, Decision &decision, long &models);
+// The plane's other solution, refined, replaces the pose when the points off the plane favour it and it fits
+// better (the plane is then fitted again). True when it did.
+bool plane_twin_check(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, Decision &decision, PlaneFit &plane);
+// For a weak pose (out.log10_chance), loops of other seeds that must reach it: out.reproductions and
+// out.reproduction_degrees.
+void reproduce(const Bearings &x, double tau, const PoseParams &params, const Decision &decision, rp_relative_pose &out);
+
+// ---------------------------------------------------------------- evidence (evidence.cpp)
+
+// The chance that a random match lies within the threshold (`threshold` pixels) of a random epipolar line.
+double chance_per_match(const rp_camera &current_camera, double threshold);
+// log10 of the expected number of inlier sets this large among `samples` models fitted to unrelated matches.
+double log10_chance(int n, int inliers, double p, long samples);
+// The plane of `pose`'s inliers, fitted robustly (`seed`) at the transfer threshold equivalent to `tau`.
+PlaneFit fit_plane(const Bearings &x, double tau, uint64_t seed, const Pose &pose);
+// The plane's other solution (`twin`, refined) and the inliers of `pose` it rejects minus those it alone
+// accepts; false when every decomposition is `pose` within `same_degrees` (5x in translation).
+bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation, Pose &twin);
+// Of E's four poses, the one that puts the most inliers in front of both cameras.
+Pose most_in_front(const Pose &pose, const Bearings &x, double tau2);
+// At least kInFrontFraction of the pose's inliers in front of both cameras.
+bool consistent(const Pose &pose, const Bearings &x, double tau2);
+// Everything rp_relative_pose reports of the decided pose but the reproductions: inliers, cheirality,
+// uncertainty, parallax, GRIC, the pure rotation, rivals, the twin, the chance over `models` samples.
+void report_evidence(const Bearings &x, double tau, double focal, double p, const Decision &decision, const PlaneFit &plane, long models,
+                     int iterations, rp_relative_pose &out, std::vector<uint8_t> &inliers, std::vector<double> *sampson_pixels);
+
+}  // namespace rp::pose
