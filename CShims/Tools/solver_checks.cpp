@@ -1,10 +1,11 @@
 // The minimal solvers and the relative-pose estimator's stages (CShims/Core/pose/) exposed on their own, so
 // tests can check them against exact synthetic truth.
-#include "../Core/pose/pose.hpp"
+#include "../Core/pose/essential_estimator.hpp"
 #include "../Core/shim_internal.hpp"
 #include "rephoto_shim_tools.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace {
 
@@ -83,5 +84,47 @@ extern "C" int rp_tools_plane_twin_check(const double *reference_xy, const doubl
         *replaced = plane_twin_check(x, tau, seed, refine, decision, plane) ? 1 : 0;
         std::copy(decision.pose.R.val, decision.pose.R.val + 9, R);
         for (int i = 0; i < 3; ++i) t[i] = decision.pose.t[i];
+    });
+}
+
+extern "C" int rp_tools_robust_essential(const double *reference_xy, const double *current_xy, int n, double tau, const rp_robust_params *params,
+                                         double R[9], double t[3], uint8_t *inliers, size_t inliers_capacity, int *samples, int *certified,
+                                         rp_status *status) {
+    *samples = 0;
+    *certified = 0;
+    return rp::guarded(status, [&] {
+        if (n < 5 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "fewer than 5 points or a threshold that is not positive");
+        if (!(params->confidence > 0 && params->confidence < 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "confidence must be in (0, 1)");
+        rp::check_capacity(inliers, inliers_capacity, n, "inliers");
+        const Bearings x = bearings_of(reference_xy, current_xy, n, params->portable_kernels != 0);
+        const SearchParams search = pose_params(*params).search;
+        const EssentialEstimator estimator(x, tau * tau, search.essential);
+        const LoopResult<Pose> found = robust_loop(estimator, search.loop, search.loop.seed, std::max(1, search.loop.max_iterations));
+        if (!std::isfinite(found.cost)) rp::fail(RP_ERR_ESTIMATION, "the loop found no model");
+        std::copy(found.model.R.val, found.model.R.val + 9, R);
+        for (int i = 0; i < 3; ++i) t[i] = found.model.t[i];
+        if (inliers) {
+            std::vector<size_t> within;
+            estimator.inliers(found.model, within);
+            std::memset(inliers, 0, size_t(n));
+            for (size_t i : within) inliers[i] = 1;
+        }
+        *samples = int(found.samples);
+        *certified = found.certified ? 1 : 0;
+    });
+}
+
+extern "C" int rp_tools_refine_pose(const double *reference_xy, const double *current_xy, int n, double tau, int iterations, int portable,
+                                    double R[9], double t[3], double *cost, rp_status *status) {
+    *cost = 0;
+    return rp::guarded(status, [&] {
+        if (!(tau > 0) || iterations < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "a threshold that is not positive or negative iterations");
+        const Bearings x = bearings_of(reference_xy, current_xy, n, portable != 0);
+        Pose pose;
+        pose.R = cv::Matx33d(R);
+        pose.t = cv::normalize(cv::Vec3d(t[0], t[1], t[2]));
+        *cost = refine(x, tau * tau, pose, iterations);
+        std::copy(pose.R.val, pose.R.val + 9, R);
+        for (int i = 0; i < 3; ++i) t[i] = pose.t[i];
     });
 }

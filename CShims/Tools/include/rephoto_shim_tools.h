@@ -115,6 +115,23 @@ int rp_tools_plane_homography(const double *reference_xy, const double *current_
 int rp_tools_plane_twin_check(const double *reference_xy, const double *current_xy, int n, double tau, uint64_t seed,
                               double R[9], double t[3], int *replaced, rp_status *status);
 
+/* The robust loop alone (CShims/Core/pose/robust_loop.hpp) over the essential-matrix estimator: five-point samples,
+   MSAC, local optimisation, adaptive stopping, on n >= 5 normalised point pairs (x, y) with threshold tau
+   (normalised units). From `params` only the loop's and the minimal models' fields are read: confidence,
+   max_iterations, min_iterations, seed, prosac, runners_up, max_parallax_degrees, portable_kernels (no screen:
+   there are no keypoint frames). R (row-major) and t receive the best model; `inliers` (capacity >= n, may be NULL)
+   1 for the points within tau of it; *samples the samples solved; *certified 1 when the adaptive bound, not the
+   cap, stopped the loop. RP_ERR_ESTIMATION when no sample gave a model. */
+int rp_tools_robust_essential(const double *reference_xy, const double *current_xy, int n, double tau, const rp_robust_params *params,
+                              double R[9], double t[3], uint8_t *inliers, size_t inliers_capacity, int *samples, int *certified,
+                              rp_status *status);
+
+/* The refinement alone: Levenberg-Marquardt on the MSAC cost of the Sampson errors (threshold tau, normalised units)
+   of n normalised point pairs (x, y), at most `iterations` steps from R, t (row-major; t of any length);
+   `portable` 1 forces the portable kernels. The pose out (t unit length) and *cost its MSAC cost. */
+int rp_tools_refine_pose(const double *reference_xy, const double *current_xy, int n, double tau, int iterations, int portable,
+                         double R[9], double t[3], double *cost, rp_status *status);
+
 /* ---------------------------------------------------------------- native reference pipeline */
 
 /* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:
