@@ -1,5 +1,5 @@
 """Relative-pose accuracy on exactly the matches rephoto computed (rephoto-bench export-matches): rephoto's
-own answers (read from the export), PoseLib 2.0.5 and OpenCV 4.6 USAC_MAGSAC run here on the same points,
+own answers (read from the export), PoseLib 2.0.5, COLMAP 4.2.1 (pycolmap) and OpenCV 4.6 USAC_MAGSAC run here on the same points,
 the same cameras and the same 1-pixel threshold. Prints one table row per set and method.
 
     python scripts/bench_accuracy.py EXPORT.jsonl... [--csv FILE]
@@ -29,6 +29,7 @@ import time
 import cv2
 import numpy as np
 import poselib
+import pycolmap
 
 
 def rotation_error(R, T):
@@ -93,6 +94,23 @@ def run_poselib(pair, a, b, threshold, seed=0):
     return np.array(pose.R), np.array(pose.t), ms
 
 
+def run_pycolmap(pair, a, b, threshold, seed=0):
+    """COLMAP 4.2.1's LO-RANSAC on the essential matrix (pycolmap.estimate_essential_matrix), threshold in pixels."""
+    cameras = [pycolmap.Camera(model=c["model"], width=c["width"], height=c["height"], params=c["params"])
+               for c in (poselib_camera(pair["referenceCamera"]), poselib_camera(pair["currentCamera"]))]
+    options = pycolmap.RANSACOptions()
+    options.max_error = threshold
+    options.random_seed = seed
+    options.num_threads = 1
+    start = time.perf_counter()
+    answer = pycolmap.estimate_essential_matrix(a, b, cameras[0], cameras[1], options)
+    ms = (time.perf_counter() - start) * 1000
+    if answer is None or answer.get("num_inliers", 0) < 5:
+        return None, None, ms
+    pose = answer["cam2_from_cam1"]
+    return np.array(pose.rotation.matrix()), np.array(pose.translation), ms
+
+
 def run_opencv(pair, a, b, threshold):
     ra, rb = pair["referenceCamera"], pair["currentCamera"]
     focal = 0.25 * (ra["K"][0][0] + ra["K"][1][1] + rb["K"][0][0] + rb["K"][1][1])
@@ -140,6 +158,8 @@ def main():
                                                          searched["translation"] if searched else None, answer["milliseconds"], False)
                     R, t, ms = run_poselib(pair, a, b, args.threshold, seed)
                     answers["poselib-2.0.5"] = (R, t, ms, False)
+                    R, t, ms = run_pycolmap(pair, a, b, args.threshold, seed)
+                    answers["pycolmap-4.2.1"] = (R, t, ms, False)
                     R, t, ms = run_opencv(pair, a, b, args.threshold)
                     answers["opencv-usac-magsac"] = (R, t, ms, False)
                     first = len(rows)
