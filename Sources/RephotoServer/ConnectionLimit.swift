@@ -41,8 +41,6 @@ final class ConnectionLimit: Sendable {
         self.metrics = metrics
     }
 
-    var openCount: Int { state.withLock { $0.open.count } }
-
     /// Hummingbird's accept gate: counts accepted connections, pauses accepting at the limit.
     struct Gate: AvailableConnectionsDelegate {
         let owner: ConnectionLimit
@@ -60,8 +58,8 @@ final class ConnectionLimit: Sendable {
     /// The per-connection handler that reports requests starting and ending.
     func handler() -> Tracker { Tracker(owner: self) }
 
-    /// Out of descriptors, accept fails: NIO backs off a second and says nothing, so the listening channel gets a
-    /// handler that logs it once per `logInterval` (installed with the first connection, its parent).
+    /// Out of descriptors, accept fails, and NIO's back-off swallows the error without ending the retries: the
+    /// listening channel gets a handler that sees it first (installed with the first connection, its parent).
     fileprivate func watchAccepts(_ server: (any Channel)?) {
         guard let server, state.withLock({ s in defer { s.watching = true }; return !s.watching }) else { return }
         server.eventLoop.execute { [self] in

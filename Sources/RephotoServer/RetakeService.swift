@@ -118,7 +118,7 @@ final class RetakeService: Sendable {
         do {
             // What the store holds already is not written again: a known reference is answered on a full or
             // read-only disk too.
-            if store.entry(id).map({ $0.camera != camera || $0.bytes != image.count }) ?? true { try store.put(id, image: image, camera: camera) }
+            if store.get(id).map({ $0.camera != camera }) ?? true { try store.put(id, image: image, camera: camera) }
             if !store.hasFeatures(id, settingsKey: settingsKey) {
                 metrics.derivedEvicted.increment(by: Int64(try store.putFeatures(id, settingsKey: settingsKey, features)))
             }

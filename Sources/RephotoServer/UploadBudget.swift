@@ -60,9 +60,6 @@ final class UploadBudget: Sendable {
         }
         for channel in unread { channel.close(promise: nil) }
     }
-
-    /// Slots held now.
-    var held: Int { state.withLock { $0.held } }
 }
 
 struct UploadAdmission: RouterMiddleware {
