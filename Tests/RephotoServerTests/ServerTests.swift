@@ -648,27 +648,28 @@ struct Upload {
     }
 
     /// One --request-timeout covers all of a request's pipelines (preparing its reference, then scoring): each
-    /// had its own, so a request was answered 200 well past the timeout (probe). Two pipelines of 0.3 s under a
-    /// 0.5 s deadline: the second is cut off at the deadline; once it has passed, no work starts.
+    /// had its own, so a request was answered 200 well past the timeout (probe). Pipelines of 0.9 s and 2.5 s
+    /// under a 1 s deadline: the second is cut off at the deadline (about 1 s), not at its own deadline (1.9 s)
+    /// nor at its end (3.4 s); once the deadline has passed, no work starts.
     @Test func oneDeadlineCoversARequestsPipelines() async throws {
-        let service = try RetakeService(settings: try Self.settings { $0.requestTimeout = 0.5 }, metrics: ServerMetrics())
+        let service = try RetakeService(settings: try Self.settings { $0.requestTimeout = 1 }, metrics: ServerMetrics())
         defer { service.pool.shutdown() }
         let start = ContinuousClock.now
         do {
             try await service.withRequestDeadline {
-                try await service.compute { Thread.sleep(forTimeInterval: 0.3) }
-                try await service.compute { Thread.sleep(forTimeInterval: 0.3) }
+                try await service.compute { Thread.sleep(forTimeInterval: 0.9) }
+                try await service.compute { Thread.sleep(forTimeInterval: 2.5) }
             }
-            Issue.record("two 0.3 s pipelines passed a 0.5 s deadline")
+            Issue.record("pipelines of 0.9 s and 2.5 s passed a 1 s deadline")
         } catch let error as ServerError {
-            #expect(error.status == .serviceUnavailable && error.envelope.error.message == "the request took longer than 0.5 s (--request-timeout)")
+            #expect(error.status == .serviceUnavailable && error.envelope.error.message == "the request took longer than 1.0 s (--request-timeout)")
         }
-        // Cut at the deadline, not after the second pipeline's own 0.5 s (margin for a loaded machine).
-        #expect(ContinuousClock.now - start < .milliseconds(780))
+        // Halfway between the shared deadline and a per-pipeline one: wide margin for a loaded machine.
+        #expect(ContinuousClock.now - start < .milliseconds(1450))
         let ran = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             Task {
                 let outcome = try? await service.withRequestDeadline {
-                    try await Task.sleep(for: .milliseconds(600))
+                    try await Task.sleep(for: .milliseconds(1100))
                     return try await service.compute { true }
                 }
                 done.resume(returning: outcome ?? false)
