@@ -14,6 +14,10 @@ public struct EvaluationRow: Equatable, Sendable {
     public var failed = false
     public var failureKind: String?
     public var failureReason: String?
+    /// The pose gate's cause when it refused the pose (`PoseRefusal.Cause`), whether or not the frame failed.
+    public var poseRefusal: String?
+    /// Why an estimated pose has no translation (`UndeterminedTranslation`).
+    public var translationUndetermined: String?
     public var keypointsReference: Double?
     public var keypointsCurrent: Double?
     public var matches: Double?
@@ -46,16 +50,16 @@ public struct EvaluationRow: Equatable, Sendable {
     public init() {}
 
     public static let columns = [
-        "sequence", "index", "file", "reference_file", "status", "failure_kind", "failure_reason",
+        "sequence", "index", "file", "reference_file", "status", "failure_kind", "failure_reason", "pose_refusal",
         "keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential",
-        "rotation_only", "rotation_deg", "rotation_error_deg", "translation_error_deg", "translation_error_unsigned_deg", "pair_error_deg", "corner_error_px",
+        "rotation_only", "translation_undetermined", "rotation_deg", "rotation_error_deg", "translation_error_deg", "translation_error_unsigned_deg", "pair_error_deg", "corner_error_px",
         "afd_px", "score", "displacement_percent", "aligned",
         "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px",
         "time_detect_reference_ms", "time_detect_current_ms", "time_match_ms", "time_homography_ms", "time_essential_ms", "time_total_ms",
     ]
 
     /// Columns added after the first release of the format, optional when reading.
-    static let laterColumns: Set<String> = ["translation_error_unsigned_deg"]
+    static let laterColumns: Set<String> = ["translation_error_unsigned_deg", "pose_refusal", "translation_undetermined"]
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
     static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
@@ -84,6 +88,8 @@ public struct EvaluationRow: Equatable, Sendable {
         case "status": return failed ? "failed" : "ok"
         case "failure_kind": return failureKind ?? ""
         case "failure_reason": return failureReason ?? ""
+        case "pose_refusal": return poseRefusal ?? ""
+        case "translation_undetermined": return translationUndetermined ?? ""
         default:
             if let (_, path) = Self.numbers.first(where: { $0.0 == column }) {
                 guard let v = self[keyPath: path] else { return "" }
@@ -143,6 +149,8 @@ public struct EvaluationRow: Equatable, Sendable {
             }
             row.failureKind = cell("failure_kind").isEmpty ? nil : cell("failure_kind")
             row.failureReason = cell("failure_reason").isEmpty ? nil : cell("failure_reason")
+            row.poseRefusal = cell("pose_refusal").isEmpty ? nil : cell("pose_refusal")
+            row.translationUndetermined = cell("translation_undetermined").isEmpty ? nil : cell("translation_undetermined")
             for (name, path) in numbers {
                 let text = cell(name)
                 if text.isEmpty { continue }

@@ -28,6 +28,10 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     @NullEncoded public var medianSensorRotationErrorDegrees: Double?
     /// Median milliseconds per stage: detectCurrent, match, homography, essential, total.
     public var medianTimeMs: [String: Double]
+    /// Frames by the pose gate's cause of refusal (`pose_refusal`), and estimated poses by why their translation
+    /// is undetermined (`translation_undetermined`): where the mAA was lost. Absent in older summaries.
+    public var poseRefusals: [String: Int]?
+    public var undeterminedTranslations: [String: Int]?
 
     public static func compute(_ rows: [EvaluationRow]) -> EvaluationStatistics {
         let ok = rows.filter { !$0.failed }
@@ -54,7 +58,11 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
             medianAfdPixels: Statistics.median(values(\.afdPixels, ok)), medianScore: Statistics.median(values(\.score, ok)),
             medianSensorVisionAngleDegrees: Statistics.median(values(\.sensorVisionAngleDegrees, ok)),
             medianSensorRotationErrorDegrees: Statistics.median(values(\.sensorRotationErrorDegrees, rows)),
-            medianTimeMs: times)
+            medianTimeMs: times,
+            poseRefusals: rows.reduce(into: [:]) { counts, row in if let cause = row.poseRefusal { counts[cause, default: 0] += 1 } },
+            undeterminedTranslations: rows.reduce(into: [:]) { counts, row in
+                if !row.failed, let cause = row.translationUndetermined { counts[cause, default: 0] += 1 }
+            })
     }
 }
 

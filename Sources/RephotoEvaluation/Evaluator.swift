@@ -158,6 +158,7 @@ public struct Evaluator: Sendable {
             row.failed = true
             row.failureKind = e.kind.rawValue
             row.failureReason = e.message
+            row.poseRefusal = e.refusal?.cause.rawValue
         }
         if truth.rotation != nil {
             let rotation = row.failed ? 180 : (row.rotationErrorDegrees ?? 180)
@@ -208,6 +209,8 @@ extension EvaluationRow {
         inliersHomography = Double(r.counts.inliersHomography)
         inliersEssential = r.counts.inliersEssential.map(Double.init)
         rotationOnly = r.pose?.rotationOnly
+        translationUndetermined = r.pose?.translationUndetermined?.rawValue
+        poseRefusal = r.poseRefusal?.cause.rawValue
         rotationDegrees = r.pose?.rotationDegrees
         rotationErrorDegrees = errors.rotationErrorDegrees
         translationErrorDegrees = errors.translationErrorDegrees

@@ -33,7 +33,7 @@ import RephotoEvaluation
             homography: {method: usac_magsac, threshold: 2.5}
             pose:
               essential: {method: usac_accurate}
-              minParallax: 0.5
+              maxTranslationSigma: 0.5
             """
         let path = try Fixtures.temporaryFile("config.yml", Data(yaml.utf8))
         let config = try PipelineConfig.load(from: path)
@@ -42,7 +42,7 @@ import RephotoEvaluation
         #expect(config.matching.ratio == 0.7 && config.matching.mutual && config.matching.matcher == .flann)
         #expect(config.homography.method == .usacMagsac && config.homography.threshold == 2.5 && config.homography.confidence == 0.995)
         #expect(config.pose.essential.method == .usacAccurate && config.pose.essential.threshold == 1)
-        #expect(config.pose.minParallax == 0.5 && config.pose.minInliers == 10)
+        #expect(config.pose.maxTranslationSigma == 0.5 && config.pose.minInliers == 10)
 
         // The same config through JSON, after a round trip through the encoder.
         let json = try JSONEncoder().encode(config)

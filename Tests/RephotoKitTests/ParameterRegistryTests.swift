@@ -228,6 +228,8 @@ import Testing
         ("c.json", #"{"matching": {"ratoi": 0.7}}"#, "at 'matching.ratoi': unknown key 'ratoi'"),
         ("c.json", #"{"homography": {"seed": 1}}"#, "at 'homography.seed': unknown key 'seed'"),
         ("c.json", #"{"matching": 3}"#, "'matching' must be an object of settings"),
+        // A retired setting says what replaced it, rather than that it is unknown.
+        ("c.yml", "pose:\n  minParallax: 2\n", "at 'pose.minParallax': retired setting: rotation-only is now decided by GRIC"),
         // A key given twice: JSONDecoder kept the first silently (found by probing).
         ("c.json", "{\"pose\": {\"seed\": 1,\n \"seed\": 2}}", "settings file line 1: key 'seed' given twice in one mapping"),
         ("c.yml", "matching:\n  ratio: 0.7\n  ratio: 0.6\n", "settings file line 2: key 'ratio' given twice in one mapping"),

@@ -257,16 +257,16 @@ import Testing
         let data = try Self.data()
         let base = try CLI.temporaryFile("base.yaml", Data("features: {orb: {levels: 2}}\n".utf8))
         let cases: [(space: String, extra: [String], named: String)] = [
-            ("fixed: {features.maxDimension: 320}\nparameters:\n  pose.minParallax: [2, 50]\n  pose.maxParallax: [100, 10]\n", [],
-             "trial 3 (pose.minParallax = 50, pose.maxParallax = 10) is not a valid configuration: pose.minParallax = 50 must be below pose.maxParallax = 10"),
-            ("fixed: {pose.minParallax: 50}\nparameters:\n  pose.maxParallax: [100, 10]\n", [],
-             "trial 1 (pose.maxParallax = 10) is not a valid configuration: pose.minParallax = 50 must be below"),
+            ("fixed: {features.maxDimension: 320}\nparameters:\n  pose.minIterations: [100, 5000]\n  pose.essential.maxIterations: [10000, 1000]\n", [],
+             "trial 3 (pose.minIterations = 5000, pose.essential.maxIterations = 1000) is not a valid configuration: pose.minIterations = 5000 must be at most pose.essential.maxIterations = 1000"),
+            ("fixed: {pose.minIterations: 5000}\nparameters:\n  pose.essential.maxIterations: [10000, 1000]\n", [],
+             "trial 1 (pose.essential.maxIterations = 1000) is not a valid configuration: pose.minIterations = 5000 must be at most"),
             ("parameters:\n  features.orb.firstLevel: [0, 3]\n", ["--config", base],
              "trial 1 (features.orb.firstLevel = 3) is not a valid configuration: features.orb.firstLevel = 3 is out of range"),
             // 900,000 trials, the first invalid near the end: found in trial order, each ruled combination checked once.
-            ("fixed: {pose.maxParallax: 90}\nparameters:\n  pose.minParallax: {min: 1, max: 90, step: 1}\n"
+            ("fixed: {pose.essential.maxIterations: 89}\nparameters:\n  pose.minIterations: {min: 1, max: 90, step: 1}\n"
              + "  homography.threshold: {min: 1, max: 10.9, step: 0.1}\n  pose.essential.threshold: {min: 0.5, max: 10.4, step: 0.1}\n", [],
-             "trial 890000 (pose.minParallax = 90, homography.threshold = 1, pose.essential.threshold = 0.5) is not a valid configuration"),
+             "trial 890000 (pose.minIterations = 90, homography.threshold = 1, pose.essential.threshold = 0.5) is not a valid configuration"),
         ]
         for (text, extra, named) in cases {
             let out = SequenceCommandTests.directory()

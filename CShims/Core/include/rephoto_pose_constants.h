@@ -8,9 +8,15 @@
    (other basins). Nearer, they are the same answer give or take its noise. */
 #define RP_RIVAL_DEGREES 10.0
 
-/* A pose with parallax stands only when at least this share of its inliers triangulate in front of both
-   cameras (the gate's cheirality rule, and the estimator's for a runner-up the sensor would choose). */
-#define RP_IN_FRONT_FRACTION 0.8
+/* Cheirality, judged on the inliers whose depth sign noise cannot flip: triangulated through a parallax of
+   RP_WELL_TRIANGULATED_SIGMAS standard deviations of its own error (sqrt 2 x the inliers' noise scale). Under the
+   right decomposition nearly all of them lie in front of both cameras; a pose stands when as many in front would
+   arise by chance (each point a fair coin between this decomposition and the others) at most 10^RP_CHEIRALITY_LOG10_CHANCE,
+   and is judged on it only from RP_CHEIRALITY_MIN_POINTS such points (fewer cannot reach that chance). The
+   gate's rule, and the estimator's for a runner-up the sensor would choose. */
+#define RP_WELL_TRIANGULATED_SIGMAS 3.0
+#define RP_CHEIRALITY_LOG10_CHANCE (-3.0)
+#define RP_CHEIRALITY_MIN_POINTS 10
 
 /* A pure rotation explains the inliers when it transfers at least this share of them within
    RP_TRANSFER_PER_SAMPSON thresholds (rp_relative_pose.rotation_support). */

@@ -266,7 +266,7 @@ void rp_neighbours_free(rp_neighbours *neighbours);
 /* ---------------------------------------------------------------- geometry */
 
 /* The shim's own estimator of the essential matrix (not an OpenCV flag): LO-MSAC with the five-point solver.
-   The constants it shares with the gate (RP_RIVAL_DEGREES, RP_IN_FRONT_FRACTION, RP_TRANSFER_PER_SAMPSON) are in
+   The constants it shares with the gate (RP_RIVAL_DEGREES, RP_CHEIRALITY_*, RP_TRANSFER_PER_SAMPSON) are in
    rephoto_pose_constants.h. */
 #define RP_METHOD_LO_MSAC 1
 
@@ -372,6 +372,9 @@ typedef struct rp_relative_pose {
                                      anything) */
     int guided;                 /* 1 when the pose came from the sensor-guided search (rp_robust_params.guided_samples):
                                    log10_chance then counts that search's samples, not the main search's */
+    int well_triangulated;      /* inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error, */
+    int well_in_front;          /* of those, in front of both cameras, */
+    double cheirality_log10_chance;  /* and log10 of the chance of at least as many in front, each a fair coin */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

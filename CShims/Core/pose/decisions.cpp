@@ -23,7 +23,7 @@ Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &
 
 // Only a rival with the inliers to stand on its own (min_inliers): on a weak pair a stray model a few inliers
 // short of the pose is as near, and a prior off by 20° picked one (7 inliers against the pose's 11).
-void prefer_prior(const Bearings &x, double tau2, const PriorParams &prior, Decision &decision) {
+void prefer_prior(const Bearings &x, double tau2, double noise_floor, const PriorParams &prior, Decision &decision) {
     if (!(prior.degrees > 0)) return;
     if (!(rotation_apart(decision.pose.R, prior.R) > 2 * prior.degrees)) return;
     auto pick = decision.rivals.end();
@@ -33,7 +33,7 @@ void prefer_prior(const Bearings &x, double tau2, const PriorParams &prior, Deci
         if (count_within(it->second.essential(), x, tau2) < prior.min_inliers) continue;
         // And one its own inliers can stand in front of (the gate's rule): on a bare wall a runner-up at the
         // plane's other rotation put 146 of its 274 behind a camera, and the swap turned a planar answer into a failure.
-        if (!consistent(most_in_front(it->second, x, tau2), x, tau2)) continue;
+        if (!consistent(most_in_front(it->second, x, tau2), x, tau2, noise_floor)) continue;
         if (pick == decision.rivals.end() || it->first < pick->first) pick = it;
     }
     if (pick != decision.rivals.end()) {

@@ -270,12 +270,43 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2) {
     return best;
 }
 
-bool consistent(const Pose &pose, const Bearings &x, double tau2) {
+Cheirality cheirality(const Pose &pose, const Bearings &x, const std::vector<size_t> &within, double noise) {
+    const double parallax_error = std::sqrt(2.0) * noise;
+    Cheirality out;
+    for (size_t i : within) {
+        cv::Vec3d u = cv::normalize(pose.R * x.a[i]), v = cv::normalize(x.b[i]);
+        if (!(std::atan2(cv::norm(u.cross(v)), u.dot(v)) > RP_WELL_TRIANGULATED_SIGMAS * parallax_error)) continue;
+        ++out.well;
+        out.front += in_front(pose, x.a[i], x.b[i]);
+    }
+    // log10 P(Binomial(well, 1/2) >= front), summed from the largest term down.
+    if (out.well > 0) {
+        const double n = out.well, ln2 = std::log(2.0);
+        double largest = -HUGE_VAL;
+        std::vector<double> terms;
+        for (int k = out.front; k <= out.well; ++k) {
+            terms.push_back(std::lgamma(n + 1) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1) - n * ln2);
+            largest = std::max(largest, terms.back());
+        }
+        double sum = 0;
+        for (double t : terms) sum += std::exp(t - largest);
+        out.log10_chance = std::min(0.0, (largest + std::log(sum)) / std::log(10.0));
+    }
+    return out;
+}
+
+double noise_scale(const cv::Matx33d &E, const Bearings &x, const std::vector<size_t> &within, double floor) {
+    std::vector<double> magnitudes;
+    magnitudes.reserve(within.size());
+    for (size_t i : within) magnitudes.push_back(std::abs(sampson(E, x.a[i], x.b[i])));
+    return std::max(kMadToSigma * median(magnitudes), floor);
+}
+
+bool consistent(const Pose &pose, const Bearings &x, double tau2, double noise_floor) {
+    const cv::Matx33d E = pose.essential();
     std::vector<size_t> within;
-    within_threshold(pose.essential(), x, tau2, within);
-    size_t front = 0;
-    for (size_t i : within) front += in_front(pose, x.a[i], x.b[i]);
-    return double(front) >= kInFrontFraction * double(within.size());
+    within_threshold(E, x, tau2, within);
+    return cheirality(pose, x, within, noise_scale(E, x, within, noise_floor)).stands();
 }
 
 void report_evidence(const Bearings &x, double tau, double focal, double p, const Decision &decision, const PlaneFit &plane, long models,
@@ -317,6 +348,13 @@ void report_evidence(const Bearings &x, double tau, double focal, double p, cons
     std::memcpy(out.twin_R, twin_R.val, 9 * sizeof(double));
     out.log10_chance = log10_chance(int(x.size()), found.within, p, models);
     out.guided = decision.guided ? 1 : 0;
+    std::vector<size_t> within;
+    for (size_t i = 0; i < inliers.size(); ++i)
+        if (inliers[i]) within.push_back(i);
+    const Cheirality sides = cheirality(pose, x, within, noise);
+    out.well_triangulated = sides.well;
+    out.well_in_front = sides.front;
+    out.cheirality_log10_chance = sides.log10_chance;
 }
 
 }  // namespace rp::pose

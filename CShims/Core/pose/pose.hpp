@@ -23,7 +23,6 @@ namespace rp::pose {
 constexpr double kDegrees = 180.0 / M_PI;
 // Shared with the gate in Swift through rephoto_pose_constants.h.
 constexpr double kRivalDegrees = RP_RIVAL_DEGREES;
-constexpr double kInFrontFraction = RP_IN_FRONT_FRACTION;
 constexpr double kTransferPerSampson = RP_TRANSFER_PER_SAMPSON;
 // The robust noise scale: 1.4826 x the median absolute residual (a Gaussian's sigma), at least 0.1 px, the
 // polish's and GRIC's alike.
@@ -284,7 +283,7 @@ struct PlaneFit {
 // The pose and its runners-up refined alike (pose.refine): one that now fits better is the pose, the rest rivals.
 Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found, const std::vector<Pose> &runners_up);
 // A prior that rules the pose out and backs a rival nearly as good: the rival becomes the pose.
-void prefer_prior(const Bearings &x, double tau2, const PriorParams &prior, Decision &decision);
+void prefer_prior(const Bearings &x, double tau2, double noise_floor, const PriorParams &prior, Decision &decision);
 // A pose too weak to stand alone, with a prior: the guided search, whose pose may replace it. `models` counts
 // the samples behind the pose's chance, `p` a random match's chance of fitting (chance_per_match).
 void guided_replacement(const Bearings &x, double tau2, const PoseParams &params, double p, Decision &decision, long &models);
@@ -308,8 +307,20 @@ PlaneFit fit_plane(const Bearings &x, double tau, uint64_t seed, const Pose &pos
 bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const Pose &pose, double same_degrees, int &refutation, Pose &twin);
 // Of E's four poses, the one that puts the most inliers in front of both cameras.
 Pose most_in_front(const Pose &pose, const Bearings &x, double tau2);
-// At least kInFrontFraction of the pose's inliers in front of both cameras.
-bool consistent(const Pose &pose, const Bearings &x, double tau2);
+// The inliers whose depth sign noise cannot flip (parallax over RP_WELL_TRIANGULATED_SIGMAS of its error, the
+// error sqrt 2 x `noise`, normalised units), those of them in front of both cameras, and log10 of the chance of at
+// least that many in front were each a fair coin.
+struct Cheirality {
+    int well = 0, front = 0;
+    double log10_chance = 0;
+    // Too few in front to be chance (RP_CHEIRALITY_LOG10_CHANCE), or too few well triangulated to judge.
+    bool stands() const { return well < RP_CHEIRALITY_MIN_POINTS || log10_chance <= RP_CHEIRALITY_LOG10_CHANCE; }
+};
+Cheirality cheirality(const Pose &pose, const Bearings &x, const std::vector<size_t> &within, double noise);
+// The inliers' noise scale (kMadToSigma x the median absolute Sampson error, at least `floor`).
+double noise_scale(const cv::Matx33d &E, const Bearings &x, const std::vector<size_t> &within, double floor);
+// The cheirality of the pose's inliers stands (Cheirality::stands); `noise_floor` in normalised units.
+bool consistent(const Pose &pose, const Bearings &x, double tau2, double noise_floor);
 // Everything rp_relative_pose reports of the decided pose but the reproductions: inliers, cheirality,
 // uncertainty, parallax, GRIC, the pure rotation, rivals, the twin, the chance over `models` samples.
 void report_evidence(const Bearings &x, double tau, double focal, double p, const Decision &decision, const PlaneFit &plane, long models,

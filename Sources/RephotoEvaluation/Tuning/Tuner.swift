@@ -262,12 +262,13 @@ public struct Tuner: Sendable {
         let paths = space.dimensions.map(\.path)
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "" }
         var rows = [["rank", "trial", "objective", "maa5", "maa10", "rotation_maa10", "median_rotation_deg_failed_at_180",
-                     "median_score_failed_at_0", "frames", "failures", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths]
+                     "median_score_failed_at_0", "frames", "failures", "pose_refusals", "undetermined_translations", "ms_per_frame", "too_slow", "rung", "frames_per_sequence"] + paths]
         for (rank, r) in ranked.enumerated() {
             let values = paths.map { path in r.parameters.first { $0.first == path }?.last ?? "" }
             let m = r.metrics
             rows.append([String(rank + 1), String(r.trial), number(r.objective), number(m.maa5), number(m.maa10), number(m.rotationMaa10),
                          number(m.medianRotationErrorFailedAt180Degrees), number(m.medianScoreFailedAt0), String(m.frames), String(m.failures),
+                         TrialMetrics.counts(m.poseRefusals), TrialMetrics.counts(m.undeterminedTranslations),
                          number(m.msPerFrame), String(r.tooSlow), r.rung.map(String.init) ?? "", r.framesPerSequence.map(String.init) ?? ""]
                         + values)
         }
@@ -286,7 +287,8 @@ public struct Tuner: Sendable {
         try ParameterRegistry.yaml(of: config).write(to: folder.appendingPathComponent("best.yaml"), atomically: true, encoding: .utf8)
         let summary = """
             \(records.count) trials; best by \(objective.rawValue): trial \(best.trial), \(number(best.objective)) \
-            (\(best.metrics.failures) of \(best.metrics.frames) frames failed, \(String(format: "%.0f", best.metrics.msPerFrame ?? 0)) ms per frame)
+            (\(best.metrics.failures) of \(best.metrics.frames) frames failed, \(String(format: "%.0f", best.metrics.msPerFrame ?? 0)) ms per frame\
+            \(best.metrics.poseRefusals?.isEmpty == false ? "; poses refused: " + TrialMetrics.counts(best.metrics.poseRefusals) : ""))
             \(best.parameters.map { "  \($0[0]) = \($0[1])" }.joined(separator: "\n"))
             leaderboard.csv, best.yaml (rephoto pose/evaluate/serve --config) in \(folder.path.visible)
 

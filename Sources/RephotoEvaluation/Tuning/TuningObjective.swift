@@ -38,6 +38,10 @@ public struct TrialMetrics: Codable, Equatable, Sendable {
     public var medianScoreFailedAt0: Double?
     /// Median total milliseconds per estimated frame.
     public var msPerFrame: Double?
+    /// Frames by the pose gate's cause of refusal, and poses by why their translation is undetermined
+    /// (EvaluationStatistics): what a configuration loses its mAA to. nil in trials recorded before.
+    public var poseRefusals: [String: Int]?
+    public var undeterminedTranslations: [String: Int]?
 
     public init(rows: [EvaluationRow]) {
         let statistics = EvaluationStatistics.compute(rows)
@@ -51,6 +55,13 @@ public struct TrialMetrics: Codable, Equatable, Sendable {
         })
         medianScoreFailedAt0 = Statistics.median(rows.map { $0.failed ? 0 : $0.score ?? 0 })
         msPerFrame = statistics.medianTimeMs["total"]
+        poseRefusals = statistics.poseRefusals
+        undeterminedTranslations = statistics.undeterminedTranslations
+    }
+
+    /// "cause=count" pairs by cause, ";"-separated (leaderboard.csv); "" for none.
+    public static func counts(_ counts: [String: Int]?) -> String {
+        (counts ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";")
     }
 
     /// The names trials.jsonl used for the two medians before, read so that earlier runs resume and merge.
@@ -70,5 +81,7 @@ public struct TrialMetrics: Codable, Equatable, Sendable {
         medianScoreFailedAt0 = try c.decodeIfPresent(Double.self, forKey: .medianScoreFailedAt0)
             ?? earlier.decodeIfPresent(Double.self, forKey: .medianScore)
         msPerFrame = try c.decodeIfPresent(Double.self, forKey: .msPerFrame)
+        poseRefusals = try c.decodeIfPresent([String: Int].self, forKey: .poseRefusals)
+        undeterminedTranslations = try c.decodeIfPresent([String: Int].self, forKey: .undeterminedTranslations)
     }
 }

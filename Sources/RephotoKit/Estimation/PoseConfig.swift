@@ -58,12 +58,11 @@ public struct PoseConfig: Equatable, Sendable {
     public var sensorRivalExcess: Double = ParameterRegistry.defaultValue(\.pose.sensorRivalExcess)
     /// A median parallax above this is a wrong solution (rays meeting as if the cameras faced each other).
     public var maxParallax: Double = ParameterRegistry.defaultValue(\.pose.maxParallax)
-    /// Below this median parallax (degrees) the translation is not observable: rotation-only.
-    public var minParallax: Double = ParameterRegistry.defaultValue(\.pose.minParallax)
     /// Where GRIC prefers a homography, the translation stands only when at least this many more inliers
     /// refute the plane's other solution than support it (`PoseEvidence.twinRefutation`).
     public var minTwinRefutation: Int = ParameterRegistry.defaultValue(\.pose.minTwinRefutation)
-    /// Above this uncertainty (1 sigma, degrees) the translation direction is reported as undetermined.
+    /// Above this uncertainty (1 sigma, degrees) the translation direction is reported as undetermined (and the
+    /// motion as rotation-only when a pure rotation explains the inliers).
     public var maxTranslationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxTranslationSigma)
 
     public init() {}

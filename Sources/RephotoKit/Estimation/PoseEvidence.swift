@@ -8,6 +8,11 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// Correspondences within the threshold of E, and those of them triangulated in front of both cameras.
     public var inliers: Int
     public var inFront: Int
+    /// Inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error (their depth's sign is not noise),
+    /// those of them in front of both cameras, and log10 of the chance of as many in front, each a fair coin.
+    public var wellTriangulated: Int
+    public var wellInFront: Int
+    public var cheiralityLog10Chance: Double
     /// 1-sigma uncertainty (largest axis) from the inliers' Sampson-error Hessian, degrees.
     public var rotationSigmaDegrees: Double
     public var translationSigmaDegrees: Double
@@ -58,6 +63,9 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         iterations = Int(pose.iterations)
         inliers = Int(pose.inliers)
         inFront = Int(pose.in_front)
+        wellTriangulated = Int(pose.well_triangulated)
+        wellInFront = Int(pose.well_in_front)
+        cheiralityLog10Chance = pose.cheirality_log10_chance
         rotationSigmaDegrees = pose.rotation_sigma_degrees.isFinite ? pose.rotation_sigma_degrees : 180
         translationSigmaDegrees = pose.translation_sigma_degrees.isFinite ? pose.translation_sigma_degrees : 180
         parallaxDegrees = pose.parallax_degrees
@@ -75,26 +83,41 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     }
 
     /// General motion, a plane (GRIC prefers the homography and too few inliers off it refute the plane's
-    /// other solution), or a rotation without measurable parallax.
+    /// other solution), or a rotation: no translation seen through the inliers.
     public enum Model: String, Codable, Sendable {
         case general, rotationOnly = "rotation_only", planar
     }
 
-    /// GRIC alone calls a scene planar whenever most inliers lie on one plane, yet a handful off it can
-    /// still single out the pose (measured: 92 inliers, 10 net against the other solution, translation
-    /// within 0.2°). Without parallax, a pure rotation must also explain the inliers: the plane's wrong
-    /// solution can turn the camera's step into a rotation with no parallax left, which no pure rotation
-    /// reproduces. It explains them when it transfers 80 % of them, or when GRIC rates it no worse than the
-    /// plane's homography: under a pure rotation E's translation is arbitrary, and the mismatches that happen
-    /// to lie along its epipolar lines count as inliers no rotation explains (OpenCV's Suzanne, a pure 30°
-    /// turn: 54 of 64-69 inliers, 78 % in one seed of 24, which then failed as an inconsistent pose).
-    public func model(minParallax: Double, minTwinRefutation: Int) -> Model {
+    /// Rotation-only when no translation is seen through the inliers: most of them show no parallax beyond their
+    /// noise (not well triangulated, RP_WELL_TRIANGULATED_SIGMAS), or a pure rotation explains them and either GRIC
+    /// rates it no worse than the essential matrix (which it charges for the translation's two parameters) or the
+    /// translation's own 1-sigma is over `maxTranslationSigma`. Not a parallax bound in degrees: moving along the
+    /// optical axis leaves little parallax (median 0.74° on a car-mounted pair) yet fixes the direction within 0.1°.
+    /// A pure rotation explains the inliers when it transfers RP_ROTATION_SUPPORT_FRACTION of them, or GRIC rates
+    /// it no worse than the plane's homography: under a pure rotation E's translation is arbitrary, and mismatches
+    /// along its epipolar lines join the inliers (OpenCV's Suzanne, a pure 30° turn: 54 of 64-70 a rotation's, and
+    /// those mismatches alone well triangulated, which also fix E's translation to ±0.2°).
+    /// Planar when GRIC prefers the homography and the points off the plane hardly refute its other solution (yet a
+    /// handful off it can single out the pose: 92 inliers, 10 net, translation within 0.2°); without parallax a
+    /// plane whose rotation does not explain the inliers stays planar: its wrong solution can turn the camera's step
+    /// into a rotation that leaves no parallax.
+    public func model(maxTranslationSigma: Double, minTwinRefutation: Int) -> Model {
+        let rotationExplains = Double(rotationSupport) >= RP_ROTATION_SUPPORT_FRACTION * Double(inliers) || gricRotation <= gricHomography
         let planar = gricHomography < gricEssential && (twinRefutation.map { $0 < minTwinRefutation } ?? false)
-        if parallaxDegrees < minParallax {
-            let rotationExplains = Double(rotationSupport) >= RP_ROTATION_SUPPORT_FRACTION * Double(inliers) || gricRotation <= gricHomography
+        if 2 * wellTriangulated < inliers {
             return rotationExplains || !planar ? .rotationOnly : .planar
         }
+        if rotationExplains && (gricRotation <= gricEssential || translationSigmaDegrees > maxTranslationSigma) {
+            return .rotationOnly
+        }
         return planar ? .planar : .general
+    }
+
+    /// Whether the cheirality of the well-triangulated inliers rules this pose out: too few of them in front to
+    /// tell from chance, once there are enough of them to judge (RP_CHEIRALITY_MIN_POINTS). A fixed share of all
+    /// inliers would judge points whose depth sign is noise (a consecutive pair at 1131 of 1417, 1.75° right).
+    public var cheiralityRefutes: Bool {
+        wellTriangulated >= Int(RP_CHEIRALITY_MIN_POINTS) && cheiralityLog10Chance > RP_CHEIRALITY_LOG10_CHANCE
     }
 
     /// The phone's rotation settles an ambiguity between the pose and another answer (a rival, the plane's other

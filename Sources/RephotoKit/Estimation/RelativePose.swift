@@ -18,6 +18,8 @@ public struct RelativePose: Sendable {
     public var pureRotation: Matrix3?
     /// Unit direction; nil when undetermined (rotation-only, planar, or too uncertain).
     public var translation: SIMD3<Double>?
+    /// Why `translation` is nil, when it is.
+    public var translationUndetermined: UndeterminedTranslation?
     /// The pure rotation explains the inliers best (GRIC), or the essential matrix gave no pose at all.
     public var rotationOnly: Bool
     public var rotationSource: RotationSource
@@ -37,7 +39,7 @@ public struct RelativePose: Sendable {
 extension RelativePose {
     /// The essential-matrix pose (LO-MSAC by default), then the gate on its own evidence and the model
     /// selection between a general motion, a pure rotation and a plane. Throws `.estimationFailed` with the
-    /// reason when the evidence is too weak to report any pose.
+    /// refusal (`RephotoError.refusal`) when the evidence is too weak to report any pose.
     /// `sensorRotation`: the phone's relative rotation (`SensorPath.rotation`), independent evidence that can
     /// corroborate a pose whose inliers alone are too few (`pose.maxCorroboratedChance`).
     public static func estimate(_ pairs: Correspondences, referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics,
@@ -98,7 +100,8 @@ extension RelativePose {
         case .failure(let error):
             // No usable essential matrix: when a pure rotation explains the homography inliers (no baseline),
             // it still fixes the rotation. Any other failure stands.
-            guard error.kind == .estimationFailed, homography.inlierCount >= config.minInliers else { throw error }
+            let refused = error.kind == .estimationFailed ? RephotoError.refused(.noModel(error.message)) : error
+            guard error.kind == .estimationFailed, homography.inlierCount >= config.minInliers else { throw refused }
             let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
             let a = pairs.referenceXY, b = pairs.currentXY
             let n = try cInt(pairs.count, "correspondence count")
@@ -109,9 +112,10 @@ extension RelativePose {
             let focal = (currentCamera.fx + currentCamera.fy) / 2
             let limit = RP_TRANSFER_PER_SAMPSON * config.essential.threshold / focal
             let support = zip(residuals, homography.inliers).filter { $0.1 && $0.0 < limit }.count
-            guard Double(support) >= RP_ROTATION_SUPPORT_FRACTION * Double(homography.inlierCount) else { throw error }
+            guard Double(support) >= RP_ROTATION_SUPPORT_FRACTION * Double(homography.inlierCount) else { throw refused }
             return RelativePose(
-                rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, rotationOnly: true, rotationSource: .homography,
+                rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, translationUndetermined: .rotationOnly,
+                rotationOnly: true, rotationSource: .homography,
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
                 warnings: ["essential matrix unusable (\(error.message)): a pure rotation explains \(support) of the \(homography.inlierCount) homography inliers; rotation-only, translation direction undetermined"])
         }
@@ -131,14 +135,13 @@ extension RelativePose {
                                 twinRotationDegrees: twinRotationDegrees)
 
         var pose = RelativePose(
-            rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), rotationOnly: false,
+            rotation: Matrix3(out.R), pureRotation: nil, translation: SIMD3(out.t.0, out.t.1, out.t.2), translationUndetermined: nil, rotationOnly: false,
             rotationSource: .essential, essentialInliers: Int(out.inliers), inFront: Int(out.in_front),
             sampsonRmsPixels: out.sampson_rms_pixels, inliers: inliers, evidence: evidence, warnings: warnings)
-        let model = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation)
-        // With parallax, the right pose puts (nearly) every inlier in front of both cameras.
-        if model != .rotationOnly && Double(evidence.inFront) < RP_IN_FRONT_FRACTION * Double(evidence.inliers) {
-            throw RephotoError.estimationFailed(
-                "inconsistent pose: only \(evidence.inFront) of \(evidence.inliers) essential inliers lie in front of both cameras")
+        let model = evidence.model(maxTranslationSigma: config.maxTranslationSigma, minTwinRefutation: config.minTwinRefutation)
+        if model != .rotationOnly && evidence.cheiralityRefutes {
+            throw RephotoError.refused(.behindCameras(inFront: evidence.wellInFront, wellTriangulated: evidence.wellTriangulated,
+                                                      log10Chance: evidence.cheiralityLog10Chance))
         }
         let planar = String(format: "planar scene: a homography explains the %d inliers better than the essential matrix (GRIC %.0f against %.0f) and only %d net refute the plane's other solution (pose.minTwinRefutation %d)",
                             evidence.inliers, evidence.gricHomography, evidence.gricEssential, evidence.twinRefutation ?? 0, config.minTwinRefutation)
@@ -146,9 +149,13 @@ extension RelativePose {
         case .rotationOnly:
             pose.rotationOnly = true
             pose.translation = nil
+            pose.translationUndetermined = .rotationOnly
             pose.pureRotation = Matrix3(out.rotation_only_R)
-            pose.warnings.append(String(format: "rotation-only motion: median parallax %.2f° of the %d inliers is under pose.minParallax %g°; translation direction undetermined",
-                                        evidence.parallaxDegrees, evidence.inliers, config.minParallax))
+            pose.warnings.append(evidence.gricRotation <= evidence.gricEssential
+                ? String(format: "rotation-only motion: a pure rotation explains the %d inliers as well as the essential matrix (GRIC %.0f against %.0f; median parallax %.2f°); translation direction undetermined",
+                         evidence.inliers, evidence.gricRotation, evidence.gricEssential, evidence.parallaxDegrees)
+                : String(format: "rotation-only motion: a pure rotation explains the %d inliers and the translation direction is undetermined: ±%.1f° (1 sigma, pose.maxTranslationSigma %g°; median parallax %.2f°)",
+                         evidence.inliers, evidence.translationSigmaDegrees, config.maxTranslationSigma, evidence.parallaxDegrees))
         case .planar where evidence.sensorSettlesTwin(maxSensorDisagreement: config.maxSensorDisagreement):
             // The plane's two solutions fit its points alike; with the other one ruled out, the translation is
             // as well determined as in any scene (its uncertainty is still checked).
@@ -158,15 +165,18 @@ extension RelativePose {
         case .general:
             if let apart = Self.unreproducedCorroboration(evidence, config: config) {
                 pose.translation = nil
+                pose.translationUndetermined = .unreproduced
                 pose.warnings.append(String(format: "translation direction undetermined: the sensor corroborates the rotation only, and searches run again did not reach the pose (the nearest %d within %.1f°, pose.maxReproductionDegrees %g°)",
                                             config.reproductions, apart, config.maxReproductionDegrees))
             } else if evidence.translationSigmaDegrees > config.maxTranslationSigma {
                 pose.translation = nil
+                pose.translationUndetermined = .uncertain
                 pose.warnings.append(String(format: "translation direction uncertain: ±%.1f° (1 sigma, pose.maxTranslationSigma %g°); reported as undetermined",
                                             evidence.translationSigmaDegrees, config.maxTranslationSigma))
             }
         case .planar:
             pose.translation = nil
+            pose.translationUndetermined = .planar
             // How far the other solution turns says what "may be" costs: on a synthetic 75° orbit it lay 65-75° away.
             pose.warnings.append(planar + "; translation direction undetermined, and the rotation may be that other solution"
                                  + (twinRotationDegrees.map { String(format: ", %.0f° away", $0) } ?? ""))
@@ -288,28 +298,24 @@ extension RelativePose {
     static func gate(_ evidence: PoseEvidence, config: PoseConfig, rivalRotationDegrees: Double? = nil,
                      twinRotationDegrees: Double? = nil) throws -> [String] {
         if evidence.inliers < config.minInliers {
-            throw RephotoError.estimationFailed(
-                "only \(evidence.inliers) essential inliers (need \(config.minInliers), pose.minInliers)")
+            throw RephotoError.refused(.tooFewInliers(inliers: evidence.inliers, required: config.minInliers))
         }
         var warnings: [String] = []
         if evidence.log10Chance > log10(config.maxChance) {
-            let chance = String(format: "the %d essential inliers could be chance: unrelated matches would give as many 10^%.1f times (pose.maxChance %g)",
-                                evidence.inliers, evidence.log10Chance, config.maxChance)
             if evidence.sensorGuided == true {
                 // Sought only near the sensor, so the sensor's agreement is no evidence: the count must stand on
                 // its own, over the guided search's samples.
-                let found = String(format: "found near the sensor's rotation (pose.sensorGuidedSamples %d): %d essential inliers, chance 10^%.1f over those samples",
-                                   config.sensorGuidedSamples, evidence.inliers, evidence.log10Chance)
                 guard evidence.log10Chance <= log10(config.maxGuidedChance) else {
-                    throw RephotoError.estimationFailed(found + String(format: ", over pose.maxGuidedChance %g: they could be chance", config.maxGuidedChance))
+                    throw RephotoError.refused(.guidedChance(samples: config.sensorGuidedSamples, inliers: evidence.inliers,
+                                                             log10Chance: evidence.log10Chance, maxGuidedChance: config.maxGuidedChance))
                 }
                 // Cheirality may pick the essential matrix's other rotation: then the pose is no longer near the sensor.
                 if let apart = evidence.sensorDisagreementDegrees, apart > config.maxSensorDisagreement {
-                    throw RephotoError.estimationFailed(found + String(format: ", but the pose ended %.1f° from the sensor's rotation (pose.maxSensorDisagreement %g°)",
-                                                                       apart, config.maxSensorDisagreement))
+                    throw RephotoError.refused(.guidedOffSensor(samples: config.sensorGuidedSamples, inliers: evidence.inliers, log10Chance: evidence.log10Chance,
+                                                                degrees: apart, maxSensorDisagreement: config.maxSensorDisagreement))
                 }
-                warnings.append("weak visual evidence " + found + String(format: " (over pose.maxChance %g, under pose.maxGuidedChance %g)",
-                                                                          config.maxChance, config.maxGuidedChance))
+                warnings.append("weak visual evidence " + PoseRefusal.guided(config.sensorGuidedSamples, evidence.inliers, evidence.log10Chance)
+                                + String(format: " (over pose.maxChance %g, under pose.maxGuidedChance %g)", config.maxChance, config.maxGuidedChance))
             } else if let apart = Self.sensorCorroboration(evidence, config: config) {
                 warnings.append(String(format: "weak visual evidence corroborated by the sensor: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), the sensor's rotation %.1f° from the pose's (pose.maxSensorDisagreement %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, apart, config.maxSensorDisagreement))
@@ -318,42 +324,33 @@ extension RelativePose {
                 warnings.append(String(format: "weak visual evidence reproduced: %d essential inliers (chance 10^%.1f, over pose.maxChance %g), and %d more searches landed within %.1f° of the pose (pose.maxReproductionDegrees %g°)",
                                        evidence.inliers, evidence.log10Chance, config.maxChance, config.reproductions, apart, config.maxReproductionDegrees))
             } else {
-                var reasons: [String] = []
-                if let apart = evidence.sensorDisagreementDegrees {
-                    reasons.append(evidence.log10Chance > log10(config.maxCorroboratedChance)
-                        ? String(format: "too weak for the sensor to corroborate (pose.maxCorroboratedChance %g)", config.maxCorroboratedChance)
-                        : String(format: "the sensor's rotation is %.1f° from the pose's (pose.maxSensorDisagreement %g°)", apart, config.maxSensorDisagreement))
+                let sensor = evidence.sensorDisagreementDegrees.map { apart -> PoseRefusal.SensorCheck in
+                    evidence.log10Chance > log10(config.maxCorroboratedChance) ? .tooWeak(maxCorroboratedChance: config.maxCorroboratedChance)
+                        : .disagrees(degrees: apart, maxSensorDisagreement: config.maxSensorDisagreement)
                 }
-                if let apart = evidence.reproductionDegrees {
-                    reasons.append(config.reproductions > 1
-                        ? String(format: "searches run again: the %d nearest to the pose landed within %.1f° (pose.maxReproductionDegrees %g°, pose.reproductionMisses %d)",
-                                 config.reproductions, apart, config.maxReproductionDegrees, config.reproductionMisses)
-                        : String(format: "searches run again: the nearest to the pose landed %.1f° away (pose.maxReproductionDegrees %g°, pose.reproductionMisses %d)",
-                                 apart, config.maxReproductionDegrees, config.reproductionMisses))
+                let reproduction = evidence.reproductionDegrees.map {
+                    PoseRefusal.ReproductionCheck(searches: config.reproductions, degrees: $0, maxDegrees: config.maxReproductionDegrees,
+                                                  misses: config.reproductionMisses)
                 }
-                throw RephotoError.estimationFailed(([chance] + reasons).joined(separator: "; "))
+                throw RephotoError.refused(.chance(inliers: evidence.inliers, log10Chance: evidence.log10Chance, maxChance: config.maxChance,
+                                                   sensor: sensor, reproduction: reproduction))
             }
         }
         if evidence.parallaxDegrees > config.maxParallax {
-            throw RephotoError.estimationFailed(String(
-                format: "implausible pose: median parallax %.0f° of the %d inliers (pose.maxParallax %g°); the views would face each other",
-                evidence.parallaxDegrees, evidence.inliers, config.maxParallax))
+            throw RephotoError.refused(.implausibleParallax(parallax: evidence.parallaxDegrees, inliers: evidence.inliers, maxParallax: config.maxParallax))
         }
         // A rotation-only answer has no translation, and its rotation is fitted on its own: a rival apart only in
         // translation is the same answer (Suzanne's pure rotation failed as ambiguous in 1 seed of 24, against
         // the plane's other solution, 67° away in translation and not in rotation).
-        let rotationOnly = evidence.model(minParallax: config.minParallax, minTwinRefutation: config.minTwinRefutation) == .rotationOnly
+        let rotationOnly = evidence.model(maxTranslationSigma: config.maxTranslationSigma, minTwinRefutation: config.minTwinRefutation) == .rotationOnly
         let sameRotation = rotationOnly && (rivalRotationDegrees.map { $0 < Self.rivalDegrees } ?? false)
         // A negative excess: the sensor chose the pose over a runner-up that fits better (pose.sensorRivalExcess).
         // A rival further behind than the sensor may overturn, yet where the sensor points while it rules the pose
         // out, leaves the pose standing on the fit, and the answer says that the sensor disagrees.
         if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, excess < config.minRivalExcess || excess < 0, !sameRotation {
-            let ambiguity = excess < 0
-                ? String(format: "ambiguous: a pose %.0f° away fits %.2f inliers' worth better than this one (pose.sensorRivalExcess %g), after %d samples",
-                         apart, -excess, max(config.minRivalExcess, config.sensorRivalExcess), evidence.iterations)
-                : String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
-                         apart, excess, config.minRivalExcess, evidence.iterations)
-            warnings.append(try settledBySensor(ambiguity, other: "rival", otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
+            let ambiguity = PoseRefusal.Ambiguity.rival(degrees: apart, excess: excess, limit: excess < 0 ? max(config.minRivalExcess, config.sensorRivalExcess)
+                                                        : config.minRivalExcess, iterations: evidence.iterations)
+            warnings.append(try settledBySensor(ambiguity, otherDisagreement: evidence.rivalSensorDisagreementDegrees, evidence, config))
         } else if let excess = evidence.rivalExcess, let apart = evidence.rivalDegrees, !sameRotation,
                 let pose = evidence.sensorDisagreementDegrees, let rival = evidence.rivalSensorDisagreementDegrees,
                 config.maxSensorDisagreement > 0, pose > 2 * config.maxSensorDisagreement, rival <= config.maxSensorDisagreement {
@@ -368,9 +365,9 @@ extension RelativePose {
         // by -3 to 1 net correspondences).
         if rotationOnly, let apart = twinRotationDegrees, apart >= Self.rivalDegrees, let refutation = evidence.twinRefutation,
            refutation < config.minTwinRefutation {
-            let ambiguity = String(format: "ambiguous: no parallax under this pose (median %.2f°), but the plane's other solution, %.0f° away in rotation, is refuted by only %d net correspondences (pose.minTwinRefutation %d)",
-                                   evidence.parallaxDegrees, apart, refutation, config.minTwinRefutation)
-            warnings.append(try settledBySensor(ambiguity, other: "other solution", otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
+            let ambiguity = PoseRefusal.Ambiguity.twinWithoutParallax(parallax: evidence.parallaxDegrees, degrees: apart, refutation: refutation,
+                                                                      minRefutation: config.minTwinRefutation)
+            warnings.append(try settledBySensor(ambiguity, otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
         }
         // The plane's other solution favoured by the points off the plane by as many net correspondences as
         // pose.minTwinRefutation asks of a pose over it, in a scene GRIC takes for general (answered without the
@@ -378,13 +375,10 @@ extension RelativePose {
         // may be the truth (a synthetic 75° orbit: -7, 65° wrong). A smaller deficit is left to the other rules: a
         // forward approach (datasets/synth-approach) had -3 with the pose right within 1.6°.
         if let refutation = evidence.twinRefutation, refutation <= -config.minTwinRefutation, evidence.gricEssential <= evidence.gricHomography {
-            let contradicted = String(format: "ambiguous: %d net correspondences off the inliers' plane favour the plane's other solution over this pose", -refutation)
-            warnings.append(try settledBySensor(contradicted, other: "other solution", otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
+            warnings.append(try settledBySensor(.twinFavoured(count: -refutation), otherDisagreement: evidence.twinSensorDisagreementDegrees, evidence, config))
         }
         if evidence.rotationSigmaDegrees > config.maxRotationSigma {
-            throw RephotoError.estimationFailed(String(
-                format: "rotation too uncertain: ±%.2f° (1 sigma; pose.maxRotationSigma %g°) from %d inliers",
-                evidence.rotationSigmaDegrees, config.maxRotationSigma, evidence.inliers))
+            throw RephotoError.refused(.rotationUncertain(sigma: evidence.rotationSigmaDegrees, inliers: evidence.inliers, maxRotationSigma: config.maxRotationSigma))
         }
         // Sigma counts the inliers' noise only: on wide baselines (synthetic 75° orbits) features carry a shared
         // bias that left the real error 2-8° at ±0.5-1.7°, so an answer this uncertain is flagged as such.
@@ -399,18 +393,16 @@ extension RelativePose {
     /// An ambiguity between the pose and another answer (`other`: a rival, the plane's other solution) the sensor
     /// settles (`PoseEvidence.sensorSettles`): returns the warning that says so; otherwise throws the ambiguity,
     /// with the sensor's angles when there are some.
-    static func settledBySensor(_ ambiguity: String, other: String, otherDisagreement: Double?, _ evidence: PoseEvidence,
+    static func settledBySensor(_ ambiguity: PoseRefusal.Ambiguity, otherDisagreement: Double?, _ evidence: PoseEvidence,
                                 _ config: PoseConfig) throws -> String {
         let tolerance = config.maxSensorDisagreement
         guard evidence.sensorSettles(against: otherDisagreement, maxSensorDisagreement: tolerance),
               let pose = evidence.sensorDisagreementDegrees, let away = otherDisagreement else {
-            let sensor = otherDisagreement.map { away in
-                String(format: "; the sensor's rotation is %.1f° from the pose's and %.1f° from the ", evidence.sensorDisagreementDegrees ?? 0, away)
-                    + other + String(format: "'s, which does not settle it (pose.maxSensorDisagreement %g°)", tolerance)
-            } ?? ""
-            throw RephotoError.estimationFailed(ambiguity + sensor)
+            throw RephotoError.refused(.ambiguous(ambiguity, sensor: otherDisagreement.map {
+                PoseRefusal.SensorView(poseDegrees: evidence.sensorDisagreementDegrees ?? 0, otherDegrees: $0, tolerance: tolerance)
+            }))
         }
-        return ambiguity + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the ", pose, away)
-            + other + String(format: "'s (pose.maxSensorDisagreement %g°)", tolerance)
+        return ambiguity.description + String(format: "; settled by the sensor: its rotation is %.1f° from the pose's and %.1f° from the ", pose, away)
+            + ambiguity.other + String(format: "'s (pose.maxSensorDisagreement %g°)", tolerance)
     }
 }

@@ -69,6 +69,9 @@ enum ConfigTree: Decodable, Equatable {
         for key in object.keys.sorted() {
             let value = object[key]!
             let path = prefix.isEmpty ? key : "\(prefix).\(key)"
+            if let retired = ParameterRegistry.retired[path] {
+                throw RephotoError.badInput("at '\(path)': retired setting: \(retired)")
+            }
             if let parameter = ParameterRegistry.parameter(path) {
                 guard let converted = value.parameterValue else {
                     throw RephotoError.badInput("at '\(path)': expected \(parameter.typeName) (allowed: \(parameter.domain))")

@@ -131,15 +131,13 @@ public enum ParameterRegistry {
         // seeds within 5 (aSensorThatBacksANearRivalChoosesIt): there the fit cannot tell them apart, the sensor can.
         // Not more, since a phone's heading can be off by tens of degrees and would then pick a rival near it.
         .real("pose.sensorRivalExcess", \.pose.sensorRivalExcess, 5, atLeast: 0, atMost: 1_000,
-              "lo_msac with the sensor's rotation: a runner-up that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger), has pose.minInliers inliers and 80 % of them in front, becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice when the two are 10° or more apart (a rival)"),
+              "lo_msac with the sensor's rotation: a runner-up that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger), has pose.minInliers inliers and its well-triangulated inliers decisively in front, becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice when the two are 10° or more apart (a rival)"),
         .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
-        .real("pose.minParallax", \.pose.minParallax, 2, above: 0, atMost: 90, scale: .log,
-              "rotation-only below this median parallax of the inliers, degrees: the translation is not observable"),
         .integer("pose.minTwinRefutation", \.pose.minTwinRefutation, 5, min: 1, max: 100_000,
                  "planar (translation undetermined) when GRIC prefers a homography and fewer net inliers than this refute the plane's other solution"),
         .real("pose.maxTranslationSigma", \.pose.maxTranslationSigma, 5, above: 0, atMost: 180, scale: .log,
-              "translation reported as undetermined when its direction's 1-sigma uncertainty exceeds this, degrees"),
+              "translation reported as undetermined when its direction's 1-sigma uncertainty exceeds this (rotation-only when a pure rotation explains the inliers), degrees"),
 
         // navigation and sensor
         .real("navigation.targetFraction", \.navigation.targetFraction, 0.6, atLeast: 0.01, atMost: 1,
@@ -182,10 +180,6 @@ public enum ParameterRegistry {
             guard largest > Double(c.maxPixels) else { return nil }
             return "features.orb.firstLevel = \(c.features.orb.firstLevel) with features.orb.scaleFactor = \(formatNumber(c.features.orb.scaleFactor)) enlarges the image \(formatNumber((enlargement * 100).rounded() / 100))x before detection: up to \(formatNumber((largest / 1e6).rounded())) MP at its largest pyramid level, over maxPixels = \(c.maxPixels) (lower either, or features.maxDimension)"
         }),
-        (["pose.minParallax", "pose.maxParallax"], { c in
-            c.pose.minParallax < c.pose.maxParallax ? nil
-                : "pose.minParallax = \(formatNumber(c.pose.minParallax)) must be below pose.maxParallax = \(formatNumber(c.pose.maxParallax))"
-        }),
         (["pose.minIterations", "pose.essential.maxIterations"], { c in
             c.pose.minIterations <= c.pose.essential.maxIterations ? nil
                 : "pose.minIterations = \(c.pose.minIterations) must be at most pose.essential.maxIterations = \(c.pose.essential.maxIterations)"
@@ -198,6 +192,12 @@ public enum ParameterRegistry {
 
     /// The parameter at a dotted path.
     public static func parameter(_ path: String) -> Parameter? { byPath[path] }
+
+    /// Settings that existed once, with what replaced them: a configuration naming one is refused with this, not
+    /// with "unknown key", and never silently ignored.
+    public static let retired: [String: String] = [
+        "pose.minParallax": "rotation-only is now decided by GRIC against a pure rotation and by the translation's own uncertainty (pose.maxTranslationSigma), not by a median parallax",
+    ]
 
     private static let byPath = Dictionary(uniqueKeysWithValues: parameters.map { ($0.path, $0) })
     // Key paths are immutable values; the dictionary is never mutated after it is built.

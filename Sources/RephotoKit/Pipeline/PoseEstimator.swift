@@ -126,6 +126,7 @@ public struct PoseEstimator: Sendable {
         // The pose answers from the essential matrix's own evidence, whatever the homography found.
         var pose: RelativePose?
         var poseFailure: String?
+        var poseRefusal: PoseRefusal?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
             let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: sensor?.rotation,
@@ -147,6 +148,7 @@ public struct PoseEstimator: Sendable {
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
                 poseFailure = error.message
+                poseRefusal = error.refusal
             }
             timings.essential = milliseconds(since: start)
             if let searchMilliseconds {
@@ -166,7 +168,7 @@ public struct PoseEstimator: Sendable {
             guard let pose, let referenceCamera = reference.camera, let currentCamera,
                   let inverse = referenceCamera.matrix.inverse else {
                 let why = poseFailure.map { "; \($0.hasPrefix("no intrinsics") ? $0 : "pose: \($0)")" } ?? ""
-                throw RephotoError.estimationFailed("\(homographyFailure)\(why); \(keypoints)")
+                throw RephotoError(.estimationFailed, "\(homographyFailure)\(why); \(keypoints)", refusal: poseRefusal)
             }
             navigationHomography = (currentCamera.matrix * pose.rotation * inverse).normalizedHomography
             alignmentWarnings.append("\(homographyFailure): navigation from the essential rotation alone (K' R K⁻¹), the translation is not in it")
@@ -198,7 +200,7 @@ public struct PoseEstimator: Sendable {
         }
         timings.total = milliseconds(since: total) + replayed
         return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: navigationHomography,
-                          pose: pose.map(PoseResult.PoseSummary.init), navigation: navigation, metrics: metrics,
+                          pose: pose.map(PoseResult.PoseSummary.init), poseRefusal: poseRefusal, navigation: navigation, metrics: metrics,
                           counts: counts, sensor: sensor, comparison: comparison, timings: timings,
                           warnings: warnings, alignmentWarnings: alignmentWarnings, correspondences: pairs, homographyInliers: homography.inliers)
     }

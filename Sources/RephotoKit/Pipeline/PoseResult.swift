@@ -7,6 +7,8 @@ public struct PoseResult: Encodable, Sendable {
         @NullEncoded public var pureRotation: Matrix3?
         /// Null when undetermined, never omitted.
         @NullEncoded public var translation: SIMD3<Double>?
+        /// Why the translation is null: rotation_only, planar, uncertain or unreproduced; null when it is not.
+        @NullEncoded public var translationUndetermined: UndeterminedTranslation?
         public var rotationDegrees: Double
         public var rotationOnly: Bool
         public var rotationSource: RelativePose.RotationSource
@@ -19,6 +21,7 @@ public struct PoseResult: Encodable, Sendable {
             pureRotation = pose.pureRotation
             evidence = pose.evidence
             translation = pose.translation
+            translationUndetermined = pose.translationUndetermined
             rotationDegrees = pose.rotationDegrees
             rotationOnly = pose.rotationOnly
             rotationSource = pose.rotationSource
@@ -40,6 +43,8 @@ public struct PoseResult: Encodable, Sendable {
     /// Reference pixels -> current pixels, normalised so H[2][2] = 1.
     public var homography: Matrix3
     public var pose: PoseSummary?
+    /// Why `pose` is null when the gate refused it (its `warnings` say so in words); the JSON carries the cause.
+    public var poseRefusal: PoseRefusal?
     public var navigation: Navigation
     public var metrics: Metrics
     public var counts: Counts
@@ -57,7 +62,7 @@ public struct PoseResult: Encodable, Sendable {
     public var homographyInliers: [Bool]
 
     enum CodingKeys: String, CodingKey {
-        case reference, current, homography, pose, navigation, metrics, counts, sensor, comparison, timings, warnings
+        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, timings, warnings
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -66,6 +71,7 @@ public struct PoseResult: Encodable, Sendable {
         try c.encode(currentSize, forKey: .current)
         try c.encode(homography, forKey: .homography)
         try c.encode(pose, forKey: .pose)
+        try c.encode(poseRefusal?.cause, forKey: .poseRefusal)
         try c.encode(navigation, forKey: .navigation)
         try c.encode(metrics, forKey: .metrics)
         try c.encode(counts, forKey: .counts)

@@ -25,11 +25,14 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     public let kind: Kind
     public let message: String
     public let reason: Reason?
+    /// Why the pose gate refused, when that is the failure (or part of it): its cause and numbers.
+    public let refusal: PoseRefusal?
 
-    public init(_ kind: Kind, _ message: String, reason: Reason? = nil) {
+    public init(_ kind: Kind, _ message: String, reason: Reason? = nil, refusal: PoseRefusal? = nil) {
         self.kind = kind
         self.message = Self.bounded(message)
         self.reason = reason
+        self.refusal = refusal
     }
 
     /// The longest message kept whole. A message quotes what it refuses, and a config file's 900 KB key made a
@@ -44,6 +47,8 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
 
     public static func badInput(_ message: String) -> RephotoError { RephotoError(.badInput, message) }
     public static func estimationFailed(_ message: String) -> RephotoError { RephotoError(.estimationFailed, message) }
+    /// The pose gate's refusal, in words.
+    public static func refused(_ refusal: PoseRefusal) -> RephotoError { RephotoError(.estimationFailed, refusal.description, refusal: refusal) }
 
     public var description: String { message }
 
@@ -62,7 +67,7 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     /// The same error with context (a file name, a role) in front of the message.
-    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)", reason: reason) }
+    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)", reason: reason, refusal: refusal) }
 }
 
 /// Throws a bad-input error naming the setting, its value and the allowed range.
