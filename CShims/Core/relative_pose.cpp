@@ -129,7 +129,7 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     const Pose found = stages.lo_msac() ? search_essential(x, stages.search, tau, iterations, runners_up)
                                         : opencv_pose(x, stages.method, stages.search.loop, tau);
     Decision decision = refined_candidates(x, tau2, stages.refine, found, runners_up);
-    if (stages.lo_msac()) prefer_prior(x, tau2, kNoiseFloorPixels / focal, stages.prior, decision);
+    if (stages.lo_msac()) prefer_prior(x, tau2, RP_LOCALISATION_FLOOR_PIXELS / focal, stages.prior, decision);
     const double p = chance_per_match(current_camera, stages.threshold);
     long models = stages.lo_msac() ? iterations : stages.search.loop.max_iterations;
     if (stages.lo_msac()) guided_replacement(x, tau2, stages, p, decision, models);

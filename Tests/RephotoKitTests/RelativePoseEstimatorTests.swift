@@ -583,6 +583,28 @@ import RephotoShimTools
         #expect(other.translation == nil, "the sensor backs the other solution, not the pose: \(other.warnings)")
     }
 
+    /// A refusal is a value, its cause and the numbers it was decided on, worded only where it is shown; the
+    /// error envelope carries the cause for machines.
+    @Test func aRefusalIsACauseWithItsNumbers() throws {
+        let config = PoseConfig()
+        func refusal(_ out: rp_relative_pose) -> RephotoError? {
+            #expect(throws: RephotoError.self) { try RelativePose.gate(PoseEvidence(out), config: config) }
+        }
+        let few = refusal(outcome(inliers: 6, sigma: 0.3, parallax: 20, log10Chance: -50))
+        #expect(few?.refusal == .tooFewInliers(inliers: 6, required: 10) && few?.kind == .estimationFailed)
+        #expect(few?.message == "only 6 essential inliers (need 10, pose.minInliers)")
+        let envelope = String(decoding: try JSONEncoder().encode(ErrorEnvelope(try #require(few))), as: UTF8.self)
+        #expect(envelope.contains(#""cause":"too_few_inliers""#), "\(envelope)")
+        #expect(refusal(outcome(inliers: 40, sigma: 0.3, parallax: 20, log10Chance: -1))?.refusal
+                == .chance(inliers: 40, log10Chance: -1, maxChance: config.maxChance, sensor: nil, reproduction: nil))
+        #expect(refusal(outcome(inliers: 40, sigma: 3, parallax: 20, log10Chance: -50))?.refusal
+                == .rotationUncertain(sigma: 3, inliers: 40, maxRotationSigma: config.maxRotationSigma))
+        #expect(refusal(outcome(inliers: 40, sigma: 0.3, parallax: 150, log10Chance: -50))?.refusal?.cause == .implausibleParallax)
+        // Other failures carry no cause.
+        let other = String(decoding: try JSONEncoder().encode(ErrorEnvelope(RephotoError.badInput("x"))), as: UTF8.self)
+        #expect(!other.contains("cause"))
+    }
+
     /// The rival gate: a runner-up 10° or more away that fits within `pose.minRivalExcess` inliers' worth
     /// fails the pose (either could be the truth); one that fits clearly worse, or none, does not.
     @Test func aNearlyAsGoodDistantRivalFailsThePose() throws {

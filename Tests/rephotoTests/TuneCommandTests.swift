@@ -317,7 +317,7 @@ import Testing
         // Fields: commas outside quotes, plus one.
         func fields(_ line: Substring) -> Int { line.reduce(into: (1, false)) { s, c in if c == "\"" { s.1.toggle() } else if c == ",", !s.1 { s.0 += 1 } }.0 }
         let lines = text.split(separator: "\n")
-        #expect(lines.count == 3 && lines.allSatisfy { fields($0) == 15 }, "\(text)")
+        #expect(lines.count == 3 && lines.allSatisfy { fields($0) == 17 }, "\(text)")
     }
 
     /// A --shard that is not exactly i/n is refused (empty or extra parts were dropped and read as 0/2).

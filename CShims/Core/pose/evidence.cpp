@@ -351,7 +351,7 @@ void report_evidence(const Bearings &x, double tau, double focal, double p, cons
     std::vector<size_t> within;
     for (size_t i = 0; i < inliers.size(); ++i)
         if (inliers[i]) within.push_back(i);
-    const Cheirality sides = cheirality(pose, x, within, noise);
+    const Cheirality sides = cheirality(pose, x, within, std::max(noise, RP_LOCALISATION_FLOOR_PIXELS / focal));
     out.well_triangulated = sides.well;
     out.well_in_front = sides.front;
     out.cheirality_log10_chance = sides.log10_chance;

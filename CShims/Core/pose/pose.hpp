@@ -308,7 +308,7 @@ bool twin_refutation(const cv::Matx33d &H, const Bearings &x, double tau2, const
 // Of E's four poses, the one that puts the most inliers in front of both cameras.
 Pose most_in_front(const Pose &pose, const Bearings &x, double tau2);
 // The inliers whose depth sign noise cannot flip (parallax over RP_WELL_TRIANGULATED_SIGMAS of its error, the
-// error sqrt 2 x `noise`, normalised units), those of them in front of both cameras, and log10 of the chance of at
+// error sqrt 2 x `noise`, normalised units, at least RP_LOCALISATION_FLOOR_PIXELS), those of them in front of both cameras, and log10 of the chance of at
 // least that many in front were each a fair coin.
 struct Cheirality {
     int well = 0, front = 0;

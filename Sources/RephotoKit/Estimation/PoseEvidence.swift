@@ -8,7 +8,8 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// Correspondences within the threshold of E, and those of them triangulated in front of both cameras.
     public var inliers: Int
     public var inFront: Int
-    /// Inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error (their depth's sign is not noise),
+    /// Inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error (their depth's sign is not noise; the
+    /// error from the inliers' noise scale, at least RP_LOCALISATION_FLOOR_PIXELS),
     /// those of them in front of both cameras, and log10 of the chance of as many in front, each a fair coin.
     public var wellTriangulated: Int
     public var wellInFront: Int
