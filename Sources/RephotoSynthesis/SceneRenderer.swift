@@ -30,6 +30,23 @@ public struct TexturedPlane: Sendable {
 /// Renders planes exactly (per-pixel ray-plane intersection, bilinear texture lookup) as seen by a camera
 /// with pose X_camera = R X_reference + t, so parallax between views is exact ground truth.
 public enum SceneRenderer {
+    /// With `supersampling` s > 1, each pixel is the mean of s x s rays spread evenly over it (rendered at s times the
+    /// size, then averaged by OpenCV's area resize), as a sensor integrates over its pixel: textures seen from far
+    /// or at a grazing angle then blur instead of aliasing. The projection of a point is unchanged.
+    public static func render(_ planes: [TexturedPlane], camera: CameraIntrinsics, rotation: Matrix3 = .identity,
+                              translation: SIMD3<Double> = .zero, size: ImageSize, background: UInt8 = 0,
+                              supersampling: Int) throws -> Image {
+        guard supersampling > 1 else {
+            return try render(planes, camera: camera, rotation: rotation, translation: translation, size: size, background: background)
+        }
+        // Fine pixel i covers coarse pixel i / s; coarse pixel x's centre is fine coordinate s x + (s - 1) / 2.
+        let s = Double(supersampling), offset = (s - 1) / 2
+        let fine = CameraIntrinsics(fx: camera.fx * s, fy: camera.fy * s, cx: camera.cx * s + offset, cy: camera.cy * s + offset)
+        return try render(planes, camera: fine, rotation: rotation, translation: translation,
+                          size: ImageSize(width: size.width * supersampling, height: size.height * supersampling), background: background)
+            .resized(width: size.width, height: size.height)
+    }
+
     public static func render(_ planes: [TexturedPlane], camera: CameraIntrinsics, rotation: Matrix3 = .identity,
                               translation: SIMD3<Double> = .zero, size: ImageSize, background: UInt8 = 0) throws -> Image {
         let raw = planes.map { plane in
