@@ -21,6 +21,14 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
     @Option(parsing: .unconditional, help: "Convergence: the start offset decays as exp(-c * progress).") public var convergence = 5.0
     @Option(name: .customLong("orbit"), parsing: .unconditional, help: "Wide baseline: the start camera orbits the scene's centre (7.5 m ahead) by this many degrees about the vertical, facing it; replaces the start rotation and translation.")
     public var orbitDegrees = 0.0
+    @Option(parsing: .unconditional, help: "Camera path: converge (from the start offset or --orbit towards the reference, three planes), forward (driving along the reference's optical axis, --step metres a frame) or approach (walking up to the reference's vantage point in --step strides, mostly along its viewing direction, with --start-rotation turning to nothing); forward and approach film a street.")
+    public var motion = SyntheticMotion.converge
+    @Option(name: .customLong("step"), parsing: .unconditional, help: "forward, approach: metres between frames (default 1 forward, 0.05 approach, a walking pace at 30 fps).")
+    public var stepMetres: Double?
+    @Option(name: .customLong("scene-near"), parsing: .unconditional, help: "forward, approach: the street's nearest depth from any camera, metres (default 5).")
+    public var sceneNearMetres: Double?
+    @Option(name: .customLong("scene-far"), parsing: .unconditional, help: "forward, approach: the street's farthest depth from any camera, metres (default 50).")
+    public var sceneFarMetres: Double?
     /// Physiological tremor about 8–12 Hz plus slower sway.
     @Option(parsing: .unconditional, help: "Hand tremor: rotation amplitude, degrees.") public var tremorDegrees = 0.1
     @Option(parsing: .unconditional, help: "Hand tremor: displacement amplitude, metres.") public var tremorMetres = 0.002
@@ -67,6 +75,20 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
         try require(startTranslationMetres >= 0 && startTranslationMetres <= 3, "start translation", startTranslationMetres, "0...3 metres")
         try require(orbitDegrees >= 0 && orbitDegrees <= 90, "orbit", orbitDegrees, "0...90 degrees")
         try require(convergence >= 0 && convergence.isFinite, "convergence", convergence, ">= 0")
+        if motion == .converge {
+            for (name, value) in [("--step", stepMetres), ("--scene-near", sceneNearMetres), ("--scene-far", sceneFarMetres)] where value != nil {
+                throw RephotoError.badInput("\(name) applies to --motion forward or approach, not converge")
+            }
+        } else {
+            if orbitDegrees != 0 { throw RephotoError.badInput("--orbit applies to --motion converge, not \(motion)") }
+            try require(step > 0 && step <= 5, "step", step, "over 0, up to 5 metres")
+            try require(sceneNear >= 1 && sceneNear <= 100, "scene near", sceneNear, "1...100 metres")
+            try require(sceneFar >= 2 * sceneNear && sceneFar <= 1000, "scene far", sceneFar, "2 x scene near (\(2 * sceneNear))...1000 metres")
+            // The cameras must stay out of the street's first half, or what they see would barely change in depth.
+            let travel = Double(frames) * step
+            try require(travel <= (sceneFar - sceneNear) / 2, "frames x step", travel,
+                        "up to half the street's length, (scene far - scene near) / 2 = \((sceneFar - sceneNear) / 2) metres")
+        }
         // Upper bounds too: past them the truth overflowed to NaN or OpenCV refused the blur (found by probing).
         try require(abs(headingDegrees) <= 360, "heading", headingDegrees, "-360...360 degrees")
         try require(tremorDegrees >= 0 && tremorDegrees <= 10 && tremorMetres >= 0 && tremorMetres <= 1, "tremor",
@@ -79,23 +101,154 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
         try attitude.validate()
     }
 
+    /// Metres between frames of forward and approach motion.
+    public var step: Double { stepMetres ?? (motion == .approach ? 0.05 : 1) }
+    /// The street's depth range from every camera, metres.
+    public var sceneNear: Double { sceneNearMetres ?? 5 }
+    public var sceneFar: Double { sceneFarMetres ?? 50 }
+
     public var camera: CameraIntrinsics {
         let f = Double(width) / 2 / tan(fieldOfViewDegrees * .pi / 360)
         return CameraIntrinsics(fx: f, fy: f, cx: Double(width - 1) / 2, cy: Double(height - 1) / 2)
     }
 }
 
-/// Renders a synthetic sequence (SyntheticScene.threePlanes, exact per-pixel ray casting) and writes it in
-/// the sequence format: `reference.jpg`, `frame-NNNN.jpg`, `sequence.json`, `frames.csv` with ground truth
-/// and simulated phone attitudes. Identical output for identical options and seed.
+/// How the camera moves through a synthetic sequence (`rephoto synth --motion`).
+public enum SyntheticMotion: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
+    /// From the start offset (`--start-rotation`, `--start-translation`) or an `--orbit` towards the reference pose,
+    /// as exp(-convergence x progress); the three planes.
+    case converge
+    /// Driving: frame k is (k + 1) steps ahead of the reference along its optical axis, turned only by tremor; a street.
+    case forward
+    /// Walking up to the reference's vantage point: frame k is (frames - k) steps behind it on a line at most 14°
+    /// off its viewing direction, turned by the start rotation times (frames - k) / frames; a street.
+    case approach
+}
+
+/// One frame's camera: rotation R and centre C in the reference camera's frame, X_camera = R X_reference + t.
+public struct SyntheticCameraPose: Sendable {
+    public var rotation: Matrix3
+    public var centre: SIMD3<Double>
+    public var translation: SIMD3<Double> { -(rotation * centre) }
+
+    public init(rotation: Matrix3, centre: SIMD3<Double>) {
+        self.rotation = rotation
+        self.centre = centre
+    }
+}
+
+/// The camera path of a sequence. Its draws from the sequence's generator come in the order they always had
+/// (start axis, lateral direction, tremor phases and frequencies), so converge sequences stay byte for byte
+/// what they were; forward and approach draw their own from a second generator.
+struct SyntheticCameraPath {
+    let options: SyntheticSequenceOptions
+    let startRotation: Quaternion
+    let startCentre: SIMD3<Double>
+    let tremorPhases: [Double]
+    let tremorFrequencies: [Double]
+
+    init(_ options: SyntheticSequenceOptions, random: inout SeededRandom) {
+        self.options = options
+        // Trajectory: start offset, exponential convergence, hand tremor.
+        let startAxis = random.unitVector()
+        var lateral = random.unitVector()
+        lateral.z *= 0.3  // people step sideways and up/down more than forwards
+        tremorPhases = (0..<12).map { _ in random.uniform(0, 2 * .pi) }
+        tremorFrequencies = (0..<12).map { i in i < 6 ? random.uniform(8, 12) : random.uniform(0.5, 2) }
+        switch options.motion {
+        case .converge:
+            startCentre = lateral / length(lateral) * options.startTranslationMetres
+            startRotation = Quaternion(axis: startAxis, angle: options.startRotationDegrees * .pi / 180)
+        case .forward:
+            startCentre = .zero
+            startRotation = .identity
+        case .approach:
+            var walk = SeededRandom(seed: options.seed ^ 0xA99_0AC4)
+            // Mostly backwards along the viewing direction: up to 14° sideways, 3° up or down.
+            let direction = SIMD3(walk.uniform(-0.25, 0.25), walk.uniform(-0.05, 0.05), -1.0)
+            startCentre = direction / length(direction) * (Double(options.frames) * options.step)
+            startRotation = Quaternion(axis: walk.unitVector(), angle: options.startRotationDegrees * .pi / 180)
+        }
+    }
+
+    func pose(frame k: Int) -> SyntheticCameraPose {
+        let time = Double(k) / options.fps
+        let progressFraction = Double(k) / Double(options.frames - 1)
+        let left = exp(-options.convergence * progressFraction)
+        func tremor(_ offset: Int) -> Double {
+            (0..<2).map { j in sin(2 * .pi * tremorFrequencies[offset + 3 * j] * time + tremorPhases[offset + 3 * j]) }.reduce(0, +) / 2
+        }
+        let shake = SIMD3(tremor(0), tremor(1), tremor(2)) * options.tremorDegrees * .pi / 180
+        let sway = SIMD3(tremor(6), tremor(7), tremor(8)) * options.tremorMetres
+        var base: Quaternion, centre: SIMD3<Double>
+        switch options.motion {
+        case .converge:
+            base = Quaternion.identity.slerp(to: startRotation, t: left)
+            centre = startCentre * left + sway
+            if options.orbitDegrees > 0 {
+                // On the circle about the pivot, facing it: the camera's axes turn with its position.
+                let pivot = SIMD3(0.0, 0.0, 7.5), angle = options.orbitDegrees * left * .pi / 180
+                let turn = Matrix3.rotation(axis: SIMD3(0, 1, 0), angle: angle)
+                base = Quaternion(rotationMatrix: turn.transposed)
+                centre = pivot + turn * (-pivot) + sway
+            }
+        case .forward:
+            base = .identity
+            centre = SIMD3(0, 0, Double(k + 1) * options.step) + sway
+        case .approach:
+            // Linear, as a walk is; the last frame is one step short of the vantage point.
+            let remaining = Double(options.frames - k) / Double(options.frames)
+            base = Quaternion.identity.slerp(to: startRotation, t: remaining)
+            centre = startCentre * remaining + sway
+        }
+        let rotation = (length(shake) > 0 ? Quaternion(axis: shake, angle: length(shake)) * base : base).rotationMatrix
+        return SyntheticCameraPose(rotation: rotation, centre: centre)
+    }
+}
+
+/// Renders a synthetic sequence (SyntheticScene.threePlanes or, for forward and approach motion,
+/// SyntheticScene.street; exact per-pixel ray casting) and writes it in the sequence format: `reference.jpg`,
+/// `frame-NNNN.jpg`, `sequence.json`, `frames.csv` with ground truth and simulated phone attitudes. Identical
+/// output for identical options and seed.
 public enum SyntheticSequence {
+    /// The generator after the reference's noise seed and the camera path's draws, and the path.
+    private static func start(_ options: SyntheticSequenceOptions) -> (random: SeededRandom, referenceNoiseSeed: UInt64, path: SyntheticCameraPath) {
+        var random = SeededRandom(seed: options.seed)
+        let referenceNoiseSeed = random.next()
+        let path = SyntheticCameraPath(options, random: &random)
+        return (random, referenceNoiseSeed, path)
+    }
+
+    /// The true camera of every current frame, in order, as `generate` renders them (its translations,
+    /// normalised, are the sequence's truth).
+    public static func cameraPoses(_ options: SyntheticSequenceOptions) throws -> [SyntheticCameraPose] {
+        try options.validate()
+        let path = start(options).path
+        return (0..<options.frames).map { path.pose(frame: $0) }
+    }
+
+    /// The scene a sequence films, before its "now" changes: the three planes, or the street placed so that the
+    /// reference and every frame's camera in `poses` see it --scene-near...--scene-far ahead.
+    public static func scene(_ options: SyntheticSequenceOptions, poses: [SyntheticCameraPose], textureDirectory: String) throws -> [TexturedPlane] {
+        guard options.motion != .converge else { return try SyntheticScene.threePlanes(textureDirectory: textureDirectory) }
+        return try SyntheticScene.street(textureDirectory: textureDirectory, near: options.sceneNear, far: options.sceneFar,
+                                         cameraCentres: [.zero] + poses.map(\.centre), camera: options.camera,
+                                         size: ImageSize(width: options.width, height: options.height))
+    }
+
     public static func generate(_ options: SyntheticSequenceOptions, textureDirectory: String, to directory: URL,
                                 progress: ((Int, Int) -> Void)? = nil) throws -> FrameSequence {
         try options.validate()
-        var random = SeededRandom(seed: options.seed)
+        let started = start(options)
+        var random = started.random
+        let path = started.path, referenceNoiseSeed = started.referenceNoiseSeed
+        let poses = (0..<options.frames).map { path.pose(frame: $0) }
         let camera = options.camera
         let size = ImageSize(width: options.width, height: options.height)
-        let scene = try SyntheticScene.threePlanes(textureDirectory: textureDirectory)
+        let scene = try Self.scene(options, poses: poses, textureDirectory: textureDirectory)
+        // The street's far facades are minified several texels to a pixel: 2 x 2 rays a pixel keep them from
+        // aliasing. The three planes keep one ray, so that their sequences stay what they were.
+        let supersampling = options.motion == .converge ? 1 : 2
         var now = scene
         if options.replacedRegion {
             let wall = scene[0].texture
@@ -103,26 +256,18 @@ public enum SyntheticSequence {
             now[0].texture = try wall.pasting(patch, x: wall.width * 3 / 8, y: wall.height / 3)
         }
         if options.occluder {
-            now.append(TexturedPlane(texture: try Image(contentsOfFile: "\(textureDirectory)/fruits.jpg"), centre: SIMD3(0.7, 0.35, 3.2),
-                                     right: SIMD3(1, 0, 0), down: SIMD3(0, 1, 0), width: 0.8))
+            // In the street: 1 m past its start, so within the depth range too.
+            let nearest = (poses.map(\.centre.z) + [0]).max()!
+            let centre = options.motion == .converge ? SIMD3(0.7, 0.35, 3.2) : SIMD3(0.7, 0.35, nearest + options.sceneNear + 1)
+            now.append(try SyntheticScene.occluder(textureDirectory: textureDirectory, centre: centre))
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 
         // The reference: "then", possibly with an old photo's contrast, brightness and blur.
-        let reference = try SceneRenderer.render(scene, camera: camera, size: size, background: 40)
+        let reference = try SceneRenderer.render(scene, camera: camera, size: size, background: 40, supersampling: supersampling)
             .adjusted(contrast: options.referenceContrast, brightness: options.referenceBrightness, blur: options.referenceBlur,
-                      noise: options.imageNoise, seed: random.next())
+                      noise: options.imageNoise, seed: referenceNoiseSeed)
         try reference.write(to: directory.appendingPathComponent("reference.jpg").path, format: .jpeg(quality: options.jpegQuality))
-
-        // Trajectory: start offset, exponential convergence, hand tremor.
-        let startAxis = random.unitVector()
-        var lateral = random.unitVector()
-        lateral.z *= 0.3  // people step sideways and up/down more than forwards
-        let startCentre = lateral / length(lateral) * options.startTranslationMetres
-        let startRotation = Quaternion(axis: startAxis, angle: options.startRotationDegrees * .pi / 180)
-        let tremorPhases = (0..<12).map { _ in random.uniform(0, 2 * .pi) }
-        let tremorFrequencies = (0..<12).map { i in i < 6 ? random.uniform(8, 12) : random.uniform(0.5, 2) }
-
         // Attitudes: the reference camera level, facing `heading`; device from camera by the screen orientation.
         let sensor = SensorConfig()
         let heading = options.headingDegrees * .pi / 180
@@ -143,26 +288,11 @@ public enum SyntheticSequence {
         var frames = [SequenceFrame(file: "reference.jpg", attitude: referenceAttitude, truthRotation: .identity)]
         for k in 0..<options.frames {
             let time = Double(k) / options.fps
-            let progressFraction = Double(k) / Double(options.frames - 1)
-            let left = exp(-options.convergence * progressFraction)
-            func tremor(_ offset: Int) -> Double {
-                (0..<2).map { j in sin(2 * .pi * tremorFrequencies[offset + 3 * j] * time + tremorPhases[offset + 3 * j]) }.reduce(0, +) / 2
-            }
-            let shake = SIMD3(tremor(0), tremor(1), tremor(2)) * options.tremorDegrees * .pi / 180
-            let sway = SIMD3(tremor(6), tremor(7), tremor(8)) * options.tremorMetres
-            var base = Quaternion.identity.slerp(to: startRotation, t: left)
-            var centre = startCentre * left + sway
-            if options.orbitDegrees > 0 {
-                // On the circle about the pivot, facing it: the camera's axes turn with its position.
-                let pivot = SIMD3(0.0, 0.0, 7.5), angle = options.orbitDegrees * left * .pi / 180
-                let turn = Matrix3.rotation(axis: SIMD3(0, 1, 0), angle: angle)
-                base = Quaternion(rotationMatrix: turn.transposed)
-                centre = pivot + turn * (-pivot) + sway
-            }
-            let rotation = (length(shake) > 0 ? Quaternion(axis: shake, angle: length(shake)) * base : base).rotationMatrix
-            let translation = -(rotation * centre)
+            let pose = poses[k]
+            let rotation = pose.rotation, translation = pose.translation
 
-            let image = try SceneRenderer.render(now, camera: camera, rotation: rotation, translation: translation, size: size, background: 40)
+            let image = try SceneRenderer.render(now, camera: camera, rotation: rotation, translation: translation, size: size, background: 40,
+                                                 supersampling: supersampling)
                 .adjusted(noise: options.imageNoise, seed: random.next())
             let file = String(format: "frame-%04d.jpg", k)
             try image.write(to: directory.appendingPathComponent(file).path, format: .jpeg(quality: options.jpegQuality))
@@ -174,11 +304,16 @@ public enum SyntheticSequence {
                 truthTranslation: length(translation) > 1e-12 ? translation / length(translation) : nil))
             progress?(k + 1, options.frames)
         }
+        let sceneText = switch options.motion {
+        case .converge: "three textured planes"
+        case .forward, .approach:
+            "a street \(String(format: "%g-%g", options.sceneNear, options.sceneFar)) m deep, \(options.motion.rawValue) motion of \(String(format: "%g", options.step)) m a frame"
+        }
         let manifest = SequenceManifest(
             name: options.name,
             intrinsics: SequenceIntrinsics(fx: camera.fx, fy: camera.fy, cx: camera.cx, cy: camera.cy),
             reference: "reference.jpg", cameraOrientation: options.orientation, attitudeFrame: options.attitudeFrame,
-            provenance: "rephoto synth: three textured planes rendered by ray casting; seed \(options.seed), \(options.frames) frames at \(options.width)x\(options.height)",
+            provenance: "rephoto synth: \(sceneText) rendered by ray casting; seed \(options.seed), \(options.frames) frames at \(options.width)x\(options.height)",
             license: "generated; textures from OpenCV's samples (opencv-doc, BSD-3-Clause/Apache-2.0)")
         let sequence = FrameSequence(manifest: manifest, frames: frames, directory: directory)
         try sequence.write(to: directory)

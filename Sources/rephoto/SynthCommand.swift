@@ -9,7 +9,7 @@ struct SynthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "synth",
         abstract: "Render a synthetic rephotography sequence with exact ground truth and simulated phone attitudes.",
-        discussion: "Three textured planes (OpenCV sample photographs) seen from a trajectory that starts off the reference pose and converges to it with hand tremor. Deterministic for a seed. Writes the sequence format of datasets/README.md.")
+        discussion: "Three textured planes (OpenCV sample photographs) seen from a trajectory that starts off the reference pose and converges to it with hand tremor; or, with --motion forward or approach, a street of photographs 5-50 m deep driven along or walked up to the reference's vantage point. Deterministic for a seed. Writes the sequence format of datasets/README.md.")
 
     @Option(parsing: .unconditional, help: "Output sequence folder.") var out: String
     @Option(parsing: .unconditional, help: "Folder of OpenCV's sample images (textures).") var textures = ".cache/opencv-samples"
