@@ -132,6 +132,12 @@ struct EvaluateCommand: ParsableCommand {
                           f(s.maa10, 3).padding(7), f(s.rotationMaa10, 3).padding(11), f(s.medianRotationErrorDegrees).padding(9), f(s.medianTranslationErrorDegrees).padding(12),
                           f(s.medianScore, 1).padding(10), f(s.medianSensorVisionAngleDegrees)].joined(separator: " "))
         }
+        // Where the mAA went: poses the gate refused and translations left undetermined, by cause.
+        func counts(_ c: [String: Int]?) -> String { (c ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+        if let refused = summary.overall.poseRefusals, !refused.isEmpty { lines.append("poses refused: " + counts(refused)) }
+        if let undetermined = summary.overall.undeterminedTranslations, !undetermined.isEmpty {
+            lines.append("translations undetermined: " + counts(undetermined))
+        }
         return lines.joined(separator: "\n")
     }
 

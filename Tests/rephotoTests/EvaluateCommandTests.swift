@@ -45,6 +45,12 @@ import Testing
         // `rephoto pose` on the same pair gives exactly what `evaluate` recorded (both decode to grey).
         let rows = try EvaluationRow.parse(String(contentsOfFile: "\(whole)/frames.csv", encoding: .utf8), path: "frames.csv")
         let first = try #require(rows.first { $0.sequence == "alpha" })
+        // Undetermined translations counted by cause alike in frames.csv, summary.json and the printed table.
+        let undetermined = overall["undeterminedTranslations"] as? [String: Int] ?? [:]
+        let counted = rows.reduce(into: [String: Int]()) { c, r in if !r.failed, let cause = r.translationUndetermined { c[cause, default: 0] += 1 } }
+        #expect(counted == undetermined)
+        #expect(rerun.stdout.contains("translations undetermined: ") == !undetermined.isEmpty, "\(rerun.stdout)")
+        for (cause, count) in undetermined { #expect(rerun.stdout.contains("\(cause) \(count)"), "\(rerun.stdout)") }
         let manifest = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/alpha"))
         let k = try #require(manifest.manifest.intrinsics)
         let pose = try CLI.run(["pose", "--reference", "\(root)/alpha/reference.jpg", "--current", "\(root)/alpha/\(first.file)",
