@@ -405,8 +405,8 @@ import RephotoShimTools
         #expect(model(support: 400, gricRotation: 3962, planar: true) == .planar)
     }
 
-    /// Cheirality on the inliers whose depth's sign is not noise: a pose stands when chance would rarely put as
-    /// many of them in front (a fair coin each), and is not judged on fewer than RP_CHEIRALITY_MIN_POINTS. The
+    /// Cheirality on the inliers whose depth's sign is not noise: a pose stands when chance would rarely (10^-2) put
+    /// as many of them in front (a fair coin each), and is not judged on fewer than RP_CHEIRALITY_MIN_POINTS (7). The
     /// held-out consecutive pair refused at 1131 of 1417 inliers in front (under the former 80 %) passes once only
     /// its well-triangulated inliers count; 60 of 100 in front could be chance.
     @Test func cheiralityIsJudgedOnWellTriangulatedInliers() throws {
@@ -429,7 +429,9 @@ import RephotoShimTools
         #expect(!refuted(well: 900, front: 890))
         #expect(refuted(well: 100, front: 60))
         #expect(!refuted(well: 100, front: 70))
-        #expect(!refuted(well: 9, front: 5), "too few to judge")
+        #expect(!refuted(well: 6, front: 3), "too few to judge")
+        #expect(refuted(well: 7, front: 6))
+        #expect(!refuted(well: 15, front: 13), "Strecha 0->6 at 1280 px, right")
         #expect(refuted(well: 10, front: 9))
         #expect(!refuted(well: 10, front: 10))
 
