@@ -390,9 +390,9 @@ extension RelativePose {
         return warnings
     }
 
-    /// An ambiguity between the pose and another answer (`other`: a rival, the plane's other solution) the sensor
-    /// settles (`PoseEvidence.sensorSettles`): returns the warning that says so; otherwise throws the ambiguity,
-    /// with the sensor's angles when there are some.
+    /// An ambiguity between the pose and another answer (a rival, the plane's other solution; `otherDisagreement`: the
+    /// sensor's angle to it) the sensor settles (`PoseEvidence.sensorSettles`): returns the warning that says so;
+    /// otherwise throws the refusal, with the sensor's angles when there are some.
     static func settledBySensor(_ ambiguity: PoseRefusal.Ambiguity, otherDisagreement: Double?, _ evidence: PoseEvidence,
                                 _ config: PoseConfig) throws -> String {
         let tolerance = config.maxSensorDisagreement
