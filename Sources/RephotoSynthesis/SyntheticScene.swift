@@ -30,7 +30,10 @@ public enum SyntheticScene {
         let xs = cameraCentres.map(\.x), ys = cameraCentres.map(\.y), zs = cameraCentres.map(\.z)
         let (least, most) = (zs.min()!, zs.max()!)
         let start = least + near, end = least + far
-        precondition(near > 0 && end > most + near, "the street must reach past every camera's near depth")
+        // Tremor (up to 1 m of sway) can carry a camera past what --scene-far leaves room for: an error, not a trap.
+        guard near > 0, end > most + near else {
+            throw RephotoError.badInput(String(format: "--scene-far %g: the street must reach --scene-near (%g m) past every camera, the furthest ahead at %.2f m from its start", far, near, most - least))
+        }
         // Tangents of the half fields of view, to the frame's outer pixel edges.
         let tanX = max(camera.cx + 0.5, Double(size.width) - 0.5 - camera.cx) / camera.fx
         let tanY = max(camera.cy + 0.5, Double(size.height) - 0.5 - camera.cy) / camera.fy

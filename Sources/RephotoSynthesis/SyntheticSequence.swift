@@ -88,6 +88,9 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
             let travel = Double(frames) * step
             try require(travel <= (sceneFar - sceneNear) / 2, "frames x step", travel,
                         "up to half the street's length, (scene far - scene near) / 2 = \((sceneFar - sceneNear) / 2) metres")
+            // Sway moves a camera up to --tremor-metres either way: the street must still reach near past all of them.
+            try require(travel + 2 * tremorMetres < sceneFar - sceneNear, "frames x step + 2 x tremor", travel + 2 * tremorMetres,
+                        "under the street's length, scene far - scene near = \(sceneFar - sceneNear) metres")
         }
         // Upper bounds too: past them the truth overflowed to NaN or OpenCV refused the blur (found by probing).
         try require(abs(headingDegrees) <= 360, "heading", headingDegrees, "-360...360 degrees")

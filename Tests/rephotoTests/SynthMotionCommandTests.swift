@@ -32,6 +32,9 @@ import Testing
             (["--motion", "forward", "--scene-far", "nan"], "scene far = nan is out of range"),
             (["--motion", "forward", "--step", "2", "--frames", "20"],
              "frames x step = 40.0 is out of range (allowed: up to half the street's length, (scene far - scene near) / 2 = 22.5 metres)"),
+            // Sway past the street's end trapped in the scene builder (seed 13; found reading the change).
+            (["--motion", "forward", "--scene-near", "1", "--scene-far", "2", "--step", "0.05", "--frames", "10", "--tremor-metres", "1", "--seed", "13"],
+             "frames x step + 2 x tremor = 2.5 is out of range (allowed: under the street's length, scene far - scene near = 1.0 metres)"),
             (["--step", "1"], "--step applies to --motion forward or approach, not converge"),
             (["--scene-far", "30"], "--scene-far applies to --motion forward or approach, not converge"),
             (["--motion", "approach", "--orbit", "30"], "--orbit applies to --motion converge, not approach"),
