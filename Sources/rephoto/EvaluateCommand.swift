@@ -28,8 +28,11 @@ struct EvaluateCommand: ParsableCommand {
         var resume = false
         @Option(parsing: .unconditional, help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
         var grace = 30.0
+        @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv and session.json (docs/evaluation.md).")
+        var session = false
 
         func run() throws {
+            if session { return try runSessions() }
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
             guard grace >= 0, grace <= 86_400 else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds from 0 to 86400 (a day)") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
@@ -144,6 +147,51 @@ struct EvaluateCommand: ParsableCommand {
     static func exit(for summary: EvaluationSummary) throws {
         if !summary.brokenSequences.isEmpty { throw ExitCode(2) }
         if summary.overall.failures > 0 { throw ExitCode(3) }
+    }
+}
+
+extension EvaluateCommand.Run {
+    /// `--session`: one thread, both runs timed alike; SIGINT or SIGTERM stops after the frame in flight, writing nothing.
+    func runSessions() throws {
+        guard !resume, shard == nil else { throw RephotoError.badInput("--session runs whole sequences afresh: --resume and --shard do not apply") }
+        let settings = try pipeline.resolve()
+        let sequences = try SequenceDiscovery.find(paths)
+        try OutputPaths.checkFolder(out, apartFrom: sequences.map(\.path))
+        guard !sequences.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
+        let output = try EvaluationOutput.prepare(out)
+        let (loaded, broken) = Evaluator.load(sequences)
+        var evaluator = try SessionEvaluator(config: settings)
+        let interruption = Interruption(grace: grace) { code in _exit(code) }
+        evaluator.shouldStop = { interruption.requested }
+        let progress = Progress(label: "sessions")
+        var (rows, summary) = try evaluator.run(loaded) { progress.update($0, of: $1) }
+        if interruption.requested { throw ExitCode(interruption.exitCode) }
+        summary.brokenSequences = broken + summary.brokenSequences
+        try SessionEvaluationSummary.write(rows: rows, summary: summary, to: output)
+        print(EvaluateCommand.sessionTable(summary))
+        print("results in \(CLIOutput.visible(out))/ (session.csv, session.json)")
+        for entry in summary.brokenSequences { CLIOutput.message("not evaluated: \(entry.error)") }
+        if !summary.brokenSequences.isEmpty { throw ExitCode(2) }
+        if (summary.runs["session"]?["all"]?.failedFrames ?? 0) > 0 { throw ExitCode(3) }
+    }
+}
+
+extension EvaluateCommand {
+    static func sessionTable(_ summary: SessionEvaluationSummary) -> String {
+        func f(_ v: Double?, _ d: Int = 1) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "–" }
+        var lines = ["sequence                 run      frames  robust  tracked  held  ms tracked p50/p95  ms robust p50  mean ms  mAA@10  wrong  quad Δpx  step° p50  step° undet.  converged at"]
+        let names = Set((summary.runs["session"] ?? [:]).keys).subtracting(["all"]).sorted() + ["all"]
+        for name in names {
+            for run in ["robust", "session"] {
+                guard let s = summary.runs[run]?[name] else { continue }
+                lines.append([name.padding(24), run.padding(8), String(s.frames).padding(7), String(s.robustFrames).padding(7), String(s.trackedFrames).padding(8),
+                              String(s.heldFrames).padding(5), "\(f(s.medianTrackedMs))/\(f(s.p95TrackedMs))".padding(19), f(s.medianRobustMs).padding(14),
+                              f(s.meanMs).padding(8), f(s.maa10, 3).padding(7), String(s.confidentWrong).padding(6),
+                              f(s.medianQuadrilateralDifferencePixels, 2).padding(9), f(s.medianStepErrorDegrees).padding(10),
+                              f(s.medianStepErrorWhereUndeterminedDegrees).padding(13), s.firstConvergedFrame.map(String.init) ?? "–"].joined(separator: " "))
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }
 

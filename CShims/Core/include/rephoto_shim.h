@@ -399,6 +399,68 @@ int rp_rotation_from_bearings(const double *reference_xy, const double *current_
                               const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
                               double *residuals, size_t residuals_capacity, rp_status *status);
 
+/* ---------------------------------------------------------------- tracking between robust updates */
+
+/* Pyramidal Lucas-Kanade tracking (Bouguet) with a forward-backward check. */
+typedef struct rp_track_params {
+    int window;                 /* side of the search window, pixels of the analysed image (odd, 5...101) */
+    int levels;                 /* pyramid levels above the image (0...8) */
+    int max_iterations;         /* per level (1...100) */
+    double epsilon;             /* stop once a step is under this, pixels (> 0) */
+    double max_forward_backward;  /* a point is tracked when tracking it back lands within this, pixels of
+                                     the analysed image (> 0) */
+} rp_track_params;
+
+/* An image's Lucas-Kanade pyramid (with derivatives), built once and tracked from and to. It keeps the image's
+   full-resolution size and scale: points cross this API in full-resolution pixels, as everywhere. */
+typedef struct rp_pyramid rp_pyramid;
+
+int rp_pyramid_build(const rp_image *image, const rp_track_params *params, rp_pyramid **out, rp_status *status);
+void rp_pyramid_free(rp_pyramid *pyramid);
+
+/* Tracks n points (`from_xy`, x,y pairs) from one pyramid to another built with the same window and levels.
+   `to_xy` (capacity >= 2n) receives the tracked positions, `tracked` (capacity >= n) 1 for points tracked there
+   and back within params->max_forward_backward and inside the image, `forward_backward` (capacity >= n, may be
+   NULL) that round trip's distance in full-resolution pixels (HUGE_VAL for lost points). */
+int rp_track_points(const rp_pyramid *from, const rp_pyramid *to, const double *from_xy, int n,
+                    const rp_track_params *params, double *to_xy, size_t to_capacity, uint8_t *tracked,
+                    size_t tracked_capacity, double *forward_backward, size_t forward_backward_capacity,
+                    rp_status *status);
+
+/* Triangulates n correspondences (undistorted, then linear triangulation) under X_current = R X_reference + t.
+   `xyz` (capacity >= 3n) receives the points in the reference camera's frame, `parallax_degrees` (>= n) the
+   angle between the two rays, `reprojection_pixels` (>= n) the larger of the two reprojection errors, and
+   `in_front` (>= n) 1 when the point lies in front of both cameras. */
+int rp_triangulate(const double *reference_xy, const double *current_xy, int n, const rp_camera *reference_camera,
+                   const rp_camera *current_camera, const double R[9], const double t[3], double *xyz,
+                   size_t xyz_capacity, double *parallax_degrees, size_t parallax_capacity,
+                   double *reprojection_pixels, size_t reprojection_capacity, uint8_t *in_front,
+                   size_t in_front_capacity, rp_status *status);
+
+/* Placing a camera among known points: P3P samples in the robust loop (MSAC on the reprojection error), then
+   Levenberg-Marquardt on the inliers. */
+typedef struct rp_placement_params {
+    double threshold_pixels;    /* inlier reprojection error (> 0) */
+    double confidence;          /* adaptive stopping, (0, 1) */
+    int max_iterations;         /* samples solved at most (1...1e6) */
+    uint64_t seed;
+} rp_placement_params;
+
+typedef struct rp_placement {
+    double R[9];                /* X_camera = R X_points + t */
+    double t[3];                /* not normalised: in the points' units */
+    int inliers;
+    double rms_pixels;          /* reprojection RMS over the inliers */
+    double t_covariance[9];     /* of t, from the inliers' Gauss-Newton Hessian at the noise max(rms_pixels,
+                                   RP_LOCALISATION_FLOOR_PIXELS); the points taken as exact */
+    double rotation_sigma_degrees;  /* 1-sigma (largest axis) of the rotation, from the same Hessian */
+} rp_placement;
+
+/* `xyz` n points, `xy` their pixels in the camera; `inliers` (capacity >= n, may be NULL) 1 for inliers.
+   RP_ERR_ESTIMATION when fewer than four points or no sample gives a camera. */
+int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera *camera, const rp_placement_params *params,
+                    rp_placement *placement, uint8_t *inliers, size_t inliers_capacity, rp_status *status);
+
 /* ---------------------------------------------------------------- calibration I/O */
 
 /* Calibration files are read in Swift (RephotoKit's CalibrationFile), not by OpenCV's FileStorage parser,

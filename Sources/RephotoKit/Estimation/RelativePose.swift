@@ -9,6 +9,9 @@ public struct RelativePose: Sendable {
         /// Rotation-only model fitted to the homography inliers: used when the essential matrix gives no pose
         /// (no baseline, so no point can be triangulated in front of the cameras).
         case homography
+        /// A guidance session's frame placed among the structure a keyframe triangulated (`SceneStructure`): the
+        /// translation is then fixed by that structure, however close the frame is to the reference.
+        case placement
     }
 
     public var rotation: Matrix3

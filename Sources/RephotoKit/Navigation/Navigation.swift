@@ -58,16 +58,17 @@ public struct Navigation: Codable, Equatable, Sendable {
         return nav
     }
 
-    private func makeHints(tolerancePercent tol: Double) -> [String] {
+    /// The hints; without `moves`, only those that turn the camera (a `Step` says where to move).
+    func makeHints(tolerancePercent tol: Double, moves: Bool = true) -> [String] {
         guard quadrilateral.isConvex else { return ["the reference view is not in front of the camera: point the camera at the subject"] }
         var hints: [(Double, String)] = []
         if abs(offsetXPercent) > tol { hints.append((abs(offsetXPercent), "\(offsetX > 0 ? "turn right" : "turn left") (\(fmt(abs(offsetXPercent), 2))% of width)")) }
         if abs(offsetYPercent) > tol { hints.append((abs(offsetYPercent), "\(offsetY > 0 ? "tilt down" : "tilt up") (\(fmt(abs(offsetYPercent), 2))% of width)")) }
         let scale = (areaRatio.squareRoot() - 1) * 100
-        if abs(scale) > tol { hints.append((abs(scale), "\(scale > 0 ? "move back" : "move forward") (view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small"))")) }
+        if moves, abs(scale) > tol { hints.append((abs(scale), "\(scale > 0 ? "move back" : "move forward") (view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small"))")) }
         if abs(rollDegrees) > 0.5 { hints.append((abs(rollDegrees), "roll \(rollDegrees > 0 ? "clockwise" : "counter-clockwise") \(fmt(abs(rollDegrees), 2))°")) }
         // Keystone is ambiguous while the view is off-centre (a turn also skews it): only once centred.
-        let centred = abs(offsetXPercent) <= 2 * tol && abs(offsetYPercent) <= 2 * tol
+        let centred = moves && abs(offsetXPercent) <= 2 * tol && abs(offsetYPercent) <= 2 * tol
         if centred, abs(keystoneHorizontalPercent) > 2 * tol {
             hints.append((abs(keystoneHorizontalPercent) / 2, "move \(keystoneHorizontalPercent > 0 ? "left" : "right") around the subject"))
         }

@@ -11,6 +11,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     public var pose = PoseConfig()
     public var navigation = NavigationConfig()
     public var sensor = SensorConfig()
+    public var session = SessionConfig()
     /// Fewer matches or homography inliers than this is "could not estimate".
     public var minimumInliers: Int = ParameterRegistry.defaultValue(\.minimumInliers)
     /// Images above this many pixels are refused before decoding.

@@ -116,12 +116,7 @@ public struct PoseEstimator: Sendable {
             : "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed))"
 
         // The sensor path first: its rotation can corroborate a pose on few inliers.
-        let sensor = try attitudes.map { attitudes in
-            try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
-                                   referenceSize: reference.size, currentSize: image.fullSize,
-                                   referenceCamera: reference.camera, currentCamera: currentCamera,
-                                   config: config.sensor, targetFraction: config.navigation.targetFraction)
-        }
+        let sensor = try attitudes.map { try sensorPath($0, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera) }
 
         // The pose answers from the essential matrix's own evidence, whatever the homography found.
         var pose: RelativePose?
@@ -161,6 +156,54 @@ public struct PoseEstimator: Sendable {
             poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
         }
 
+        let parts = Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose, poseFailure: poseFailure,
+                          poseRefusal: poseRefusal, sensor: sensor, counts: counts, warnings: warnings, alignmentWarnings: alignmentWarnings)
+        var result = try assemble(parts, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera, attitudes: attitudes,
+                                  keypoints: keypoints, timings: timings)
+        result.timings.total = milliseconds(since: total) + replayed
+        return result
+    }
+
+    /// Convenience for one pair: prepares the reference and estimates.
+    public func estimate(reference: Image, current: Image, camera: CameraIntrinsics?, referenceCamera: CameraIntrinsics? = nil,
+                         attitudes: AttitudePair? = nil) throws -> PoseResult {
+        let prepared = try prepareReference(reference, camera: referenceCamera ?? camera)
+        return try estimate(reference: prepared, current: current, camera: camera, attitudes: attitudes)
+    }
+}
+
+// What robust and tracked frames share: the sensor path, and the result's derivation from the estimates.
+extension PoseEstimator {
+    /// The sensor path of a frame: the phone's relative rotation drawn as navigation.
+    package func sensorPath(_ attitudes: AttitudePair, reference: ReferenceFrame, currentSize: ImageSize,
+                            currentCamera: CameraIntrinsics?) throws -> SensorPath {
+        try SensorPath.compute(reference: attitudes.reference, current: attitudes.current, referenceSize: reference.size, currentSize: currentSize,
+                               referenceCamera: reference.camera, currentCamera: currentCamera, config: config.sensor,
+                               targetFraction: config.navigation.targetFraction)
+    }
+
+    /// What a frame's estimation found, before navigation and metrics are derived from it.
+    package struct Parts {
+        var pairs: Correspondences
+        var homography: HomographyEstimate
+        /// Why the homography is too weak to navigate by; nil when it is not.
+        var homographyFailure: String?
+        var pose: RelativePose?
+        var poseFailure: String?
+        var poseRefusal: PoseRefusal?
+        var sensor: SensorPath?
+        var counts: PoseResult.Counts
+        var warnings: [String]
+        var alignmentWarnings: [String]
+    }
+
+    /// Navigation, metrics and the sensor comparison from a frame's estimates: one rule for robust and tracked frames.
+    package func assemble(_ parts: Parts, reference: ReferenceFrame, currentSize: ImageSize, currentCamera: CameraIntrinsics?,
+                          attitudes: AttitudePair?, keypoints: String, timings: StageTimings) throws -> PoseResult {
+        var warnings = parts.warnings, alignmentWarnings = parts.alignmentWarnings
+        let (pairs, homography, pose, poseFailure, poseRefusal, sensor) = (parts.pairs, parts.homography, parts.pose, parts.poseFailure,
+                                                                          parts.poseRefusal, parts.sensor)
+        let homographyFailure = parts.homographyFailure
         // Navigation needs a homography; without one, the essential rotation's infinite homography K' R K⁻¹
         // still says where to turn.
         var navigationHomography = homography.matrix
@@ -179,7 +222,7 @@ public struct PoseEstimator: Sendable {
         }
 
         let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,
-                                            currentSize: image.fullSize, config: config.navigation)
+                                            currentSize: currentSize, config: config.navigation)
         if !navigation.quadrilateral.isConvex {
             alignmentWarnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
             warnings.append(alignmentWarnings.last!)
@@ -191,25 +234,18 @@ public struct PoseEstimator: Sendable {
             warnings.append("metrics over the \(verified.filter { $0 }.count) essential inliers: the homography has too few")
         }
         let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
-                                      currentSize: image.fullSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
+                                      currentSize: currentSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
         var comparison: PathComparison?
         if let attitudes, let path = sensor {
             comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
                                                 visionRotation: pose?.rotation, visionQuadrilateral: navigation.quadrilateral,
-                                                currentWidth: image.fullSize.width, config: config.sensor)
+                                                currentWidth: currentSize.width, config: config.sensor)
         }
-        timings.total = milliseconds(since: total) + replayed
-        return PoseResult(referenceSize: reference.size, currentSize: image.fullSize, homography: navigationHomography,
+        return PoseResult(referenceSize: reference.size, currentSize: currentSize, homography: navigationHomography,
                           pose: pose.map(PoseResult.PoseSummary.init), poseRefusal: poseRefusal, navigation: navigation, metrics: metrics,
-                          counts: counts, sensor: sensor, comparison: comparison, timings: timings,
-                          warnings: warnings, alignmentWarnings: alignmentWarnings, correspondences: pairs, homographyInliers: homography.inliers)
-    }
-
-    /// Convenience for one pair: prepares the reference and estimates.
-    public func estimate(reference: Image, current: Image, camera: CameraIntrinsics?, referenceCamera: CameraIntrinsics? = nil,
-                         attitudes: AttitudePair? = nil) throws -> PoseResult {
-        let prepared = try prepareReference(reference, camera: referenceCamera ?? camera)
-        return try estimate(reference: prepared, current: current, camera: camera, attitudes: attitudes)
+                          counts: parts.counts, sensor: sensor, comparison: comparison, timings: timings,
+                          warnings: warnings, alignmentWarnings: alignmentWarnings, correspondences: pairs, homographyInliers: homography.inliers,
+                          essentialInliers: pose?.inliers)
     }
 }
 

@@ -60,6 +60,8 @@ public struct PoseResult: Encodable, Sendable {
     /// Not part of the JSON: the matches and which of them the homography kept (for drawing and analysis).
     public var correspondences: Correspondences
     public var homographyInliers: [Bool]
+    /// Not part of the JSON: which of them the accepted pose kept (nil without a pose).
+    public var essentialInliers: [Bool]? = nil
 
     enum CodingKeys: String, CodingKey {
         case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, timings, warnings

@@ -29,10 +29,7 @@ extension PoseEstimator {
     public func sensorOnly(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, attitudes: AttitudePair,
                            failure: RephotoError) throws -> SensorOnlyResult {
         let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
-        let sensor = try SensorPath.compute(reference: attitudes.reference, current: attitudes.current,
-                                            referenceSize: reference.size, currentSize: image.fullSize,
-                                            referenceCamera: reference.camera, currentCamera: currentCamera,
-                                            config: config.sensor, targetFraction: config.navigation.targetFraction)
+        let sensor = try sensorPath(attitudes, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera)
         return SensorOnlyResult(referenceSize: reference.size, currentSize: image.fullSize, visionFailure: ErrorEnvelope(failure).error,
                                 sensor: sensor, warnings: ["vision failed (\(failure.message)): guidance from the sensor path only"])
     }
