@@ -13,6 +13,26 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
     }
 
+    /// `--session`: both runs, the table, session.csv and session.json; --resume does not apply and is refused.
+    @Test func evaluateSessions() throws {
+        let root = SequenceCommandTests.directory()
+        let made = try CLI.run(["synth", "--out", "\(root)/walk", "--name", "walk", "--frames", "6", "--width", "320", "--height", "240",
+                                "--seed", "3", "--textures", CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let out = SequenceCommandTests.directory()
+        let run = try CLI.run(["evaluate", "--session", root, "--out", out, "--set", "session.robustEvery=3"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("walk") && run.stdout.contains("session") && run.stdout.contains("ms tracked p50/p95"), "\(run.stdout)")
+        let csv = try String(contentsOfFile: "\(out)/session.csv", encoding: .utf8).split(separator: "\n")
+        #expect(csv.count == 13 && csv.first.map(String.init) == SessionRow.columns.joined(separator: ","))
+        // Frames 0 and 3 of the session are robust updates, the rest tracked.
+        #expect(csv.filter { $0.hasPrefix("session,") }.map { $0.split(separator: ",")[4] } == ["robust", "tracked", "tracked", "robust", "tracked", "tracked"])
+        let summary = try JSONDecoder().decode(SessionEvaluationSummary.self, from: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json")))
+        #expect(summary.runs["robust"]?["walk"]?.robustFrames == 6 && summary.runs["session"]?["walk"]?.trackedFrames == 4)
+        let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])
+        #expect(resumed.status == 2 && resumed.stderr.contains("--resume and --shard do not apply"), "\(resumed.stderr)")
+    }
+
     @Test func evaluateShardMergeCompare() throws {
         let root = SequenceCommandTests.directory()
         try Self.synth(root, "alpha", seed: 1)
