@@ -178,6 +178,7 @@ import RephotoSynthesis
         let first = try estimator.load(contentsOfFile: sequence.path(of: frames[0].file))
         _ = try session.process(first, timestamp: 0)
         #expect { try session.process(first, timestamp: .nan) } throws: { ($0 as? RephotoError)?.kind == .badInput }
+        #expect { try session.process(first, timestamp: -1) } throws: { ($0 as? RephotoError)?.message.contains("before the previous frame's 0.0 s") == true }
         let small = try estimator.load(contentsOfFile: sequence.path(of: frames[1].file)).resized(width: 320, height: 240)
         let resized = try session.process(small)
         #expect(resized.session.source == .robust && resized.session.trigger == .resized)

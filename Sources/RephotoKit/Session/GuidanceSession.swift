@@ -25,6 +25,7 @@ public final class GuidanceSession {
     private var dueNext: SessionStatus.Trigger?
     private var robustFrame: (index: Int, timestamp: Double?)?
     private var last: (frame: SessionFrame, index: Int, timestamp: Double?)?
+    private var lastTimestamp: Double?
 
     public init(estimator: PoseEstimator, reference: ReferenceFrame, camera: CameraIntrinsics?, referenceAttitude: Attitude? = nil) {
         self.estimator = estimator
@@ -38,8 +39,16 @@ public final class GuidanceSession {
     public func process(_ image: Image, attitude: Attitude? = nil, timestamp: Double? = nil) throws -> SessionFrame {
         let start = ContinuousClock.now
         let index = frameCount
+        if let timestamp {
+            guard timestamp.isFinite, abs(timestamp) <= 1e12 else {
+                throw RephotoError.badInput("frame \(index): timestamp \(timestamp) is not a number of seconds within ±1e12")
+            }
+            if let previous = lastTimestamp, timestamp < previous {
+                throw RephotoError.badInput("frame \(index): timestamp \(timestamp) s is before the previous frame's \(previous) s: a session's clock runs forwards")
+            }
+            lastTimestamp = timestamp
+        }
         frameCount += 1
-        if let timestamp, !timestamp.isFinite { throw RephotoError.badInput("frame \(index): timestamp \(timestamp) is not a finite number") }
         let attitudes = referenceAttitude.flatMap { reference in attitude.map { AttitudePair(reference: reference, current: $0) } }
         let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
         let pyramid = try FramePyramid(image, config: config.tracking)
@@ -125,6 +134,8 @@ public final class GuidanceSession {
         if frame.session.source != .robust, let robustFrame {
             frame.session.ageFrames = index - robustFrame.index
             frame.session.ageSeconds = timestamp.flatMap { t in robustFrame.timestamp.map { t - $0 } }
+        } else if frame.session.source == .robust, timestamp != nil {
+            frame.session.ageSeconds = 0
         }
         frame.session.tracks = tracks.count
         frame.session.seededTracks = seededTracks
