@@ -40,6 +40,8 @@ public enum RetakeServer {
             metrics.storeEntries.set(Double(size.entries))
             metrics.storeBytes.set(Double(size.bytes))
             metrics.derivedBytes.set(Double(size.derived))
+            service.sessions.sweep()
+            metrics.sessionsOpen.set(Double(service.sessions.count))
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
         }
@@ -82,6 +84,26 @@ public enum RetakeServer {
             await answer {
                 let id = try referenceId(context.parameters.get("id") ?? "")
                 guard try service.deleteReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                return Response(status: .noContent)
+            }
+        }
+        router.post("/v1/sessions") { request, context in
+            await answer {
+                let form = try await form(request, context, settings, parts: sessionParts)
+                return jsonResponse(.created, try await service.withRequestDeadline { try await service.openSession(form) })
+            }
+        }
+        router.post("/v1/sessions/:id/frames") { request, context in
+            await answer {
+                let id = try LiveSessions.checkId(context.parameters.get("id") ?? "")
+                let form = try await form(request, context, settings, parts: frameParts)
+                return jsonResponse(.ok, try await service.withRequestDeadline { try await service.sessionFrame(id, form) })
+            }
+        }
+        router.delete("/v1/sessions/:id") { _, context in
+            await answer {
+                let id = try LiveSessions.checkId(context.parameters.get("id") ?? "")
+                guard service.sessions.remove(id) else { throw LiveSessions.unknown(id) }
                 return Response(status: .noContent)
             }
         }
@@ -182,6 +204,9 @@ public enum RetakeServer {
     /// The parts scoring and aligning read, and those adding a reference reads (the stdio mode's keys too).
     static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]
     static let referenceParts: Set = ["image", "metadata"]
+    /// The parts opening a guidance session reads, and those a session's frame reads.
+    static let sessionParts: Set = ["reference", "referenceId", "metadata"]
+    static let frameParts: Set = ["frame", "metadata"]
 
     static func form(_ request: Request, _ context: RetakeRequestContext, _ settings: ServerSettings, parts allowed: Set<String>) async throws -> MultipartForm {
         let maxBody = settings.maxBodyBytes

@@ -11,6 +11,7 @@ final class RetakeService: Sendable {
     let store: ReferenceStore
     let cache: ReferenceCache
     let metrics: ServerMetrics
+    let sessions: LiveSessions
     /// References being added now: concurrent uploads of one new image each found it absent and all answered
     /// 201 (found by probing); the first one in flight creates it, the others find it known.
     private let adding = Mutex<Set<String>>([])
@@ -23,6 +24,7 @@ final class RetakeService: Sendable {
         self.store = try store ?? ReferenceStore(directory: settings.referenceStore, derivedCapacity: settings.storeBytes)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
+        sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, metrics: metrics)
     }
 
     static func makePool(_ settings: ServerSettings) -> ComputePool {
@@ -278,6 +280,52 @@ final class RetakeService: Sendable {
             return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), result.alignmentWarnings)
         }
         return (data.0, format == "png" ? "image/png" : "image/jpeg", data.1)
+    }
+}
+
+// MARK: guidance sessions
+
+extension RetakeService {
+    /// Opens a guidance session on a reference (an uploaded `reference` or a stored `referenceId`); `metadata` as a
+    /// score's, `retake` naming the frames' camera. Its id, and how long it may idle.
+    func openSession(_ form: MultipartForm) async throws -> Data {
+        let (metadata, overrides) = try RequestMetadata.parse(form.parts["metadata"])
+        if metadata.retake?.attitude != nil {
+            throw ServerError.badRequest("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
+        }
+        let config = try RequestMetadata.settings(base: settings.pipeline, overrides: overrides)
+        let inputs = Inputs(settings: config,
+                            referenceCamera: try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory),
+                            retakeCamera: try RequestMetadata.camera(metadata.retake, role: "retake", calibrationDirectory: settings.calibrationDirectory),
+                            attitudes: nil, metadata: metadata)
+        let referenceAttitude = try RequestMetadata.attitude(metadata.reference, role: "reference")
+        let (reference, _, _, referenceCamera) = try await reference(form, inputs)
+        let session = GuidanceSession(estimator: try PoseEstimator(config: config), reference: reference,
+                                      camera: inputs.retakeCamera ?? referenceCamera, referenceAttitude: referenceAttitude)
+        let id = try sessions.add(session)
+        struct Opened: Encodable { var id: String, frames: String, idleTimeoutSeconds: Double }
+        return try JSONOutput.encode(Opened(id: id, frames: "/v1/sessions/\(id)/frames", idleTimeoutSeconds: settings.sessionIdleTimeout))
+    }
+
+    /// The session's answer for a `frame` (JPEG, HEIC, ...) with its `metadata` (attitude, timestamp): a score's
+    /// document with the `session` object (docs/json-output.md). 429 while the session computes an earlier frame.
+    func sessionFrame(_ id: String, _ form: MultipartForm) async throws -> Data {
+        guard let bytes = form.parts["frame"] else { throw ServerError.badRequest("missing part 'frame' (the current camera frame)") }
+        let metadata = try FrameMetadata.parse(form.parts["metadata"])
+        let attitude = try metadata.phoneAttitude()
+        let start = ContinuousClock.now
+        let answer = try await sessions.frame(id) { entry, skipped in
+            try checkUpload(bytes, entry.estimator.config)
+            return try await compute {
+                var frame = try entry.process(try entry.estimator.decode(bytes), attitude: attitude, timestamp: metadata.timestamp)
+                frame.session.skippedFrames = skipped
+                return try JSONOutput.encode(frame)
+            }
+        }
+        metrics.sessionFrames.increment()
+        metrics.sessionFrameLatency.recordNanoseconds((ContinuousClock.now - start).components.seconds * 1_000_000_000
+                                                      + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000)
+        return answer
     }
 }
 

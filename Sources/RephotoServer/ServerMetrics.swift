@@ -20,6 +20,10 @@ final class ServerMetrics: Sendable {
     let acceptPaused: Counter
     let acceptFailed: Counter
     let latency: DurationHistogram
+    let sessionsOpen: Gauge
+    let sessionFrames: Counter
+    let sessionFramesSkipped: Counter
+    let sessionFrameLatency: DurationHistogram
 
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "rephoto", metricName: metric, unitName: unit, helpText: help)
@@ -39,6 +43,14 @@ final class ServerMetrics: Sendable {
         connectionsEvicted = registry.makeCounter(descriptor: Self.name("connections_evicted", "total", "Idle connections closed at --max-connections to make room"))
         acceptPaused = registry.makeCounter(descriptor: Self.name("connections_accept_paused", "total", "Times accepting paused at --max-connections with every connection busy"))
         acceptFailed = registry.makeCounter(descriptor: Self.name("connections_accept_failed", "total", "Accepts that failed for want of file descriptors"))
+        sessionsOpen = registry.makeGauge(descriptor: Self.name("sessions_open", "", "Guidance sessions open"))
+        sessionFrames = registry.makeCounter(descriptor: Self.name("session_frames", "total", "Guidance-session frames answered"))
+        sessionFramesSkipped = registry.makeCounter(descriptor: Self.name("session_frames_skipped", "total",
+                                                                          "Guidance-session frames dropped because the session was computing an earlier one"))
+        sessionFrameLatency = registry.makeDurationHistogram(
+            descriptor: Self.name("session_frame_duration", "seconds", "Guidance-session frame latency, decoding included"),
+            buckets: [.milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+                      .seconds(1), .seconds(2), .seconds(5)])
         latency = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Request latency"),
             buckets: [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),

@@ -30,6 +30,11 @@ public struct ServerSettings: Sendable {
     /// Bytes the reference store's derived files (features) may take; least recently used first out past it.
     /// Originals are never evicted. nil: no bound.
     public var storeBytes: Int?
+    /// Guidance sessions open at once (`POST /v1/sessions`); past it the answer is 503. Each holds two frame
+    /// pyramids (about 10 MB at 1280x960) and its structure beside the shared prepared reference.
+    public var maxSessions = 16
+    /// Seconds a session may go without a frame before it is closed.
+    public var sessionIdleTimeout = 60.0
     /// The file the bearer token was read from, read again on SIGHUP (nil: the token, if any, was given directly).
     public var tokenFile: String?
 
@@ -98,6 +103,10 @@ public struct ServerSettings: Sendable {
         guard minBodyRate >= 1, minBodyRate.isFinite else { throw RephotoError.badInput("\(given("--min-body-rate", minBodyRate)) must be at least 1 byte per second") }
         if referenceStore?.isEmpty == true {
             throw RephotoError.badInput("\(given("--reference-store", "''")) is empty: name a folder, or leave it out to keep references in memory")
+        }
+        guard (0...10_000).contains(maxSessions) else { throw RephotoError.badInput("\(given("--max-sessions", maxSessions)) must be 0 to 10000") }
+        guard sessionIdleTimeout >= 0.1, sessionIdleTimeout <= 86400 else {
+            throw RephotoError.badInput("\(given("--session-idle-timeout", sessionIdleTimeout)) must be 0.1 to 86400 seconds")
         }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("\(given("--cache-bytes", cacheBytes)) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {

@@ -75,4 +75,7 @@ public struct SessionStatus: Codable, Equatable, Sendable {
     @NullEncoded public var reason: String?
     /// This frame's work in the session, milliseconds (decoding not included: the caller decodes).
     public var milliseconds: Double
+    /// Frames the transport dropped since the last answer because the session was computing (the newest frame wins);
+    /// always 0 in process.
+    public var skippedFrames = 0
 }

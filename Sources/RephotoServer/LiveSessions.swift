@@ -1,0 +1,127 @@
+import Foundation
+import RephotoKit
+import Synchronization
+
+/// The guidance sessions a worker keeps open (`/v1/sessions`), independent of the transport: at most `limit` at once,
+/// each closed after `idleTimeout` seconds without a frame. A session computes one frame at a time; a frame that
+/// arrives meanwhile is dropped, not queued (the newest frame wins), and the next answer counts it.
+final class LiveSessions: Sendable {
+    let limit: Int
+    let idleTimeout: Double
+    private let metrics: ServerMetrics
+    private let open = Mutex<[String: Entry]>([:])
+
+    /// One session. Its `GuidanceSession` is used only by the caller that holds `busy`.
+    final class Entry: @unchecked Sendable {
+        private let session: GuidanceSession
+        private let lock = NSLock()
+        private var busy = false
+        private var skipped = 0
+        private var lastUsed = ContinuousClock.now
+
+        init(_ session: GuidanceSession) { self.session = session }
+
+        /// Marks the session busy and returns the frames dropped since the last answer; nil (and one more dropped) when
+        /// a frame is being computed.
+        fileprivate func take() -> Int? {
+            lock.withLock {
+                lastUsed = .now
+                guard !busy else {
+                    skipped += 1
+                    return nil
+                }
+                busy = true
+                defer { skipped = 0 }
+                return skipped
+            }
+        }
+
+        fileprivate func release() { lock.withLock { busy = false; lastUsed = .now } }
+
+        /// The session's answer for a frame; only between `take` and `release` (the caller holds the session).
+        func process(_ image: Image, attitude: Attitude?, timestamp: Double?) throws -> SessionFrame {
+            try session.process(image, attitude: attitude, timestamp: timestamp)
+        }
+
+        var estimator: PoseEstimator { session.estimator }
+
+        fileprivate func idle(for seconds: Double, at now: ContinuousClock.Instant) -> Bool {
+            lock.withLock { !busy && (now - lastUsed) / .seconds(1) > seconds }
+        }
+    }
+
+    init(limit: Int, idleTimeout: Double, metrics: ServerMetrics) {
+        self.limit = limit
+        self.idleTimeout = idleTimeout
+        self.metrics = metrics
+    }
+
+    var count: Int { open.withLock { $0.count } }
+
+    /// Registers a session and returns its id (128 random bits, hex); 503 when `limit` are open.
+    func add(_ session: GuidanceSession) throws -> String {
+        sweep()
+        let id = (0..<2).map { _ in
+            let hex = String(UInt64.random(in: .min ... .max), radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+        let added = open.withLock { table -> Bool in
+            guard table.count < limit else { return false }
+            table[id] = Entry(session)
+            return true
+        }
+        guard added else {
+            var full = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+                                   "\(limit) guidance sessions are open, the most this worker keeps (--max-sessions): close one, or try again once one has gone idle")
+            full.retryAfterSeconds = 1
+            throw full
+        }
+        metrics.sessionsOpen.set(Double(count))
+        return id
+    }
+
+    /// Runs `body` on the session's next frame; 404 for an unknown or closed session, 429 when the session is computing
+    /// an earlier frame (this one is dropped). `body` gets the frames dropped since the last answer.
+    func frame<T: Sendable>(_ id: String, _ body: (Entry, _ skipped: Int) async throws -> T) async throws -> T {
+        sweep()
+        guard let entry = open.withLock({ $0[id] }) else { throw Self.unknown(id) }
+        guard let skipped = entry.take() else {
+            metrics.sessionFramesSkipped.increment()
+            throw ServerError(.tooManyRequests, code: "busy",
+                              "frame dropped: session \(id) is computing an earlier frame (the newest frame wins; the next answer counts the dropped ones)")
+        }
+        defer { entry.release() }
+        return try await body(entry, skipped)
+    }
+
+    /// False when there was no such session.
+    func remove(_ id: String) -> Bool {
+        let removed = open.withLock { $0.removeValue(forKey: id) } != nil
+        metrics.sessionsOpen.set(Double(count))
+        return removed
+    }
+
+    /// Closes every session idle longer than `idleTimeout`; how many.
+    @discardableResult
+    func sweep(now: ContinuousClock.Instant = .now) -> Int {
+        let closed = open.withLock { table -> Int in
+            let expired = table.filter { $0.value.idle(for: idleTimeout, at: now) }.map(\.key)
+            for id in expired { table.removeValue(forKey: id) }
+            return expired.count
+        }
+        if closed > 0 { metrics.sessionsOpen.set(Double(count)) }
+        return closed
+    }
+
+    static func unknown(_ id: String) -> ServerError {
+        ServerError.notFound("no open session \(id.prefix(80)) (never opened, closed, or idle past --session-idle-timeout)")
+    }
+
+    /// A session id in a path: 32 lowercase hex digits, else 400.
+    static func checkId(_ id: String) throws -> String {
+        guard id.count == 32, id.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
+            throw ServerError.badRequest("'\(id.prefix(80))' is not a session id (32 lowercase hex digits)")
+        }
+        return id
+    }
+}
