@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTPTypes
@@ -24,7 +25,8 @@ public enum RetakeServer {
         let router = Router(context: RetakeRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
         router.add(middleware: ShuttingDown(watcher: shutdown))
-        router.add(middleware: BearerAuth(token: token ?? BearerToken(settings.token, file: settings.tokenFile)))
+        let bearer = token ?? BearerToken(settings.token, file: settings.tokenFile)
+        router.add(middleware: BearerAuth(token: bearer))
         router.add(middleware: MethodNotAllowed(openAPI: openAPI))
         let uploads = UploadBudget(capacity: settings.concurrency + settings.queueLength, perClient: settings.uploadsPerClientLimit)
         shutdown.onShutdown { uploads.cutUnread() }
@@ -107,6 +109,14 @@ public enum RetakeServer {
                 return Response(status: .noContent)
             }
         }
+        // The live session (docs/server.md): the upgrade request passes the same gates as every /v1 request.
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        sockets.add(middleware: ShuttingDown(watcher: shutdown))
+        sockets.add(middleware: BearerAuth(token: bearer))
+        let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown)
+        sockets.ws("/v1/sessions") { inbound, outbound, context in
+            try await live.run(inbound, outbound, logger: context.logger)
+        }
         var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto",
                                                      availableConnectionsDelegate: connections.gate)
         configuration.reuseAddress = true
@@ -115,10 +125,11 @@ public enum RetakeServer {
         // upload still sends its body in parts, each of which counts.
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
         return Application(router: router,
-                           server: .http1(configuration: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger),
-                                                                                               connections.handler(), HTTP10Support.Installer(),
-                                                                                               ResponseBackpressure(stallTimeout: idle)],
-                                                               idleTimeout: idle)),
+                           server: .http1WebSocketUpgrade(webSocketRouter: sockets, configuration: .init(
+                               http1: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger), connections.handler(),
+                                                                        HTTP10Support.Installer(), ResponseBackpressure(stallTimeout: idle)],
+                                            idleTimeout: idle),
+                               ws: .init(maxFrameSize: settings.maxBodyBytes))),
                            configuration: configuration, logger: logger)
     }
 

@@ -225,12 +225,20 @@ final class RetakeService: Sendable {
     func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
         if let image = form.parts["reference"] {
             if form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
+            return try await reference(image: image, id: nil, inputs)
+        }
+        guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
+        return try await reference(image: nil, id: String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), inputs)
+    }
+
+    /// The reference from its bytes (`image`) or a stored `id`, one of them.
+    func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
+        if let image {
             let id = ReferenceStore.id(of: image)
             let camera = inputs.referenceCamera ?? inputs.retakeCamera
             return (try await prepared(id: id, image: image, camera: camera, settings: inputs.settings), image, id, camera)
         }
-        guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
-        let id = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = id ?? ""
         guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
         let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) ?? inputs.retakeCamera : inputs.referenceCamera
         return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id, camera)
@@ -286,45 +294,64 @@ final class RetakeService: Sendable {
 // MARK: guidance sessions
 
 extension RetakeService {
-    /// Opens a guidance session on a reference (an uploaded `reference` or a stored `referenceId`); `metadata` as a
-    /// score's, `retake` naming the frames' camera. Its id, and how long it may idle.
-    func openSession(_ form: MultipartForm) async throws -> Data {
-        let (metadata, overrides) = try RequestMetadata.parse(form.parts["metadata"])
+    /// A session's settings and cameras from its opening `metadata` (a score's; `retake` names the frames' camera, whose
+    /// attitudes come with each frame), and the reference's attitude.
+    func sessionInputs(metadata data: Data?) throws -> (Inputs, Attitude?) {
+        let (metadata, overrides) = try RequestMetadata.parse(data)
         if metadata.retake?.attitude != nil {
             throw ServerError.badRequest("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
         }
-        let config = try RequestMetadata.settings(base: settings.pipeline, overrides: overrides)
-        let inputs = Inputs(settings: config,
+        let inputs = Inputs(settings: try RequestMetadata.settings(base: settings.pipeline, overrides: overrides),
                             referenceCamera: try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory),
                             retakeCamera: try RequestMetadata.camera(metadata.retake, role: "retake", calibrationDirectory: settings.calibrationDirectory),
                             attitudes: nil, metadata: metadata)
-        let referenceAttitude = try RequestMetadata.attitude(metadata.reference, role: "reference")
-        let (reference, _, _, referenceCamera) = try await reference(form, inputs)
-        let session = GuidanceSession(estimator: try PoseEstimator(config: config), reference: reference,
-                                      camera: inputs.retakeCamera ?? referenceCamera, referenceAttitude: referenceAttitude)
-        let id = try sessions.add(session)
+        return (inputs, try RequestMetadata.attitude(metadata.reference, role: "reference"))
+    }
+
+    /// Opens a guidance session on a reference (its bytes, or a stored id) and returns the session's id.
+    func openSession(inputs: Inputs, referenceAttitude: Attitude?, referenceId: String?, image: Data?) async throws -> String {
+        let (reference, _, _, referenceCamera) = try await reference(image: image, id: referenceId, inputs)
+        return try sessions.add(GuidanceSession(estimator: try PoseEstimator(config: inputs.settings), reference: reference,
+                                                camera: inputs.retakeCamera ?? referenceCamera, referenceAttitude: referenceAttitude))
+    }
+
+    /// `POST /v1/sessions`: an uploaded `reference` or a stored `referenceId`, and `metadata`. Its id, its frames' path and how
+    /// long it may idle.
+    func openSession(_ form: MultipartForm) async throws -> Data {
+        let (inputs, attitude) = try sessionInputs(metadata: form.parts["metadata"])
+        if form.parts["reference"] != nil, form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
+        guard form.parts["reference"] != nil || form.parts["referenceId"] != nil else {
+            throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'")
+        }
+        let id = try await openSession(inputs: inputs, referenceAttitude: attitude,
+                                       referenceId: form.parts["referenceId"].map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) },
+                                       image: form.parts["reference"])
         struct Opened: Encodable { var id: String, frames: String, idleTimeoutSeconds: Double }
         return try JSONOutput.encode(Opened(id: id, frames: "/v1/sessions/\(id)/frames", idleTimeoutSeconds: settings.sessionIdleTimeout))
     }
 
-    /// The session's answer for a `frame` (JPEG, HEIC, ...) with its `metadata` (attitude, timestamp): a score's
-    /// document with the `session` object (docs/json-output.md). 429 while the session computes an earlier frame.
+    /// `POST /v1/sessions/{id}/frames`: a `frame` (JPEG, HEIC, ...) and its `metadata` (attitude, timestamp).
     func sessionFrame(_ id: String, _ form: MultipartForm) async throws -> Data {
         guard let bytes = form.parts["frame"] else { throw ServerError.badRequest("missing part 'frame' (the current camera frame)") }
-        let metadata = try FrameMetadata.parse(form.parts["metadata"])
+        return try await sessionFrame(id, bytes: bytes, metadata: try FrameMetadata.parse(form.parts["metadata"]), skipped: 0)
+    }
+
+    /// The session's answer for a frame: a score's document with the `session` object (docs/json-output.md). 429 while
+    /// the session computes an earlier frame. `skipped`: frames the transport dropped before this one.
+    func sessionFrame(_ id: String, bytes: Data, metadata: FrameMetadata, skipped: Int) async throws -> Data {
         let attitude = try metadata.phoneAttitude()
         let start = ContinuousClock.now
-        let answer = try await sessions.frame(id) { entry, skipped in
+        let answer = try await sessions.frame(id) { entry, dropped in
             try checkUpload(bytes, entry.estimator.config)
             return try await compute {
                 var frame = try entry.process(try entry.estimator.decode(bytes), attitude: attitude, timestamp: metadata.timestamp)
-                frame.session.skippedFrames = skipped
+                frame.session.skippedFrames = dropped + skipped
                 return try JSONOutput.encode(frame)
             }
         }
         metrics.sessionFrames.increment()
-        metrics.sessionFrameLatency.recordNanoseconds((ContinuousClock.now - start).components.seconds * 1_000_000_000
-                                                      + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000)
+        let elapsed = ContinuousClock.now - start
+        metrics.sessionFrameLatency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         return answer
     }
 }

@@ -2,10 +2,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSTesting
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import RephotoKit
 import RephotoTestSupport
+import Synchronization
 import Testing
 @testable import RephotoServer
 
@@ -137,5 +140,109 @@ import Testing
         #expect(first == 0 && second == 2 && third == 0)
         #expect(metrics.text().contains("rephoto_session_frames_skipped_total 2"))
         #expect(sessions.remove(id) && !sessions.remove(id) && sessions.count == 0)
+    }
+}
+
+/// The live session over a WebSocket (`GET /v1/sessions` upgraded): the opening, frames answered one by one, the newest
+/// frame winning over those that arrive while one is computed, and a bad opening refused.
+@Suite(.serialized) struct SessionSocketTests {
+    static func text(_ message: WebSocketMessage?) -> String {
+        guard case .text(let text)? = message else { return "" }
+        return text
+    }
+
+    static func object(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    static func frame(_ index: Int) throws -> ByteBuffer { ByteBuffer(bytes: try SessionRouteTests.file(String(format: "frame-%04d.jpg", index))) }
+
+    @Test func aLiveSessionAnswersFramesAndTheNewestWins() async throws {
+        try await ServerTests.app(try ServerTests.settings()).test(.live) { client in
+            let result = Mutex<[String]>([])
+            try await client.ws("/v1/sessions") { inbound, outbound, _ in
+                var messages = inbound.messages(maxSize: 1 << 22).makeAsyncIterator()
+                try await outbound.write(.text(#"{"reference": "upload", "metadata": \#(SessionRouteTests.cameras)}"#))
+                try await outbound.write(.binary(ByteBuffer(bytes: try SessionRouteTests.file("reference.jpg"))))
+                var answers = [Self.text(try await messages.next())]
+                // One at a time: each frame is answered.
+                for k in 0..<2 {
+                    try await outbound.write(.text(#"{"timestamp": \#(Double(k) / 30)}"#))
+                    try await outbound.write(.binary(try Self.frame(20 + k)))
+                    answers.append(Self.text(try await messages.next()))
+                }
+                // Six at once: the first is computed, the newest waits, the others are dropped and counted.
+                for k in 2..<8 {
+                    try await outbound.write(.text(#"{"timestamp": \#(Double(k) / 30)}"#))
+                    try await outbound.write(.binary(try Self.frame(20 + k)))
+                }
+                var skipped = 0, answered = 0
+                while answered + skipped < 6 {
+                    let answer = Self.text(try await messages.next())
+                    answers.append(answer)
+                    let session = Self.object(answer)["session"] as? [String: Any] ?? [:]
+                    skipped += session["skippedFrames"] as? Int ?? 0
+                    answered += 1
+                }
+                try await outbound.close(.normalClosure, reason: nil)
+                result.withLock { $0 = answers }
+            }
+            let answers = result.withLock { $0 }.map(Self.object)
+            #expect((answers.first?["opened"] as? [String: Any])?["idleTimeoutSeconds"] as? Double == 60)
+            let sessions = answers.dropFirst().map { $0["session"] as? [String: Any] ?? [:] }
+            #expect(sessions.prefix(2).map { $0["source"] as? String } == ["robust", "tracked"])
+            #expect(sessions.prefix(2).map { $0["frame"] as? Int } == [0, 1])
+            // Six sent at once, fewer computed: every one either answered or counted as dropped, the last one answered.
+            let burst = sessions.dropFirst(2)
+            #expect(burst.count < 6 && burst.count + burst.map { $0["skippedFrames"] as? Int ?? 0 }.reduce(0, +) == 6, "\(burst)")
+            #expect(abs((burst.last?["timestamp"] as? Double ?? 0) - 7.0 / 30) < 1e-9)
+            #expect(answers.dropFirst().allSatisfy { $0["navigation"] != nil })
+            // The client gone, its session is gone too.
+            var open = ""
+            for _ in 0..<20 {
+                open = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                if open.contains("rephoto_sessions_open 0") { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(open.contains("rephoto_sessions_open 0"))
+        }
+    }
+
+    /// On shutdown an open live session is told, and closed as going away.
+    @Test func shutdownTellsTheLiveClient() async throws {
+        let watcher = ShutdownWatcher()
+        let app = try RetakeServer.makeApplication(settings: try ServerTests.settings(), logger: Logger(label: "test"), shutdown: watcher)
+        try await app.test(.live) { client in
+            let reply = Mutex("")
+            let close = try await client.ws("/v1/sessions") { inbound, outbound, _ in
+                var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                try await outbound.write(.text(#"{"reference": "upload"}"#))
+                try await outbound.write(.binary(ByteBuffer(bytes: try SessionRouteTests.file("reference.jpg"))))
+                _ = try await messages.next()
+                watcher.begin()
+                let answer = Self.text(try await messages.next())
+                reply.withLock { $0 = answer }
+                _ = try await messages.next()
+            }
+            let error = Self.object(reply.withLock { $0 })["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "unavailable" && (error?["message"] as? String ?? "").contains("shutting down"))
+            #expect(close?.closeCode == .goingAway)
+        }
+    }
+
+    @Test func aFrameBeforeTheOpeningClosesTheSocket() async throws {
+        try await ServerTests.app(try ServerTests.settings()).test(.live) { client in
+            let reply = Mutex("")
+            let close = try await client.ws("/v1/sessions") { inbound, outbound, _ in
+                var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                try await outbound.write(.binary(try Self.frame(0)))
+                let answer = Self.text(try await messages.next())
+                reply.withLock { $0 = answer }
+                _ = try await messages.next()
+            }
+            let error = Self.object(reply.withLock { $0 })["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "bad_input" && (error?["message"] as? String ?? "").contains("open the session first"))
+            #expect(close?.closeCode == .policyViolation)
+        }
     }
 }

@@ -1,0 +1,184 @@
+import Foundation
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import RephotoKit
+import Synchronization
+
+/// A guidance session over a WebSocket (`GET /v1/sessions` with an upgrade), for the app that guides a person live.
+/// The protocol (docs/server.md, "Guidance sessions"):
+/// - the first message is text, `{"referenceId": "<id>", "metadata": {...}}`, or `{"reference": "upload", "metadata":
+///   {...}}` followed by one binary message with the reference photo; `metadata` as `POST /v1/sessions`'s. The answer is
+///   `{"opened": {"idleTimeoutSeconds": s}}`;
+/// - then each frame is one binary message (JPEG, HEIC, ...), optionally preceded by a text message with its metadata
+///   (`{"attitude": ..., "timestamp": s}`); each computed frame is answered with one text message, the document of
+///   `POST /v1/sessions/{id}/frames`;
+/// - frames that arrive while one is computed are dropped, not queued: the newest waits, and its answer's
+///   `session.skippedFrames` counts the others;
+/// - a failure is answered `{"error": {...}}`; one that ends the session (a bad opening, the idle timeout, shutdown)
+///   then closes the socket.
+struct LiveSessionSocket: Sendable {
+    let service: RetakeService
+    let settings: ServerSettings
+    let shutdown: ShutdownWatcher
+
+    /// One frame received: its metadata (from the text message before it, if any) and its bytes.
+    struct Received: Sendable {
+        var metadata: FrameMetadata
+        var bytes: Data
+    }
+
+    /// What the socket's tasks share.
+    final class State: Sendable {
+        /// The session's id once opened; why the socket is closing, once it is.
+        let opened = Mutex<String?>(nil)
+        let closing = Mutex<String?>(nil)
+        let lastHeard = Mutex(ContinuousClock.now)
+        /// Frames the newest-wins buffer dropped since the last answer.
+        let skipped = Atomic<Int>(0)
+        var id: String? { opened.withLock { $0 } }
+    }
+
+    func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+        let state = State()
+        let (frames, pending) = AsyncStream<Received>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        defer { if let id = state.id { _ = service.sessions.remove(id) } }
+
+        @Sendable func send(_ data: Data) async { try? await outbound.write(.text(String(decoding: data, as: UTF8.self))) }
+        @Sendable func fail(_ error: Error) async {
+            let failure = ServerError.wrapping(error)
+            await send((try? JSONOutput.encode(failure.envelope)) ?? Data())
+        }
+        /// Closes the socket once, with the first reason given.
+        @Sendable func end(_ reason: String, code: WebSocketErrorCode) async {
+            let first = state.closing.withLock { closing -> Bool in
+                defer { closing = closing ?? reason }
+                return closing == nil
+            }
+            pending.finish()
+            if first { try? await outbound.close(code, reason: String(reason.prefix(120))) }
+        }
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // Reader: the opening, then frames into the newest-wins buffer.
+            group.addTask {
+                var metadata: FrameMetadata?
+                var awaitingReference: (RetakeService.Inputs, Attitude?)?
+                do {
+                    for try await message in inbound.messages(maxSize: settings.maxBodyBytes) {
+                        state.lastHeard.withLock { $0 = .now }
+                        switch message {
+                        case .text(let text):
+                            if state.id == nil, case .none = awaitingReference {
+                                let opening = try Opening.parse(Data(text.utf8))
+                                let inputs = try service.sessionInputs(metadata: opening.metadata)
+                                if opening.upload {
+                                    awaitingReference = inputs
+                                } else {
+                                    try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, send: send)
+                                }
+                            } else {
+                                metadata = try FrameMetadata.parse(Data(text.utf8))
+                            }
+                        case .binary(let buffer):
+                            let bytes = Data(buffer: buffer)
+                            if let inputs = awaitingReference {
+                                awaitingReference = nil
+                                try await open(inputs, referenceId: nil, image: bytes, state: state, send: send)
+                            } else if state.id != nil {
+                                if case .dropped = pending.yield(Received(metadata: metadata ?? FrameMetadata(), bytes: bytes)) {
+                                    state.skipped.add(1, ordering: .relaxed)
+                                    service.metrics.sessionFramesSkipped.increment()
+                                }
+                                metadata = nil
+                            } else {
+                                throw ServerError.badRequest("open the session first: a text message {\"referenceId\": ...} or {\"reference\": \"upload\"} before any frame")
+                            }
+                        }
+                    }
+                    pending.finish()
+                } catch {
+                    // A failed opening ends the session; the transport's own errors end it silently.
+                    if state.id == nil || error is ServerError || error is RephotoError {
+                        await fail(error)
+                        if state.id == nil { await end("the session could not be opened", code: .policyViolation) }
+                    }
+                    pending.finish()
+                }
+            }
+            // Processor: one frame at a time, the newest.
+            group.addTask {
+                for await frame in frames {
+                    guard let id = state.id else { continue }
+                    do {
+                        let answer = try await service.withRequestDeadline {
+                            try await service.sessionFrame(id, bytes: frame.bytes, metadata: frame.metadata,
+                                                           skipped: state.skipped.exchange(0, ordering: .relaxed))
+                        }
+                        await send(answer)
+                    } catch {
+                        await fail(error)
+                    }
+                }
+            }
+            // Watchdog: the idle timeout, and shutdown.
+            group.addTask {
+                while state.closing.withLock({ $0 }) == nil {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    if shutdown.isShuttingDown {
+                        await fail(ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, "the worker is shutting down: open a session again shortly"))
+                        await end("shutting down", code: .goingAway)
+                    } else if (ContinuousClock.now - state.lastHeard.withLock { $0 }) / .seconds(1) > settings.sessionIdleTimeout {
+                        await fail(ServerError(.requestTimeout, code: "idle", "no message for \(settings.sessionIdleTimeout) s (--session-idle-timeout): the session is closed"))
+                        await end("idle", code: .normalClosure)
+                    }
+                }
+            }
+            // The reader ends when the client goes away; then the rest end too.
+            try await group.next()
+            await end(state.closing.withLock { $0 } ?? "closed", code: .normalClosure)
+            try await group.waitForAll()
+        }
+        logger.info("session socket closed", metadata: ["reason": "\(state.closing.withLock { $0 } ?? "client")"])
+    }
+
+    private func open(_ inputs: (RetakeService.Inputs, Attitude?), referenceId: String?, image: Data?, state: State,
+                      send: @Sendable (Data) async -> Void) async throws {
+        let id = try await service.withRequestDeadline {
+            try await service.openSession(inputs: inputs.0, referenceAttitude: inputs.1, referenceId: referenceId, image: image)
+        }
+        state.opened.withLock { $0 = id }
+        struct Opened: Encodable { var opened: Details; struct Details: Encodable { var idleTimeoutSeconds: Double } }
+        await send(try JSONOutput.encode(Opened(opened: .init(idleTimeoutSeconds: settings.sessionIdleTimeout))))
+    }
+
+    /// The first message: a stored reference's id, or word that the reference follows as a binary message.
+    struct Opening: Sendable {
+        var referenceId: String?
+        var upload: Bool
+        var metadata: Data?
+
+        static func parse(_ data: Data) throws -> Opening {
+            guard data.count <= 64 << 10, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ServerError.badRequest("the opening message must be a JSON object of at most 64 KiB: {\"referenceId\": ...} or {\"reference\": \"upload\"}")
+            }
+            if let unknown = object.keys.sorted().first(where: { !["referenceId", "reference", "metadata"].contains($0) }) {
+                throw ServerError.badRequest("opening: unknown key '\(unknown.prefix(80))' (it has referenceId, reference, metadata)")
+            }
+            let id = object["referenceId"] as? String
+            let upload = object["reference"] as? String == "upload"
+            guard (id != nil) != upload else { throw ServerError.badRequest("opening: give referenceId or \"reference\": \"upload\", one of them") }
+            if object["reference"] != nil && !upload { throw ServerError.badRequest("opening: reference must be \"upload\" (the photo follows as a binary message)") }
+            var metadata: Data?
+            if let value = object["metadata"] {
+                guard let tree = value as? [String: Any], JSONSerialization.isValidJSONObject(tree) else { throw ServerError.badRequest("opening: metadata must be an object") }
+                metadata = try JSONSerialization.data(withJSONObject: tree)
+            }
+            if let id, !ReferenceStore.isValid(id) {
+                throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
+            }
+            return Opening(referenceId: id, upload: upload, metadata: metadata)
+        }
+    }
+}
