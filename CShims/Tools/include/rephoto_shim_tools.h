@@ -132,6 +132,26 @@ int rp_tools_robust_essential(const double *reference_xy, const double *current_
 int rp_tools_refine_pose(const double *reference_xy, const double *current_xy, int n, double tau, int iterations, int portable,
                          double R[9], double t[3], double *cost, rp_status *status);
 
+/* ---------------------------------------------------------------- video (rephoto import video) */
+
+/* A video file read frame by frame through OpenCV's videoio with its FFmpeg backend (MP4/MOV, H.264 or HEVC). */
+typedef struct rp_video rp_video;
+
+typedef struct rp_video_info {
+    int width;            /* as decoded (the container's rotation applied) */
+    int height;
+    double fps;           /* the container's nominal rate; 0 when unknown */
+    int64_t frame_count;  /* the container's count; -1 when unknown (it may be wrong for damaged files) */
+} rp_video_info;
+
+/* Opens `path`; RP_ERR_DECODE when it is no video OpenCV can read, RP_ERR_TOO_LARGE when a frame has more than
+   max_pixels pixels. */
+int rp_video_open(const char *path, int64_t max_pixels, rp_video **out, rp_video_info *info, rp_status *status);
+/* The next frame (BGR) and its presentation time in seconds on the video's clock; *out NULL at the end of the
+   stream. RP_ERR_TOO_LARGE when a frame grows past max_pixels, RP_ERR_DECODE when the stream cannot be decoded on. */
+int rp_video_read(rp_video *video, rp_image **out, double *timestamp, rp_status *status);
+void rp_video_free(rp_video *video);
+
 /* ---------------------------------------------------------------- native reference pipeline */
 
 /* The whole pipeline written directly against OpenCV, for the Swift-overhead benchmark:

@@ -1,0 +1,102 @@
+import Foundation
+import RephotoKit
+
+/// `rephoto import video`: a phone video and the motion log recorded beside it, as a sequence (datasets/README.md): the
+/// chosen frames as JPEGs with their timestamps and attitudes (the log resampled to each frame by SLERP), and a
+/// reference (a still photo, or one of the frames). Written into a temporary folder beside the output and renamed
+/// into place at the end: a failure or a kill leaves no half-written sequence.
+public enum VideoImport {
+    public struct Options: Sendable {
+        /// Every n-th frame (1: all), or frames `fps` apart on the video's clock; at most one of them.
+        public var every = 1
+        public var fps: Double?
+        /// Seconds added to the log's timestamps to put them on the video's clock.
+        public var clockOffset = 0.0
+        /// A still photo as the reference, or the index (among the frames written) of the frame that is.
+        public var referencePhoto: String?
+        public var referenceFrame: Int?
+        public var name: String?
+        public var orientation = ScreenOrientation.portrait
+        public var intrinsics: SequenceIntrinsics?
+        public var maxPixels = 50_000_000
+        public var jpegQuality = 95
+
+        public init() {}
+    }
+
+    /// `progress(frames read, frames in the container or nil)`.
+    public static func run(clip: String, motion: String?, to out: URL, options: Options,
+                           progress: ((Int, Int?) -> Void)? = nil) throws -> FrameSequence {
+        guard options.every >= 1 else { throw RephotoError.badInput("--every \(options.every) must be at least 1") }
+        if let fps = options.fps, !(fps > 0 && fps.isFinite) { throw RephotoError.badInput("--fps \(fps) must be a positive number") }
+        guard options.clockOffset.isFinite else { throw RephotoError.badInput("--clock-offset \(options.clockOffset) is not a finite number") }
+        guard (options.referencePhoto == nil) != (options.referenceFrame == nil) else {
+            throw RephotoError.badInput("give the reference as --reference PHOTO or --reference-frame N, one of them")
+        }
+        let log = try motion.map(MotionLog.load)
+        let video = try VideoClip(path: clip, maxPixels: options.maxPixels)
+        let fm = FileManager.default
+        let staging = out.deletingLastPathComponent().appendingPathComponent(".\(out.lastPathComponent).partial-\(getpid())")
+        try? fm.removeItem(at: staging)
+        try fm.createDirectory(at: staging, withIntermediateDirectories: true)
+        var done = false
+        defer { if !done { try? fm.removeItem(at: staging) } }
+
+        var frames: [SequenceFrame] = []
+        var read = 0, next = 0.0, lastTime = -Double.infinity
+        while let (image, reported) = try video.next() {
+            defer { read += 1; progress?(read, video.frameCount) }
+            // FFmpeg reports no time for the frames it flushes at the end of a stream (OpenCV then says 0): those follow
+            // the frame before at the container's nominal rate.
+            var time = reported
+            if time <= lastTime {
+                guard video.fps > 0 else {
+                    throw RephotoError.badInput("\(clip): frame \(read) is at \(time) s, not after the frame before it (\(lastTime) s), and the video names no frame rate")
+                }
+                time = lastTime + 1 / video.fps
+            }
+            lastTime = time
+            if let fps = options.fps {
+                guard time >= next - 1e-6 else { continue }
+                next = max(next + 1 / fps, time)
+            } else if read % options.every != 0 {
+                continue
+            }
+            let file = String(format: "frame-%05d.jpg", frames.count)
+            try image.write(to: staging.appendingPathComponent(file).path, format: .jpeg(quality: options.jpegQuality))
+            frames.append(SequenceFrame(file: file, timestamp: time, attitude: try log?.attitude(atVideoTime: time, clockOffset: options.clockOffset)))
+        }
+        if let expected = video.frameCount, read < expected - 1 {
+            throw RephotoError.badInput("\(clip): the video ended after \(read) of its \(expected) frames: truncated or damaged")
+        }
+        guard !frames.isEmpty else { throw RephotoError.badInput("\(clip): no frame could be read") }
+
+        let reference: String
+        if let photo = options.referencePhoto {
+            let bytes = try Image.readFile(photo, maxBytes: 256 << 20)
+            try Image.checkSignature(bytes)
+            reference = "reference." + ((photo as NSString).pathExtension.isEmpty ? "jpg" : (photo as NSString).pathExtension.lowercased())
+            try bytes.write(to: staging.appendingPathComponent(reference))
+            frames.insert(SequenceFrame(file: reference), at: 0)
+        } else {
+            let index = options.referenceFrame!
+            guard frames.indices.contains(index) else {
+                throw RephotoError.badInput("--reference-frame \(index) is not one of the \(frames.count) frames written (0...\(frames.count - 1))")
+            }
+            reference = frames[index].file
+        }
+        let manifest = SequenceManifest(name: options.name ?? (clip as NSString).lastPathComponent, intrinsics: options.intrinsics, reference: reference,
+                                        cameraOrientation: options.orientation, attitudeFrame: log?.attitudeFrame ?? .xArbitraryZVertical,
+                                        provenance: "rephoto import video: \((clip as NSString).lastPathComponent)"
+                                            + (motion.map { ", motion log \(($0 as NSString).lastPathComponent) (\(log!.format.rawValue))" } ?? "")
+                                            + String(format: ", clock offset %g s", options.clockOffset),
+                                        license: "")
+        let sequence = FrameSequence(manifest: manifest, frames: frames)
+        try sequence.write(to: staging)
+        // An empty folder named by --out (checked empty by the caller) makes way for the finished one.
+        if fm.fileExists(atPath: out.path) { try fm.removeItem(at: out) }
+        try fm.moveItem(at: staging, to: out)
+        done = true
+        return try FrameSequence.load(from: out)
+    }
+}

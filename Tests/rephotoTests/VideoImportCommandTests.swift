@@ -1,0 +1,104 @@
+import RephotoTestSupport
+import Foundation
+import RephotoKit
+import RephotoData
+import Testing
+
+/// `rephoto import video`: clips made here with ffmpeg from `rephoto synth` frames, and a motion log written from
+/// synth's attitudes; the imported sequence must carry exactly those attitudes at the frames' times.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "ffmpeg is absent (scripts/setup installs it)"))
+struct VideoImportCommandTests {
+    /// A 240x180 synthetic sequence of 12 frames at 30 fps, its clip (`codec`, `container`), and a plain motion log with
+    /// its attitudes (timestamps shifted by `logShift` seconds).
+    static func clip(codec: String = "libx264", container: String = "mp4", logShift: Double = 0, logRows: Range<Int>? = nil) throws
+        -> (root: String, clip: String, log: String, sequence: FrameSequence) {
+        let root = SequenceCommandTests.directory()
+        let made = try CLI.run(["synth", "--out", "\(root)/synth", "--name", "s", "--frames", "12", "--width", "240", "--height", "180",
+                                "--seed", "2", "--textures", CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let sequence = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/synth"))
+        let clip = "\(root)/clip.\(container)"
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-framerate", "30", "-i", "\(root)/synth/frame-%04d.jpg", "-c:v", codec,
+                            "-pix_fmt", "yuv420p", clip]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        #expect(ffmpeg.terminationStatus == 0)
+        let frames = sequence.currentFrames
+        let rows = (logRows ?? 0..<frames.count).map { k -> String in
+            let q = frames[k].attitude!
+            return "\(frames[k].timestamp! + logShift),\(q.w),\(q.x),\(q.y),\(q.z)"
+        }
+        let log = "\(root)/motion.csv"
+        try (["timestamp,qw,qx,qy,qz"] + rows).joined(separator: "\n").write(toFile: log, atomically: true, encoding: .utf8)
+        return (root, clip, log, sequence)
+    }
+
+    static func leftovers(_ root: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("partial") || $0 == "seq" }
+    }
+
+    @Test(arguments: [("libx264", "mp4"), ("libx265", "mov")])
+    func everyFrameKeepsItsTimeAndAttitude(codec: String, container: String) throws {
+        let (root, clip, log, synth) = try Self.clip(codec: codec, container: container)
+        let run = try CLI.run(["import", "video", clip, "--motion", log, "--out", "\(root)/seq", "--reference-frame", "11"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let imported = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/seq"))
+        #expect(imported.frames.count == 12 && imported.manifest.reference == "frame-00011.jpg")
+        for (k, frame) in imported.frames.enumerated() {
+            let truth = synth.currentFrames[k]
+            #expect(abs(frame.timestamp! - Double(k) / 30) < 1e-6, "frame \(k): \(frame.timestamp!)")
+            #expect(frame.attitude!.angleDegrees(to: truth.attitude!) < 1e-6, "frame \(k)")
+        }
+        // The frames are the clip's pictures: the first within a few grey levels of synth's frame (lossy codec).
+        let a = try Image(contentsOfFile: "\(root)/seq/frame-00000.jpg", grayscale: true), b = try Image(contentsOfFile: "\(root)/synth/frame-0000.jpg", grayscale: true)
+        #expect(a.width == 240 && a.height == 180 && b.width == 240)
+    }
+
+    @Test func everyNthFrameAFrameRateAndAClockOffset() throws {
+        let (root, clip, log, synth) = try Self.clip(logShift: 1000)
+        let every = try CLI.run(["import", "video", clip, "--motion", log, "--clock-offset", "-1000", "--every", "3", "--out", "\(root)/every",
+                                 "--reference", "\(root)/synth/reference.jpg"])
+        #expect(every.status == 0, "\(every.stderr)")
+        let kept = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/every"))
+        #expect(kept.currentFrames.map(\.file) == ["frame-00000.jpg", "frame-00001.jpg", "frame-00002.jpg", "frame-00003.jpg"])
+        for (k, frame) in kept.currentFrames.enumerated() {
+            #expect(frame.attitude!.angleDegrees(to: synth.currentFrames[3 * k].attitude!) < 1e-6)
+        }
+        // Half-way between two samples the attitude is their SLERP: 10 fps keeps frames 0, 3, 6, 9.
+        let rate = try CLI.run(["import", "video", clip, "--motion", log, "--clock-offset", "-1000", "--fps", "10", "--out", "\(root)/rate",
+                                "--reference-frame", "0"])
+        #expect(rate.status == 0, "\(rate.stderr)")
+        let sampled = try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/rate"))
+        #expect(sampled.frames.map { ($0.timestamp! * 30).rounded() } == [0, 3, 6, 9])
+    }
+
+    /// A log that does not cover the clip, a clock that runs backwards, a truncated clip and a file that is no video:
+    /// each one line naming the problem, exit 2, and nothing left behind.
+    @Test func badInputsAreRefusedAndLeaveNothing() throws {
+        let (root, clip, short, _) = try Self.clip(logRows: 0..<6)
+        let uncovered = try CLI.run(["import", "video", clip, "--motion", short, "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(uncovered.status == 2 && uncovered.stderr.contains("the motion log covers 0.000-0.167 s of the video's clock"), "\(uncovered.stderr)")
+        #expect(try Self.leftovers(root).isEmpty)
+
+        let backwards = "\(root)/backwards.csv"
+        try "timestamp,qw,qx,qy,qz\n0,1,0,0,0\n0.2,1,0,0,0\n0.1,1,0,0,0\n".write(toFile: backwards, atomically: true, encoding: .utf8)
+        let clock = try CLI.run(["import", "video", clip, "--motion", backwards, "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(clock.status == 2 && clock.stderr.contains("line 4: the clock runs backwards"), "\(clock.stderr)")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: clip))
+        let truncated = "\(root)/truncated.mp4"
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: truncated))
+        let cut = try CLI.run(["import", "video", truncated, "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(cut.status == 2, "\(cut.stderr)")
+        #expect(cut.stderr.contains("truncated") || cut.stderr.contains("not a video"), "\(cut.stderr)")
+        #expect(try Self.leftovers(root).isEmpty)
+
+        let photo = "\(root)/photo.mp4"
+        try Data(contentsOf: URL(fileURLWithPath: "\(root)/synth/reference.jpg")).write(to: URL(fileURLWithPath: photo))
+        let notVideo = try CLI.run(["import", "video", "\(root)/nothing.mp4", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(notVideo.status == 2 && notVideo.stderr.contains("nothing.mp4"), "\(notVideo.stderr)")
+        #expect(try Self.leftovers(root).isEmpty)
+    }
+}

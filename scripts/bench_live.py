@@ -1,0 +1,100 @@
+"""Live guidance sessions over the worker's WebSocket (scripts/bench-live): N clients stream a recorded sequence's
+frames at a fixed rate, each frame preceded by its timestamp; every answer's latency is the time from sending its
+frame to receiving it. Prints one line per client and the server's resident memory at the start and the end."""
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from pathlib import Path
+
+import websockets
+
+
+def frames_of(folder):
+    manifest = json.loads((folder / "sequence.json").read_text())
+    lines = (folder / "frames.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    files = [line.split(",")[header.index("file")] for line in lines[1:]]
+    return manifest, [f for f in files if f != manifest["reference"]]
+
+
+def rss_mb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def client(url, folder, fps, seconds, result):
+    manifest, files = frames_of(folder)
+    i = manifest.get("intrinsics")
+    metadata = {}
+    if i:
+        camera = {"intrinsics": {"fx": i["fx"], "fy": i["fy"], "cx": i["cx"], "cy": i["cy"]}}
+        metadata = {"reference": camera, "retake": camera}
+    images = [(folder / f).read_bytes() for f in files]
+    sent, answers = {}, []
+    async with websockets.connect(url, max_size=1 << 26) as socket:
+        await socket.send(json.dumps({"reference": "upload", "metadata": metadata}))
+        await socket.send((folder / manifest["reference"]).read_bytes())
+        opened = json.loads(await socket.recv())
+        assert "opened" in opened, opened
+
+        async def receive():
+            async for message in socket:
+                answer = json.loads(message)
+                if "session" in answer:
+                    answers.append((time.perf_counter(), answer["session"]))
+
+        receiver = asyncio.create_task(receive())
+        start = time.perf_counter()
+        k = 0
+        while time.perf_counter() - start < seconds:
+            timestamp = k / fps
+            sent[round(timestamp, 6)] = time.perf_counter()
+            await socket.send(json.dumps({"timestamp": timestamp}))
+            await socket.send(images[k % len(images)])
+            k += 1
+            await asyncio.sleep(max(0, start + k / fps - time.perf_counter()))
+        await asyncio.sleep(2)
+        await socket.close()
+        receiver.cancel()
+    latencies = [(at - sent[round(s["timestamp"], 6)]) * 1000 for at, s in answers if s.get("timestamp") is not None]
+    tracked = [l for (at, s), l in zip(answers, latencies) if s["source"] == "tracked"]
+    result.append({"sent": k, "answered": len(answers), "skipped": sum(s.get("skippedFrames", 0) for _, s in answers),
+                   "p50": statistics.median(latencies), "p95": sorted(latencies)[int(0.95 * (len(latencies) - 1))],
+                   "tracked_p50": statistics.median(tracked) if tracked else float("nan")})
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--sequence", required=True)
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--fps", type=float, default=10)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--in-process", help="session.csv of rephoto evaluate --session on the same sequence")
+    args = parser.parse_args()
+    before = rss_mb(args.pid)
+    results = []
+    await asyncio.gather(*(client(args.url, Path(args.sequence), args.fps, args.seconds, results) for _ in range(args.clients)))
+    after = rss_mb(args.pid)
+    baseline = None
+    if args.in_process:
+        lines = Path(args.in_process).read_text().splitlines()
+        header = lines[0].split(",")
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:]]
+        rows = [r for r in rows if r["run"] == "session"]
+        baseline = (statistics.median(float(r["time_ms"]) for r in rows),
+                    statistics.median(float(r["time_ms"]) for r in rows if r["source"] == "tracked"))
+    print(f"client | frames sent | answered | skipped | latency ms p50/p95 | tracked p50 | in-process ms p50 (tracked) | added p50 (tracked)")
+    for n, r in enumerate(results):
+        base = f"{baseline[0]:.1f} ({baseline[1]:.1f})" if baseline else "-"
+        added = f"{r['p50'] - baseline[0]:.1f} ({r['tracked_p50'] - baseline[1]:.1f})" if baseline else "-"
+        print(f"{n + 1} | {r['sent']} | {r['answered']} | {r['skipped']} | {r['p50']:.1f}/{r['p95']:.1f} | {r['tracked_p50']:.1f} | {base} | {added}")
+    print(f"server RSS: {before:.0f} MB before, {after:.0f} MB after {args.seconds:.0f} s of {args.clients} clients at {args.fps:g} fps")
+
+
+asyncio.run(main())
