@@ -78,8 +78,17 @@ async def main():
     parser.add_argument("--in-process", help="session.csv of rephoto evaluate --session on the same sequence")
     args = parser.parse_args()
     before = rss_mb(args.pid)
-    results = []
+    results, samples = [], []
+
+    async def sample():
+        start = time.perf_counter()
+        while True:
+            samples.append((time.perf_counter() - start, rss_mb(args.pid)))
+            await asyncio.sleep(10)
+
+    sampler = asyncio.create_task(sample())
     await asyncio.gather(*(client(args.url, Path(args.sequence), args.fps, args.seconds, results) for _ in range(args.clients)))
+    sampler.cancel()
     after = rss_mb(args.pid)
     baseline = None
     if args.in_process:
@@ -95,6 +104,9 @@ async def main():
         added = f"{r['p50'] - baseline[0]:.1f} ({r['tracked_p50'] - baseline[1]:.1f})" if baseline else "-"
         print(f"{n + 1} | {r['sent']} | {r['answered']} | {r['skipped']} | {r['p50']:.1f}/{r['p95']:.1f} | {r['tracked_p50']:.1f} | {base} | {added}")
     print(f"server RSS: {before:.0f} MB before, {after:.0f} MB after {args.seconds:.0f} s of {args.clients} clients at {args.fps:g} fps")
+    half = [mb for t, mb in samples if t >= args.seconds / 2]
+    if half:
+        print(f"server RSS over the second half: {min(half):.0f}-{max(half):.0f} MB; every 10 s: " + " ".join(f"{mb:.0f}" for _, mb in samples))
 
 
 asyncio.run(main())

@@ -79,7 +79,13 @@ struct LiveSessionSocket: Sendable {
                                     try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, send: send)
                                 }
                             } else {
-                                metadata = try FrameMetadata.parse(Data(text.utf8))
+                                // Bad metadata is answered and its frame is then sent without it: the session goes on.
+                                do {
+                                    metadata = try FrameMetadata.parse(Data(text.utf8))
+                                } catch let error as ServerError {
+                                    metadata = nil
+                                    await fail(error)
+                                }
                             }
                         case .binary(let buffer):
                             let bytes = Data(buffer: buffer)

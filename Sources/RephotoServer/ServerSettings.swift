@@ -31,7 +31,7 @@ public struct ServerSettings: Sendable {
     /// Originals are never evicted. nil: no bound.
     public var storeBytes: Int?
     /// Guidance sessions open at once (`POST /v1/sessions`); past it the answer is 503. Each holds two frame
-    /// pyramids (about 10 MB at 1280x960) and its structure beside the shared prepared reference.
+    /// pyramids (about 9 MB each at 1280x960) and its structure beside the shared prepared reference.
     public var maxSessions = 16
     /// Seconds a session may go without a frame before it is closed.
     public var sessionIdleTimeout = 60.0

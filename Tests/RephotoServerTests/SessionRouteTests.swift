@@ -165,6 +165,11 @@ import Testing
                 try await outbound.write(.text(#"{"reference": "upload", "metadata": \#(SessionRouteTests.cameras)}"#))
                 try await outbound.write(.binary(ByteBuffer(bytes: try SessionRouteTests.file("reference.jpg"))))
                 var answers = [Self.text(try await messages.next())]
+                // Bad metadata is answered, and the session goes on.
+                try await outbound.write(.text(#"{"timestamps": 1}"#))
+                let refused = Self.object(Self.text(try await messages.next()))
+                let message = (refused["error"] as? [String: Any])?["message"] as? String
+                #expect(message?.contains("unknown key 'timestamps'") == true, "\(refused)")
                 // One at a time: each frame is answered.
                 for k in 0..<2 {
                     try await outbound.write(.text(#"{"timestamp": \#(Double(k) / 30)}"#))
