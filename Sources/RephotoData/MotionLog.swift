@@ -35,6 +35,8 @@ public struct MotionLog: Sendable {
     }
 
     public static func parse(_ text: String, path: String) throws -> MotionLog {
+        // A spreadsheet's byte-order mark would hide the first column's name.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         let reader: CSVReader
         do {
             reader = try CSVReader(string: text, hasHeaderRow: true, trimFields: true)

@@ -33,10 +33,22 @@ public enum VideoImport {
         guard (options.referencePhoto == nil) != (options.referenceFrame == nil) else {
             throw RephotoError.badInput("give the reference as --reference PHOTO or --reference-frame N, one of them")
         }
+        // The name is checked before any work: a clip's file name ("café.mp4") may be none the sequence format allows,
+        // and is then made into one.
+        let name = options.name ?? plainName((clip as NSString).lastPathComponent)
+        try FrameSequence.checkName(name, place: options.name == nil ? "the clip's file name" : "--name")
         let log = try motion.map(MotionLog.load)
         let video = try VideoClip(path: clip, maxPixels: options.maxPixels)
         let fm = FileManager.default
-        let staging = out.deletingLastPathComponent().appendingPathComponent(".\(out.lastPathComponent).partial-\(getpid())")
+        let parent = out.deletingLastPathComponent()
+        let prefix = ".\(out.lastPathComponent).partial-"
+        // Staging folders of imports that were killed (their process is gone) are removed.
+        for stale in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where stale.hasPrefix(prefix) {
+            if let pid = Int32(stale.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                try? fm.removeItem(at: parent.appendingPathComponent(stale))
+            }
+        }
+        let staging = parent.appendingPathComponent(prefix + String(getpid()))
         try? fm.removeItem(at: staging)
         try fm.createDirectory(at: staging, withIntermediateDirectories: true)
         var done = false
@@ -49,6 +61,10 @@ public enum VideoImport {
             // FFmpeg reports no time for the frames it flushes at the end of a stream (OpenCV then says 0): those follow
             // the frame before at the container's nominal rate.
             var time = reported
+            // A still image read as a stream reports nonsense times (-3.7e17 s for a JPEG): a video starts at or after 0.
+            if read == 0, !(time >= 0 && time < 1e7) {
+                throw RephotoError.badInput("\(clip): not a video (its first frame is at \(time) s)")
+            }
             if time <= lastTime {
                 guard video.fps > 0 else {
                     throw RephotoError.badInput("\(clip): frame \(read) is at \(time) s, not after the frame before it (\(lastTime) s), and the video names no frame rate")
@@ -70,6 +86,9 @@ public enum VideoImport {
             throw RephotoError.badInput("\(clip): the video ended after \(read) of its \(expected) frames: truncated or damaged")
         }
         guard !frames.isEmpty else { throw RephotoError.badInput("\(clip): no frame could be read") }
+        if options.referencePhoto == nil, frames.count < 2 {
+            throw RephotoError.badInput("\(clip): \(frames.count) frame kept; with --reference-frame a sequence needs at least 2 (the reference and a frame)")
+        }
 
         let reference: String
         if let photo = options.referencePhoto {
@@ -85,7 +104,7 @@ public enum VideoImport {
             }
             reference = frames[index].file
         }
-        let manifest = SequenceManifest(name: options.name ?? (clip as NSString).lastPathComponent, intrinsics: options.intrinsics, reference: reference,
+        let manifest = SequenceManifest(name: name, intrinsics: options.intrinsics, reference: reference,
                                         cameraOrientation: options.orientation, attitudeFrame: log?.attitudeFrame ?? .xArbitraryZVertical,
                                         provenance: "rephoto import video: \((clip as NSString).lastPathComponent)"
                                             + (motion.map { ", motion log \(($0 as NSString).lastPathComponent) (\(log!.format.rawValue))" } ?? "")
@@ -93,10 +112,20 @@ public enum VideoImport {
                                         license: "")
         let sequence = FrameSequence(manifest: manifest, frames: frames)
         try sequence.write(to: staging)
+        // Read back as every reader will before it takes --out's place: a sequence the format refuses is never left.
+        _ = try FrameSequence.load(from: staging)
         // An empty folder named by --out (checked empty by the caller) makes way for the finished one.
         if fm.fileExists(atPath: out.path) { try fm.removeItem(at: out) }
         try fm.moveItem(at: staging, to: out)
         done = true
         return try FrameSequence.load(from: out)
+    }
+
+    /// A file name as a sequence name: characters the format does not allow become '-', and a leading '.' goes.
+    static func plainName(_ file: String) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        var name = String(file.prefix(128).map { allowed.contains($0) ? $0 : "-" })
+        while name.hasPrefix(".") { name.removeFirst() }
+        return name.isEmpty ? "video" : name
     }
 }

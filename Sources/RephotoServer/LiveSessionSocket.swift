@@ -22,6 +22,26 @@ struct LiveSessionSocket: Sendable {
     let service: RetakeService
     let settings: ServerSettings
     let shutdown: ShutdownWatcher
+    /// The sockets open now, each with what tells its client it ends (on shutdown, before the server stops).
+    let open: Registry
+
+    final class Registry: Sendable {
+        private let closers = Mutex<[UUID: @Sendable () async -> Void]>([:])
+
+        func add(_ id: UUID, _ closer: @escaping @Sendable () async -> Void) { closers.withLock { $0[id] = closer } }
+        func remove(_ id: UUID) { _ = closers.withLock { $0.removeValue(forKey: id) } }
+
+        /// Tells every open socket's client and closes it, waiting at most two seconds for them.
+        func closeAll() async {
+            let all = closers.withLock { Array($0.values) }
+            await withTaskGroup(of: Void.self) { group in
+                for closer in all { group.addTask { await closer() } }
+                group.addTask { try? await Task.sleep(for: .seconds(2)) }
+                _ = await group.next()
+                group.cancelAll()
+            }
+        }
+    }
 
     /// One frame received: its metadata (from the text message before it, if any) and its bytes.
     struct Received: Sendable {
@@ -37,6 +57,8 @@ struct LiveSessionSocket: Sendable {
         let lastHeard = Mutex(ContinuousClock.now)
         /// Frames the newest-wins buffer dropped since the last answer.
         let skipped = Atomic<Int>(0)
+        /// The client was told the worker is shutting down.
+        let toldShutdown = Atomic<Bool>(false)
         var id: String? { opened.withLock { $0 } }
     }
 
@@ -60,6 +82,15 @@ struct LiveSessionSocket: Sendable {
             if first { try? await outbound.close(code, reason: String(reason.prefix(120))) }
         }
 
+        @Sendable func shuttingDown() async {
+            guard !state.toldShutdown.exchange(true, ordering: .relaxed) else { return }
+            await fail(ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, "the worker is shutting down: open a session again shortly"))
+            await end("shutting down", code: .goingAway)
+        }
+        let registration = UUID()
+        open.add(registration, shuttingDown)
+        defer { open.remove(registration) }
+
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Reader: the opening, then frames into the newest-wins buffer.
             group.addTask {
@@ -78,6 +109,12 @@ struct LiveSessionSocket: Sendable {
                                 } else {
                                     try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, send: send)
                                 }
+                            } else if case .some = awaitingReference {
+                                await fail(ServerError.badRequest("expected the reference photo as a binary message after {\"reference\": \"upload\"}"))
+                                await end("the session could not be opened", code: .policyViolation)
+                                break
+                            } else if Opening.looksLikeOne(text) {
+                                await fail(ServerError.badRequest("the session is already open: send frames (binary), each optionally after its metadata {\"attitude\", \"timestamp\"}"))
                             } else {
                                 // Bad metadata is answered and its frame is then sent without it: the session goes on.
                                 do {
@@ -133,8 +170,7 @@ struct LiveSessionSocket: Sendable {
                 while state.closing.withLock({ $0 }) == nil {
                     try? await Task.sleep(for: .milliseconds(100))
                     if shutdown.isShuttingDown {
-                        await fail(ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, "the worker is shutting down: open a session again shortly"))
-                        await end("shutting down", code: .goingAway)
+                        await shuttingDown()
                     } else if (ContinuousClock.now - state.lastHeard.withLock { $0 }) / .seconds(1) > settings.sessionIdleTimeout {
                         await fail(ServerError(.requestTimeout, code: "idle", "no message for \(settings.sessionIdleTimeout) s (--session-idle-timeout): the session is closed"))
                         await end("idle", code: .normalClosure)
@@ -161,6 +197,12 @@ struct LiveSessionSocket: Sendable {
 
     /// The first message: a stored reference's id, or word that the reference follows as a binary message.
     struct Opening: Sendable {
+        /// A text naming a reference, as only an opening does.
+        static func looksLikeOne(_ text: String) -> Bool {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return false }
+            return object["referenceId"] != nil || object["reference"] != nil
+        }
+
         var referenceId: String?
         var upload: Bool
         var metadata: Data?

@@ -87,7 +87,7 @@ final class LiveSessions: Sendable {
         guard let entry = open.withLock({ $0[id] }) else { throw Self.unknown(id) }
         guard let skipped = entry.take() else {
             metrics.sessionFramesSkipped.increment()
-            throw ServerError(.tooManyRequests, code: "busy",
+            throw ServerError(.tooManyRequests, code: "busy", kind: .unavailable,
                               "frame dropped: session \(id) is computing an earlier frame (the newest frame wins; the next answer counts the dropped ones)")
         }
         defer { entry.release() }

@@ -113,7 +113,8 @@ public enum RetakeServer {
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.add(middleware: ShuttingDown(watcher: shutdown))
         sockets.add(middleware: BearerAuth(token: bearer))
-        let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown)
+        let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown, open: LiveSessionSocket.Registry())
+        shutdown.onShutdownDrain { await live.open.closeAll() }
         sockets.ws("/v1/sessions") { inbound, outbound, context in
             try await live.run(inbound, outbound, logger: context.logger)
         }
@@ -406,6 +407,7 @@ struct BearerAuth<Context: RequestContext>: RouterMiddleware {
 public final class ShutdownWatcher: Service, Sendable {
     private let flag = Atomic<Bool>(false)
     private let actions = Mutex<[@Sendable () -> Void]>([])
+    private let drains = Mutex<[@Sendable () async -> Void]>([])
     public var isShuttingDown: Bool { flag.load(ordering: .acquiring) }
 
     public init() {}
@@ -433,5 +435,18 @@ public final class ShutdownWatcher: Service, Sendable {
     public func run() async throws {
         try? await gracefulShutdown()
         begin()
+        // Before the server stops: what must reach clients first (live sessions told why they end).
+        let pending = drains.withLock { list -> [@Sendable () async -> Void] in
+            defer { list = [] }
+            return list
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for drain in pending { group.addTask { await drain() } }
+        }
+    }
+
+    /// Runs `action` when shutdown begins and waits for it before the server stops (`run` only).
+    func onShutdownDrain(_ action: @escaping @Sendable () async -> Void) {
+        drains.withLock { $0.append(action) }
     }
 }

@@ -99,6 +99,17 @@ struct VideoImportCommandTests {
         try Data(contentsOf: URL(fileURLWithPath: "\(root)/synth/reference.jpg")).write(to: URL(fileURLWithPath: photo))
         let notVideo = try CLI.run(["import", "video", "\(root)/nothing.mp4", "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(notVideo.status == 2 && notVideo.stderr.contains("nothing.mp4"), "\(notVideo.stderr)")
+        let still = try CLI.run(["import", "video", photo, "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(still.status == 2 && still.stderr.contains("not a video"), "\(still.stderr)")
+        #expect(still.stderr.split(separator: "\n").count == 1, "one line: \(still.stderr)")
+        let badName = try CLI.run(["import", "video", clip, "--out", "\(root)/seq", "--reference-frame", "0", "--name", "a/b"])
+        #expect(badName.status == 2 && badName.stderr.contains("--name"), "\(badName.stderr)")
         #expect(try Self.leftovers(root).isEmpty)
+        // A clip's file name the format does not allow becomes a plain name.
+        let accented = "\(root)/caf\u{E9} clip.mp4"
+        try FileManager.default.copyItem(atPath: clip, toPath: accented)
+        let renamed = try CLI.run(["import", "video", accented, "--out", "\(root)/named", "--reference-frame", "0"])
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        #expect(try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/named")).manifest.name == "caf--clip.mp4")
     }
 }
