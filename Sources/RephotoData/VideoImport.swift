@@ -50,9 +50,21 @@ public enum VideoImport {
         }
         let staging = parent.appendingPathComponent(prefix + String(getpid()))
         try? fm.removeItem(at: staging)
-        try fm.createDirectory(at: staging, withIntermediateDirectories: true)
+        // --out's missing parents are made for the staging folder, and removed again when the import fails.
+        var made: [URL] = []
+        var missing = parent.standardizedFileURL
+        while !fm.fileExists(atPath: missing.path), missing.path != "/" {
+            made.append(missing)
+            missing = missing.deletingLastPathComponent()
+        }
         var done = false
-        defer { if !done { try? fm.removeItem(at: staging) } }
+        defer {
+            if !done {
+                try? fm.removeItem(at: staging)
+                for folder in made { rmdir(folder.path) }  // deepest first; one that is not empty stays
+            }
+        }
+        try fm.createDirectory(at: staging, withIntermediateDirectories: true)
 
         var frames: [SequenceFrame] = []
         var read = 0, next = 0.0, lastTime = -Double.infinity

@@ -20,6 +20,7 @@ final class ConnectionLimit: Sendable {
     private struct Entry {
         var channel: any Channel
         var busy: Bool
+        var held = false
         var lastActive: ContinuousClock.Instant
     }
     private struct State {
@@ -55,8 +56,16 @@ final class ConnectionLimit: Sendable {
 
     var gate: Gate { Gate(owner: self) }
 
-    /// The per-connection handler that reports requests starting and ending.
+    /// The per-connection handler that counts the connection from its start to its end, before any decoder.
+    func registration() -> Registration { Registration(owner: self) }
+
+    /// The per-connection HTTP handler that reports requests starting and ending.
     func handler() -> Tracker { Tracker(owner: self) }
+
+    /// A connection a live session holds is never evicted as idle: the session limit bounds those.
+    func hold(_ channel: any Channel) {
+        state.withLock { $0.open[ObjectIdentifier(channel)]?.held = true }
+    }
 
     /// Out of descriptors, accept fails, and NIO's back-off swallows the error without ending the retries: the
     /// listening channel gets a handler that sees it first (installed with the first connection, its parent).
@@ -71,7 +80,7 @@ final class ConnectionLimit: Sendable {
         let now = ContinuousClock.now
         let (log, limit, victim) = state.withLock { s -> (Bool, Int, (any Channel)?) in
             s.limit = max(2, min(s.limit, s.open.count - 1))
-            let victim = s.open.values.filter { !$0.busy }.min { $0.lastActive < $1.lastActive }
+            let victim = s.open.values.filter { !$0.busy && !$0.held }.min { $0.lastActive < $1.lastActive }
             if let victim { s.open[ObjectIdentifier(victim.channel)]?.busy = true }
             let log = s.lastExhausted.map { now - $0 >= Self.logInterval } ?? true
             if log { s.lastExhausted = now }
@@ -127,7 +136,7 @@ final class ConnectionLimit: Sendable {
         let now = ContinuousClock.now
         let (victim, recheck) = state.withLock { s -> ((any Channel)?, Bool) in
             guard s.open.count >= s.limit else { return (nil, false) }
-            let idle = s.open.values.filter { !$0.busy && now - $0.lastActive >= Self.evictionGrace && $0.channel !== spared }
+            let idle = s.open.values.filter { !$0.busy && !$0.held && now - $0.lastActive >= Self.evictionGrace && $0.channel !== spared }
             if let oldest = idle.min(by: { $0.lastActive < $1.lastActive }) {
                 s.open[ObjectIdentifier(oldest.channel)]?.busy = true  // closing: not chosen twice
                 return (oldest.channel, false)
@@ -161,12 +170,9 @@ final class ConnectionLimit: Sendable {
         evictIfFull(sparing: nil)
     }
 
-    /// Sees each request's head come in and its response's end go out.
-    final class Tracker: ChannelDuplexHandler, RemovableChannelHandler {
-        typealias InboundIn = HTTPRequestPart
-        typealias InboundOut = HTTPRequestPart
-        typealias OutboundIn = HTTPResponsePart
-        typealias OutboundOut = HTTPResponsePart
+    /// Counts a connection from its start to its end, on its bytes (an upgradable pipeline decodes HTTP only later).
+    final class Registration: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
         let owner: ConnectionLimit
 
         init(owner: ConnectionLimit) { self.owner = owner }
@@ -186,6 +192,17 @@ final class ConnectionLimit: Sendable {
         }
 
         func handlerRemoved(context: ChannelHandlerContext) { owner.closed(context.channel) }
+    }
+
+    /// Sees each request's head come in and its response's end go out.
+    final class Tracker: ChannelDuplexHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPRequestPart
+        typealias InboundOut = HTTPRequestPart
+        typealias OutboundIn = HTTPResponsePart
+        typealias OutboundOut = HTTPResponsePart
+        let owner: ConnectionLimit
+
+        init(owner: ConnectionLimit) { self.owner = owner }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if case .head = unwrapInboundIn(data) { owner.activity(context.channel, busy: true) }

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -34,12 +35,26 @@ struct LiveSessionSocket: Sendable {
         /// Tells every open socket's client and closes it, waiting at most two seconds for them.
         func closeAll() async {
             let all = closers.withLock { Array($0.values) }
-            await withTaskGroup(of: Void.self) { group in
-                for closer in all { group.addTask { await closer() } }
-                group.addTask { try? await Task.sleep(for: .seconds(2)) }
-                _ = await group.next()
+            guard !all.isEmpty else { return }
+            await withTaskGroup(of: Bool.self) { group in
+                for closer in all { group.addTask { await closer(); return true } }
+                group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
+                var left = all.count
+                while left > 0, let closed = await group.next(), closed { left -= 1 }
                 group.cancelAll()
             }
+        }
+    }
+
+    /// The upgrade request's context: Hummingbird's, plus the connection, which a session holds open.
+    struct UpgradeContext: RequestContext, WebSocketRequestContext {
+        var coreContext: CoreRequestContextStorage
+        let webSocket = WebSocketHandlerReference<Self>()
+        let channel: any Channel
+
+        init(source: ApplicationRequestContextSource) {
+            coreContext = .init(source: source)
+            channel = source.channel
         }
     }
 
@@ -129,7 +144,9 @@ struct LiveSessionSocket: Sendable {
                             if let inputs = awaitingReference {
                                 awaitingReference = nil
                                 try await open(inputs, referenceId: nil, image: bytes, state: state, send: send)
-                            } else if state.id != nil {
+                            } else if let id = state.id {
+                                // Held to --session-max-fps: a faster client waits, its frames in its own buffers.
+                                await service.sessions.pace(id)
                                 if case .dropped = pending.yield(Received(metadata: metadata ?? FrameMetadata(), bytes: bytes)) {
                                     state.skipped.add(1, ordering: .relaxed)
                                     service.metrics.sessionFramesSkipped.increment()
@@ -157,7 +174,7 @@ struct LiveSessionSocket: Sendable {
                     do {
                         let answer = try await service.withRequestDeadline {
                             try await service.sessionFrame(id, bytes: frame.bytes, metadata: frame.metadata,
-                                                           skipped: state.skipped.exchange(0, ordering: .relaxed))
+                                                           skipped: state.skipped.exchange(0, ordering: .relaxed), paced: true)
                         }
                         await send(answer)
                     } catch {

@@ -4,10 +4,12 @@ import Synchronization
 
 /// The guidance sessions a worker keeps open (`/v1/sessions`), independent of the transport: at most `limit` at once,
 /// each closed after `idleTimeout` seconds without a frame. A session computes one frame at a time; a frame that
-/// arrives meanwhile is dropped, not queued (the newest frame wins), and the next answer counts it.
+/// arrives meanwhile is dropped, not queued (the newest frame wins), and the next answer counts it. A session takes at
+/// most `maxFps` frames a second after a burst of two seconds' worth (a token bucket).
 final class LiveSessions: Sendable {
     let limit: Int
     let idleTimeout: Double
+    let maxFps: Double
     private let metrics: ServerMetrics
     private let open = Mutex<[String: Entry]>([:])
 
@@ -18,8 +20,31 @@ final class LiveSessions: Sendable {
         private var busy = false
         private var skipped = 0
         private var lastUsed = ContinuousClock.now
+        private var tokens: Double
+        private var refilled = ContinuousClock.now
+        private let rate: Double
 
-        init(_ session: GuidanceSession) { self.session = session }
+        init(_ session: GuidanceSession, maxFps: Double) {
+            self.session = session
+            rate = maxFps
+            tokens = Self.burst(maxFps)
+        }
+
+        /// Frames a session may take at once: two seconds' worth, at least one.
+        static func burst(_ maxFps: Double) -> Double { max(1, 2 * maxFps) }
+
+        /// Takes one frame's token: nil when there was one, else how long until there is.
+        fileprivate func admit(at now: ContinuousClock.Instant = .now) -> Duration? {
+            lock.withLock {
+                tokens = min(Self.burst(rate), tokens + (now - refilled) / .seconds(1) * rate)
+                refilled = now
+                guard tokens < 1 else {
+                    tokens -= 1
+                    return nil
+                }
+                return .seconds((1 - tokens) / rate)
+            }
+        }
 
         /// Marks the session busy and returns the frames dropped since the last answer; nil (and one more dropped) when
         /// a frame is being computed.
@@ -50,9 +75,10 @@ final class LiveSessions: Sendable {
         }
     }
 
-    init(limit: Int, idleTimeout: Double, metrics: ServerMetrics) {
+    init(limit: Int, idleTimeout: Double, maxFps: Double, metrics: ServerMetrics) {
         self.limit = limit
         self.idleTimeout = idleTimeout
+        self.maxFps = maxFps
         self.metrics = metrics
     }
 
@@ -67,7 +93,7 @@ final class LiveSessions: Sendable {
         }.joined()
         let added = open.withLock { table -> Bool in
             guard table.count < limit else { return false }
-            table[id] = Entry(session)
+            table[id] = Entry(session, maxFps: maxFps)
             return true
         }
         guard added else {
@@ -82,9 +108,17 @@ final class LiveSessions: Sendable {
 
     /// Runs `body` on the session's next frame; 404 for an unknown or closed session, 429 when the session is computing
     /// an earlier frame (this one is dropped). `body` gets the frames dropped since the last answer.
-    func frame<T: Sendable>(_ id: String, _ body: (Entry, _ skipped: Int) async throws -> T) async throws -> T {
+    /// `paced`: the transport already held the frame to the rate (`pace`).
+    func frame<T: Sendable>(_ id: String, paced: Bool = false, _ body: (Entry, _ skipped: Int) async throws -> T) async throws -> T {
         sweep()
         guard let entry = open.withLock({ $0[id] }) else { throw Self.unknown(id) }
+        if !paced, let wait = entry.admit() {
+            metrics.sessionFramesSkipped.increment()
+            var fast = ServerError(.tooManyRequests, code: "rate", kind: .unavailable,
+                                   "frame dropped: session \(id) takes at most \(String(format: "%g", maxFps)) frames per second (--session-max-fps)")
+            fast.retryAfterSeconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
+            throw fast
+        }
         guard let skipped = entry.take() else {
             metrics.sessionFramesSkipped.increment()
             throw ServerError(.tooManyRequests, code: "busy", kind: .unavailable,
@@ -92,6 +126,12 @@ final class LiveSessions: Sendable {
         }
         defer { entry.release() }
         return try await body(entry, skipped)
+    }
+
+    /// Waits until the session may take one more frame, and takes its place (a live socket reads no faster).
+    func pace(_ id: String) async {
+        guard let entry = open.withLock({ $0[id] }) else { return }
+        while let wait = entry.admit() { try? await Task.sleep(for: wait) }
     }
 
     /// False when there was no such session.

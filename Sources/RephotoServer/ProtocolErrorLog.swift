@@ -38,10 +38,15 @@ final class ProtocolErrorLog: ChannelInboundHandler, RemovableChannelHandler {
         if let parse = error as? HTTPParserError, !reported {
             reported = true
             guard !inRequest else { return context.fireErrorCaught(error) }
-            metrics.request(route: "unparsed", status: 400)
-            logger.notice("request refused by the HTTP parser", metadata: ["status": "400", "reason": "\(parse)",
-                                                                             "peer": "\(context.remoteAddress.map { "\($0)" } ?? "?")"])
+            Self.report(parse, peer: context.remoteAddress, metrics: metrics, logger: logger)
         }
         context.fireErrorCaught(error)
+    }
+
+    /// Counts and logs one request the parser refused.
+    static func report(_ error: HTTPParserError, peer: SocketAddress?, metrics: ServerMetrics, logger: Logger) {
+        metrics.request(route: "unparsed", status: 400)
+        logger.notice("request refused by the HTTP parser", metadata: ["status": "400", "reason": "\(error)",
+                                                                         "peer": "\(peer.map { "\($0)" } ?? "?")"])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -110,12 +111,13 @@ public enum RetakeServer {
             }
         }
         // The live session (docs/server.md): the upgrade request passes the same gates as every /v1 request.
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        let sockets = Router(context: LiveSessionSocket.UpgradeContext.self)
         sockets.add(middleware: ShuttingDown(watcher: shutdown))
         sockets.add(middleware: BearerAuth(token: bearer))
         let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown, open: LiveSessionSocket.Registry())
         shutdown.onShutdownDrain { await live.open.closeAll() }
         sockets.ws("/v1/sessions") { inbound, outbound, context in
+            connections.hold(context.requestContext.channel)
             try await live.run(inbound, outbound, logger: context.logger)
         }
         var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto",
@@ -123,14 +125,19 @@ public enum RetakeServer {
         configuration.reuseAddress = true
         // A connection that sends no request part for `idleTimeout` is closed: 5,000 connections trickling a
         // header were held open indefinitely, 54 MB of memory and the file descriptors with them (probe). A slow
-        // upload still sends its body in parts, each of which counts.
+        // upload still sends its body in parts, each of which counts. Its first head must arrive within it.
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
-        return Application(router: router,
-                           server: .http1WebSocketUpgrade(webSocketRouter: sockets, configuration: .init(
-                               http1: .init(additionalChannelHandlers: [ProtocolErrorLog(metrics: metrics, logger: logger), connections.handler(),
-                                                                        HTTP10Support.Installer(), ResponseBackpressure(stallTimeout: idle)],
-                                            idleTimeout: idle),
-                               ws: .init(maxFrameSize: settings.maxBodyBytes))),
+        let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [FirstRequestGuard.Release(), ProtocolErrorLog(metrics: metrics, logger: logger),
+                                                     connections.handler(), HTTP10Support.Installer(), ResponseBackpressure(stallTimeout: idle)],
+                         idleTimeout: idle),
+            ws: .init(maxFrameSize: settings.maxBodyBytes))
+        let upgrader = sockets.buildResponder()
+        let server = HTTPServerBuilder { responder in
+            FirstRequestGuard.Channel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: upgrader, configuration: upgrade),
+                                      deadline: idle, connections: connections, metrics: metrics, logger: logger)
+        }
+        return Application(router: router, server: server,
                            configuration: configuration, logger: logger)
     }
 

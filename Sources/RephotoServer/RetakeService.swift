@@ -24,7 +24,8 @@ final class RetakeService: Sendable {
         self.store = try store ?? ReferenceStore(directory: settings.referenceStore, derivedCapacity: settings.storeBytes)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
-        sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, metrics: metrics)
+        sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, maxFps: settings.sessionMaxFps,
+                                metrics: metrics)
     }
 
     static func makePool(_ settings: ServerSettings) -> ComputePool {
@@ -337,11 +338,12 @@ extension RetakeService {
     }
 
     /// The session's answer for a frame: a score's document with the `session` object (docs/json-output.md). 429 while
-    /// the session computes an earlier frame. `skipped`: frames the transport dropped before this one.
-    func sessionFrame(_ id: String, bytes: Data, metadata: FrameMetadata, skipped: Int) async throws -> Data {
+    /// the session computes an earlier frame, or frames come faster than `--session-max-fps` (unless the transport held
+    /// them to it: `paced`). `skipped`: frames the transport dropped before this one.
+    func sessionFrame(_ id: String, bytes: Data, metadata: FrameMetadata, skipped: Int, paced: Bool = false) async throws -> Data {
         let attitude = try metadata.phoneAttitude()
         let start = ContinuousClock.now
-        let answer = try await sessions.frame(id) { entry, dropped in
+        let answer = try await sessions.frame(id, paced: paced) { entry, dropped in
             try checkUpload(bytes, entry.estimator.config)
             return try await compute {
                 var frame = try entry.process(try entry.estimator.decode(bytes), attitude: attitude, timestamp: metadata.timestamp)

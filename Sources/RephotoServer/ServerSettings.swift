@@ -35,6 +35,9 @@ public struct ServerSettings: Sendable {
     public var maxSessions = 16
     /// Seconds a session may go without a frame before it is closed.
     public var sessionIdleTimeout = 60.0
+    /// Frames per second a session takes at most, after a burst of two seconds' worth: a live socket reads no faster
+    /// (its client waits), a faster HTTP frame gets 429 `rate`. Bounds the work a flooding client causes.
+    public var sessionMaxFps = 30.0
     /// The file the bearer token was read from, read again on SIGHUP (nil: the token, if any, was given directly).
     public var tokenFile: String?
 
@@ -107,6 +110,9 @@ public struct ServerSettings: Sendable {
         guard (0...10_000).contains(maxSessions) else { throw RephotoError.badInput("\(given("--max-sessions", maxSessions)) must be 0 to 10000") }
         guard sessionIdleTimeout >= 0.1, sessionIdleTimeout <= 86400 else {
             throw RephotoError.badInput("\(given("--session-idle-timeout", sessionIdleTimeout)) must be 0.1 to 86400 seconds")
+        }
+        guard sessionMaxFps >= 0.1, sessionMaxFps <= 1000 else {
+            throw RephotoError.badInput("\(given("--session-max-fps", sessionMaxFps)) must be 0.1 to 1000 frames per second")
         }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("\(given("--cache-bytes", cacheBytes)) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -123,7 +124,7 @@ import Testing
     /// counts it.
     @Test func aFrameWhileBusyIsDroppedAndCounted() async throws {
         let metrics = ServerMetrics()
-        let sessions = LiveSessions(limit: 2, idleTimeout: 60, metrics: metrics)
+        let sessions = LiveSessions(limit: 2, idleTimeout: 60, maxFps: 1000, metrics: metrics)
         let estimator = try PoseEstimator()
         let reference = try estimator.prepareReference(estimator.decode(try Self.file("reference.jpg")), camera: nil)
         let id = try sessions.add(GuidanceSession(estimator: estimator, reference: reference, camera: nil))
@@ -140,6 +141,25 @@ import Testing
         #expect(first == 0 && second == 2 && third == 0)
         #expect(metrics.text().contains("rephoto_session_frames_skipped_total 2"))
         #expect(sessions.remove(id) && !sessions.remove(id) && sessions.count == 0)
+    }
+
+    /// --session-max-fps: past its burst (two seconds' worth, at least one frame) a frame over HTTP is refused 429
+    /// `rate` with the wait, and a live socket is paced, its next frame taken only once the rate allows.
+    @Test func framesFasterThanTheRateAreRefusedOrPaced() async throws {
+        let sessions = LiveSessions(limit: 2, idleTimeout: 60, maxFps: 0.5, metrics: ServerMetrics())
+        let estimator = try PoseEstimator()
+        let reference = try estimator.prepareReference(estimator.decode(try Self.file("reference.jpg")), camera: nil)
+        let id = try sessions.add(GuidanceSession(estimator: estimator, reference: reference, camera: nil))
+        #expect(try await sessions.frame(id) { _, _ in 1 } == 1)
+        await #expect { try await sessions.frame(id) { _, _ in 0 } } throws: { error in
+            guard let error = error as? ServerError else { return false }
+            return error.status == .tooManyRequests && error.envelope.error.code == "rate" && error.retryAfterSeconds == 2
+                && error.envelope.error.message.contains("at most 0.5 frames per second (--session-max-fps)")
+        }
+        let start = ContinuousClock.now
+        await sessions.pace(id)
+        #expect(ContinuousClock.now - start > .milliseconds(1_900), "one frame every 2 s: \(ContinuousClock.now - start)")
+        #expect(try await sessions.frame(id, paced: true) { _, _ in 2 } == 2)
     }
 }
 
@@ -233,6 +253,44 @@ import Testing
             #expect(error?["code"] as? String == "unavailable" && (error?["message"] as? String ?? "").contains("shutting down"))
             #expect(close?.closeCode == .goingAway)
         }
+    }
+
+    /// A connection a live session holds is never the idle one evicted at --max-connections: it had no request
+    /// in progress and was the oldest, so a flood of idle connections closed the session first.
+    @Test func aLiveSessionIsNotEvictedForIdleConnections() async throws {
+        try await ServerTests.app(try ServerTests.settings { $0.maxConnections = 4 }).test(.live) { client in
+            let port = try #require(client.port)
+            let answer = Mutex("")
+            try await client.ws("/v1/sessions") { inbound, outbound, _ in
+                var messages = inbound.messages(maxSize: 1 << 22).makeAsyncIterator()
+                try await outbound.write(.text(#"{"reference": "upload", "metadata": \#(SessionRouteTests.cameras)}"#))
+                try await outbound.write(.binary(ByteBuffer(bytes: try SessionRouteTests.file("reference.jpg"))))
+                _ = try await messages.next()
+                // Six idle connections past the limit of four, held past the eviction grace (1 s).
+                let idle = (0..<6).map { _ in Self.rawConnection(port) }
+                defer { for socket in idle { close(socket) } }
+                try await Task.sleep(for: .milliseconds(1_600))
+                try await outbound.write(.binary(try Self.frame(20)))
+                let text = Self.text(try await messages.next())
+                answer.withLock { $0 = text }
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+            let session = Self.object(answer.withLock { $0 })["session"] as? [String: Any]
+            #expect(session?["source"] as? String == "robust", "\(answer.withLock { $0 })")
+        }
+    }
+
+    /// A TCP connection to the worker on `port` that sends nothing.
+    static func rawConnection(_ port: Int) -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return socket
     }
 
     @Test func aFrameBeforeTheOpeningClosesTheSocket() async throws {

@@ -60,6 +60,8 @@ import Testing
             (["--body-timeout", "0.5"], "--body-timeout 0.5 must be 1 to 86400 seconds"),
             (["--uploads-per-client", "0"], "--uploads-per-client 0 must be 1 to 1000000"),
             (["--max-connections", "1"], "--max-connections 1 must be 2 to 1000000"),
+            (["--session-max-fps", "0"], "--session-max-fps 0.0 must be 0.1 to 1000 frames per second"),
+            (["--session-max-fps", "nan"], "--session-max-fps"),
             (["--store-bytes", "1000"], "--store-bytes 1000 needs --reference-store"),
         ]
         for (arguments, message) in cases {
@@ -207,7 +209,7 @@ import Testing
         let metrics = connection()
         defer { close(metrics) }
         func unparsedCount() -> Int {
-            let text = exchange(metrics, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            let text = Self.exchangeWhole(metrics, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
             let line = text.split(separator: "\n").first { $0.hasPrefix(#"rephoto_requests_total{route="unparsed",status="400"} "#) }
             return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
         }
@@ -222,6 +224,16 @@ import Testing
             after = unparsedCount()
         }
         #expect(after == before + 1, "\(before) -> \(after)")
+
+        // A request line of 100,000 bytes is refused at once: it was neither answered nor closed, for as long as
+        // the client kept the connection.
+        let long = connection()
+        defer { close(long) }
+        let line = "GET /healthz?\(String(repeating: "a", count: 100_000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+        _ = send(long, line, line.utf8.count, Int32(MSG_NOSIGNAL))  // the answer may come before all is sent
+        var head = [UInt8](repeating: 0, count: 64)
+        let got = recv(long, &head, head.count, 0)
+        #expect(String(decoding: head.prefix(max(got, 0)), as: UTF8.self).hasPrefix("HTTP/1.1 400"), "recv \(got)")
 
     }
 
@@ -258,6 +270,25 @@ import Testing
         var answer = [UInt8](repeating: 0, count: 4096)
         let got = recv(socket, &answer, answer.count, 0)
         return String(decoding: answer.prefix(max(got, 0)), as: UTF8.self)
+    }
+
+    /// `exchange`, reading the whole answer (its head and `Content-Length` bytes of body), however it arrives.
+    static func exchangeWhole(_ socket: Int32, _ text: String) -> String {
+        #expect(send(socket, text, text.utf8.count, 0) == text.utf8.count)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let answer = String(decoding: bytes, as: UTF8.self)
+            if let end = answer.range(of: "\r\n\r\n") {
+                let length = answer[..<end.lowerBound].split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0
+                if answer.utf8.count - answer[..<end.upperBound].utf8.count >= length { return answer }
+            }
+            let got = recv(socket, &chunk, chunk.count, 0)
+            guard got > 0 else { return answer }
+            bytes += chunk.prefix(got)
+        }
     }
 
     /// Bodies are buffered whole, so only --concurrency + --queue-length of them are received at once (30

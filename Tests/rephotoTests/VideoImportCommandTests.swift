@@ -81,6 +81,10 @@ struct VideoImportCommandTests {
         let uncovered = try CLI.run(["import", "video", clip, "--motion", short, "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(uncovered.status == 2 && uncovered.stderr.contains("the motion log covers 0.000-0.167 s of the video's clock"), "\(uncovered.stderr)")
         #expect(try Self.leftovers(root).isEmpty)
+        // --out's parents made for the staging folder are removed with it (a failed import left /nonexistent/dir).
+        let deep = try CLI.run(["import", "video", clip, "--motion", short, "--out", "\(root)/made/for/seq", "--reference-frame", "0"])
+        #expect(deep.status == 2 && deep.stderr.contains("the motion log covers"), "\(deep.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(root)/made"))
 
         let backwards = "\(root)/backwards.csv"
         try "timestamp,qw,qx,qy,qz\n0,1,0,0,0\n0.2,1,0,0,0\n0.1,1,0,0,0\n".write(toFile: backwards, atomically: true, encoding: .utf8)

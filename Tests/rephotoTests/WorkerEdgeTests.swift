@@ -100,7 +100,9 @@ import Testing
         kill(process.processIdentifier, SIGTERM)
         while process.isRunning, ContinuousClock.now - stop < .seconds(20) { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!process.isRunning && process.terminationStatus == 0)
-        #expect(ContinuousClock.now - stop < .seconds(3), "\(ContinuousClock.now - stop)")
+        // The third connection has sent nothing yet: it has no request to finish either (it held the exit for
+        // the idle timeout once connections began in the WebSocket-upgradable pipeline).
+        #expect(ContinuousClock.now - stop < .seconds(1.5), "\(ContinuousClock.now - stop)")
         for socket in slow { close(socket) }
     }
 
@@ -182,7 +184,7 @@ import Testing
         defer { close(health) }
         let answer = ServeCommandTests.exchange(health, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count
-        let metrics = ServeCommandTests.exchange(health, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        let metrics = ServeCommandTests.exchangeWhole(health, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         return (used, answer, metrics, open, try String(contentsOfFile: log, encoding: .utf8))
     }
 
