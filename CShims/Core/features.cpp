@@ -81,6 +81,13 @@ void detect_features(const rp_image &source, const rp_detector_params &params, c
         cv::resize(gray, small, size, 0, 0, cv::INTER_AREA);
         if (!mask.empty()) cv::resize(mask, small_mask, size, 0, 0, cv::INTER_NEAREST);
     }
+    if (params.clahe_clip > 0) {
+        if (!(params.clahe_clip <= 40)) fail(RP_ERR_INVALID_ARGUMENT, "clahe_clip must be 0...40");
+        const cv::Size tiles(std::max(1, (small.cols + 64) / 128), std::max(1, (small.rows + 64) / 128));
+        cv::Mat equalised;
+        cv::createCLAHE(params.clahe_clip, tiles)->apply(small, equalised);
+        small = equalised;
+    }
     // ORB's pyramid levels shrink by scale_factor; one under a pixel fails inside cv::resize (a 40x40 upload at
     // scaleFactor 2, found by probing). Levels under min_detection_side find nothing anyway: they are left out.
     rp_detector_params fitted = params;

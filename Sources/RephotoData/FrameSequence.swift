@@ -39,6 +39,9 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
     /// Calibration file, relative to the sequence folder (OpenCV FileStorage).
     public var calibration: String?
     public var intrinsics: SequenceIntrinsics?
+    /// The reference frames' camera when it is not the frames' (`intrinsics`/`calibration`): its intrinsics, or
+    /// "unknown" (old photos: estimated for each frame from its matches).
+    public var referenceIntrinsics: ReferenceIntrinsics?
     /// File name of the reference frame; nil for a pair list (every row names its own reference).
     public var reference: String?
     public var cameraOrientation: ScreenOrientation
@@ -60,7 +63,7 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, calibration, intrinsics, reference, cameraOrientation, attitudeFrame, provenance, license
+        case name, calibration, intrinsics, referenceIntrinsics, reference, cameraOrientation, attitudeFrame, provenance, license
     }
 
     public init(from decoder: Decoder) throws {
@@ -69,11 +72,39 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
         name = try c.decode(String.self, forKey: .name)
         calibration = try c.decodeIfPresent(String.self, forKey: .calibration)
         intrinsics = try c.decodeIfPresent(SequenceIntrinsics.self, forKey: .intrinsics)
+        referenceIntrinsics = try c.decodeIfPresent(ReferenceIntrinsics.self, forKey: .referenceIntrinsics)
         reference = try c.decodeIfPresent(String.self, forKey: .reference)
         cameraOrientation = try c.value(.cameraOrientation, or: .portrait)
         attitudeFrame = try c.value(.attitudeFrame, or: .xArbitraryZVertical)
         provenance = try c.value(.provenance, or: "")
         license = try c.value(.license, or: "")
+    }
+}
+
+/// `referenceIntrinsics` in sequence.json: the reference camera's intrinsics (as `intrinsics`), or the string "unknown".
+public enum ReferenceIntrinsics: Codable, Equatable, Sendable {
+    case known(SequenceIntrinsics)
+    case unknown
+
+    public init(from decoder: Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            guard text == "unknown" else {
+                throw RephotoError.badInput("referenceIntrinsics '\(text.prefix(40))' must be \"unknown\" or an object {fx, fy, cx, cy}")
+            }
+            self = .unknown
+        } else {
+            self = .known(try SequenceIntrinsics(from: decoder))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        switch self {
+        case .unknown:
+            var c = encoder.singleValueContainer()
+            try c.encode("unknown")
+        case .known(let intrinsics):
+            try intrinsics.encode(to: encoder)
+        }
     }
 }
 
@@ -92,6 +123,8 @@ public struct SequenceFrame: Equatable, Sendable {
     public var truthHomography: Matrix3?
     /// Set in pair lists: this row's own reference frame.
     public var referenceFile: String?
+    /// The true camera of this row's reference (fx, fy, cx, cy), for references of unknown camera.
+    public var truthReferenceCamera: SIMD4<Double>?
 
     public init(file: String, timestamp: Double? = nil, attitude: Quaternion? = nil, truthRotation: Quaternion? = nil,
                 truthTranslation: SIMD3<Double>? = nil, truthHomography: Matrix3? = nil, referenceFile: String? = nil) {
@@ -107,7 +140,7 @@ public struct SequenceFrame: Equatable, Sendable {
     /// The truth in the form the estimator compares against (unit quaternion, unit translation).
     public var truth: GroundTruth {
         GroundTruth(rotation: truthRotation?.normalized.rotationMatrix, translation: truthTranslation.map { $0 / length($0) },
-                    homography: truthHomography)
+                    homography: truthHomography, referenceFocal: truthReferenceCamera.map { ($0.x + $0.y) / 2 })
     }
 }
 
@@ -128,8 +161,9 @@ public struct FrameSequence: Equatable, Sendable {
     static let rotationColumns = ["gt_qw", "gt_qx", "gt_qy", "gt_qz"]
     static let translationColumns = ["gt_tx", "gt_ty", "gt_tz"]
     static let homographyColumns = (1...3).flatMap { r in (1...3).map { c in "gt_h\(r)\(c)" } }
+    static let referenceCameraColumns = ["gt_reference_fx", "gt_reference_fy", "gt_reference_cx", "gt_reference_cy"]
     static let columns = ["file", "timestamp"] + attitudeColumns + rotationColumns + translationColumns + homographyColumns
-    static let optionalColumns = Set(columns + ["reference_file"]).subtracting(["file"])
+    static let optionalColumns = Set(columns + ["reference_file"] + referenceCameraColumns).subtracting(["file"])
 
     public func path(of file: String) -> String {
         (directory ?? URL(fileURLWithPath: ".")).appendingPathComponent(file).path
@@ -162,6 +196,19 @@ public struct FrameSequence: Equatable, Sendable {
 
     /// The reference file of a row: its own in a pair list, the manifest's otherwise.
     public func referenceFile(for frame: SequenceFrame) -> String? { frame.referenceFile ?? manifest.reference }
+
+    /// The references' camera: the manifest's `referenceIntrinsics` when known, else the frames' (`camera()`); nil
+    /// when unknown (`referenceCameraUnknown`) or when the frames have none.
+    public func referenceCamera() throws -> CameraIntrinsics? {
+        switch manifest.referenceIntrinsics {
+        case .known(let intrinsics)?: return intrinsics.camera
+        case .unknown?: return nil
+        case nil: return try camera()
+        }
+    }
+
+    /// The manifest says the references' camera is unknown (old photos).
+    public var referenceCameraUnknown: Bool { manifest.referenceIntrinsics == .unknown }
 
     /// Intrinsics for the frames: the calibration file (relative to the folder) or the manifest's intrinsics.
     public func camera() throws -> CameraIntrinsics? {
@@ -216,6 +263,10 @@ public struct FrameSequence: Equatable, Sendable {
             throw RephotoError.badInput("\(manifestPath): give calibration or intrinsics, not both")
         }
         if let i = manifest.intrinsics { try i.camera.validate("\(manifestPath): intrinsics") }
+        if case .known(let i)? = manifest.referenceIntrinsics { try i.camera.validate("\(manifestPath): referenceIntrinsics") }
+        if manifest.referenceIntrinsics == .unknown, manifest.intrinsics == nil, manifest.calibration == nil {
+            throw RephotoError.badInput("\(manifestPath): referenceIntrinsics \"unknown\" needs the frames' camera (intrinsics or calibration) to estimate it from")
+        }
         // An empty name is the folder itself (every row then failed as "is a directory", exit 3, probe); a
         // calibration path leaves the folder as an image's would.
         if manifest.reference == "" { throw RephotoError.badInput("\(manifestPath): reference is empty: name the reference image, or leave it out for a pair list") }
@@ -344,6 +395,10 @@ public struct FrameSequence: Equatable, Sendable {
                 }
                 entry.truthHomography = m
             }
+            if let k = try group(referenceCameraColumns) {
+                guard k[0] > 0, k[1] > 0 else { throw RephotoError.badInput("\(place): gt_reference_fx and gt_reference_fy must be positive") }
+                entry.truthReferenceCamera = SIMD4(k[0], k[1], k[2], k[3])
+            }
             let reference = cell("reference_file")
             if !reference.isEmpty { try checkInside(reference, place: place) }
             entry.referenceFile = reference.isEmpty ? nil : reference
@@ -367,7 +422,8 @@ public struct FrameSequence: Equatable, Sendable {
 
     public func csv() throws -> String {
         let pairList = frames.contains { $0.referenceFile != nil }
-        var rows = [Self.columns + (pairList ? ["reference_file"] : [])]
+        let referenceCameras = frames.contains { $0.truthReferenceCamera != nil }
+        var rows = [Self.columns + (pairList ? ["reference_file"] : []) + (referenceCameras ? Self.referenceCameraColumns : [])]
         func text(_ v: Double?) -> String { v.map { "\($0)" } ?? "" }
         for f in frames {
             let q = f.attitude, r = f.truthRotation, t = f.truthTranslation
@@ -377,6 +433,10 @@ public struct FrameSequence: Equatable, Sendable {
             row += [t?.x, t?.y, t?.z].map(text)
             row += f.truthHomography.map { $0.elements.map { "\($0)" } } ?? Array(repeating: "", count: 9)
             if pairList { row.append(f.referenceFile ?? "") }
+            if referenceCameras {
+                let k = f.truthReferenceCamera
+                row += [k?.x, k?.y, k?.z, k?.w].map(text)
+            }
             rows.append(row)
         }
         return try CSVText.make(rows)

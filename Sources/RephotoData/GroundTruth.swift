@@ -9,10 +9,13 @@ public struct GroundTruth: Codable, Equatable, Sendable {
     public var translation: SIMD3<Double>?
     /// Reference pixels -> current pixels.
     public var homography: Matrix3?
+    /// The focal length of a reference of unknown camera, its pixels.
+    public var referenceFocal: Double?
 
-    public init(rotation: Matrix3? = nil, translation: SIMD3<Double>? = nil, homography: Matrix3? = nil) {
+    public init(rotation: Matrix3? = nil, translation: SIMD3<Double>? = nil, homography: Matrix3? = nil, referenceFocal: Double? = nil) {
         self.rotation = rotation
         self.translation = translation
         self.homography = homography
+        self.referenceFocal = referenceFocal
     }
 }

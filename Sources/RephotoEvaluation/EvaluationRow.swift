@@ -40,6 +40,8 @@ public struct EvaluationRow: Equatable, Sendable {
     public var sensorVisionAngleDegrees: Double?
     public var sensorRotationErrorDegrees: Double?
     public var quadrilateralErrorPixels: Double?
+    /// A reference of unknown camera: its estimated focal length's error against gt_reference_fx/fy, %, signed.
+    public var referenceFocalErrorPercent: Double?
     public var timeDetectReferenceMs: Double?
     public var timeDetectCurrentMs: Double?
     public var timeMatchMs: Double?
@@ -54,12 +56,12 @@ public struct EvaluationRow: Equatable, Sendable {
         "keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential",
         "rotation_only", "translation_undetermined", "rotation_deg", "rotation_error_deg", "translation_error_deg", "translation_error_unsigned_deg", "pair_error_deg", "corner_error_px",
         "afd_px", "score", "displacement_percent", "aligned",
-        "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px",
+        "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px", "reference_focal_error_percent",
         "time_detect_reference_ms", "time_detect_current_ms", "time_match_ms", "time_homography_ms", "time_essential_ms", "time_total_ms",
     ]
 
     /// Columns added after the first release of the format, optional when reading.
-    static let laterColumns: Set<String> = ["translation_error_unsigned_deg", "pose_refusal", "translation_undetermined"]
+    static let laterColumns: Set<String> = ["translation_error_unsigned_deg", "pose_refusal", "translation_undetermined", "reference_focal_error_percent"]
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
     static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
@@ -73,7 +75,7 @@ public struct EvaluationRow: Equatable, Sendable {
         ("pair_error_deg", \.pairErrorDegrees), ("corner_error_px", \.cornerErrorPixels), ("afd_px", \.afdPixels), ("score", \.score),
         ("displacement_percent", \.displacementPercent), ("sensor_rotation_deg", \.sensorRotationDegrees),
         ("sensor_vision_angle_deg", \.sensorVisionAngleDegrees), ("sensor_rotation_error_deg", \.sensorRotationErrorDegrees),
-        ("quad_error_px", \.quadrilateralErrorPixels), ("time_detect_reference_ms", \.timeDetectReferenceMs),
+        ("quad_error_px", \.quadrilateralErrorPixels), ("reference_focal_error_percent", \.referenceFocalErrorPercent), ("time_detect_reference_ms", \.timeDetectReferenceMs),
         ("time_detect_current_ms", \.timeDetectCurrentMs), ("time_match_ms", \.timeMatchMs), ("time_homography_ms", \.timeHomographyMs),
         ("time_essential_ms", \.timeEssentialMs), ("time_total_ms", \.timeTotalMs),
     ] }

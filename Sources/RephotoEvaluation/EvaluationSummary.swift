@@ -32,6 +32,8 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     /// is undetermined (`translation_undetermined`): where the mAA was lost. Absent in older summaries.
     public var poseRefusals: [String: Int]?
     public var undeterminedTranslations: [String: Int]?
+    /// References of unknown camera: the median of the estimated focal lengths' absolute errors, %; absent otherwise.
+    public var medianReferenceFocalErrorPercent: Double?
 
     public static func compute(_ rows: [EvaluationRow]) -> EvaluationStatistics {
         let ok = rows.filter { !$0.failed }
@@ -62,7 +64,8 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
             poseRefusals: rows.reduce(into: [:]) { counts, row in if let cause = row.poseRefusal { counts[cause, default: 0] += 1 } },
             undeterminedTranslations: rows.reduce(into: [:]) { counts, row in
                 if !row.failed, let cause = row.translationUndetermined { counts[cause, default: 0] += 1 }
-            })
+            },
+            medianReferenceFocalErrorPercent: Statistics.median(rows.compactMap { $0.referenceFocalErrorPercent.map(abs) }))
     }
 }
 

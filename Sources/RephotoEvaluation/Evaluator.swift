@@ -94,10 +94,11 @@ public struct Evaluator: Sendable {
     func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [], done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
         let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) && !skipping.contains($0.offset) }
         let camera = try? sequence.camera()
+        let referenceCamera = try? sequence.referenceCamera()
         let referenceFiles = Set(frames.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
         let references = Results<Result<ReferenceFrame, RephotoError>>(count: referenceFiles.count)
         if !recomputeReference {
-            parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], camera)) }
+            parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], referenceCamera)) }
         }
         let rows = Results<EvaluationRow>(count: frames.count)
         let onRow = onRow, shouldStop = shouldStop
@@ -105,7 +106,7 @@ public struct Evaluator: Sendable {
             if shouldStop?() == true { return }
             let (index, frame) = frames[i]
             let referenceFile = sequence.referenceFile(for: frame) ?? ""
-            let reference = recomputeReference ? prepare(sequence, referenceFile, camera)
+            let reference = recomputeReference ? prepare(sequence, referenceFile, referenceCamera)
                 : references.get(referenceFiles.firstIndex(of: referenceFile)!)!
             let row = evaluate(sequence, index: index, frame: frame, reference: reference, camera: camera)
             rows.set(i, row)
@@ -118,10 +119,10 @@ public struct Evaluator: Sendable {
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
             if let cached = try cached(sequence.path(of: file)) {
-                return try estimator.prepareReference(features: cached.features, camera: camera)
+                return try estimator.prepareReference(features: cached.features, camera: camera, cameraUnknown: sequence.referenceCameraUnknown)
             }
             let image = try estimator.load(contentsOfFile: sequence.path(of: file))
-            return try estimator.prepareReference(image, camera: camera)
+            return try estimator.prepareReference(image, camera: camera, cameraUnknown: sequence.referenceCameraUnknown)
         }.mapError(RephotoError.wrapping)
     }
 
@@ -171,10 +172,10 @@ public struct Evaluator: Sendable {
     /// Worst, median and best frame of a sequence, drawn for the report.
     func overlays(_ sequence: FrameSequence, _ rows: [EvaluationRow]) -> [String: Data] {
         var out: [String: Data] = [:]
-        let camera = try? sequence.camera()
+        let camera = try? sequence.camera(), referenceCamera = try? sequence.referenceCamera()
         for (label, row) in EvaluationReport.representativeFrames(rows) {
             guard let frame = sequence.frames.dropFirst(row.index).first,
-                  let reference = try? prepare(sequence, row.referenceFile, camera).get(),
+                  let reference = try? prepare(sequence, row.referenceFile, referenceCamera).get(),
                   let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),
                   let result = try? estimator.estimate(reference: reference, current: image, camera: camera),
                   let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result) else { continue }
@@ -208,6 +209,9 @@ extension EvaluationRow {
         matches = Double(r.counts.matches)
         inliersHomography = Double(r.counts.inliersHomography)
         inliersEssential = r.counts.inliersEssential.map(Double.init)
+        if let truth = truth.referenceFocal, let found = r.referenceCamera {
+            referenceFocalErrorPercent = ((found.fx + found.fy) / 2 - truth) / truth * 100
+        }
         rotationOnly = r.pose?.rotationOnly
         translationUndetermined = r.pose?.translationUndetermined?.rawValue
         poseRefusal = r.poseRefusal?.cause.rawValue

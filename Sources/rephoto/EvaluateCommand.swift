@@ -141,6 +141,9 @@ struct EvaluateCommand: ParsableCommand {
         if let undetermined = summary.overall.undeterminedTranslations, !undetermined.isEmpty {
             lines.append("translations undetermined: " + counts(undetermined))
         }
+        if let focal = summary.overall.medianReferenceFocalErrorPercent {
+            lines.append("old cameras: median focal length error \(f(focal, 2)) %")
+        }
         return lines.joined(separator: "\n")
     }
 

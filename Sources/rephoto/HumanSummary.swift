@@ -14,6 +14,9 @@ enum HumanSummary {
             let t = p.translation.map { "translation [\(f($0.x, 3)), \(f($0.y, 3)), \(f($0.z, 3))]" } ?? "translation undetermined (rotation-only or planar)"
             lines.append("pose       rotation \(f(p.rotationDegrees, 2))°, \(t)")
         }
+        if let camera = r.referenceCamera {
+            lines.append("old camera focal \(f(camera.fx, 0)) px ± \(f(camera.focalSigmaPercent, 1)) % (estimated from the \(camera.model.rawValue)), zoom \(f(camera.zoom, 2))x")
+        }
         lines.append("navigate   " + (n.aligned ? "aligned" : n.hints.joined(separator: "; ")))
         if let s = r.sensor {
             let e = s.euler

@@ -20,7 +20,7 @@ struct PoseCommand: ParsableCommand {
     var intrinsics: String?
     @Option(parsing: .unconditional, help: "Calibration of the reference camera when it differs from the current one.")
     var referenceCalibration: String?
-    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one.")
+    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one, or 'unknown' (an old photo): its focal length is then estimated from the matches, its principal point taken at its centre.")
     var referenceIntrinsics: String?
     @Option(parsing: .unconditional, help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
     var referenceAttitude: String?
@@ -54,7 +54,14 @@ struct PoseCommand: ParsableCommand {
         let estimator = try PoseEstimator(config: settings)
 
         let currentCamera = try camera(calibration, intrinsics, role: "")
-        let referenceCamera = try camera(referenceCalibration, referenceIntrinsics, role: "reference-") ?? currentCamera
+        let referenceUnknown = referenceIntrinsics?.lowercased() == "unknown"
+        if referenceUnknown, referenceCalibration != nil {
+            throw RephotoError.badInput("give either --reference-calibration or --reference-intrinsics unknown, not both")
+        }
+        if referenceUnknown, currentCamera == nil {
+            throw RephotoError.badInput("--reference-intrinsics unknown needs the current camera (--calibration or --intrinsics) to estimate the reference's from")
+        }
+        let referenceCamera = referenceUnknown ? nil : try camera(referenceCalibration, referenceIntrinsics, role: "reference-") ?? currentCamera
 
         let attitudes = try attitudePair()
 
@@ -66,7 +73,7 @@ struct PoseCommand: ParsableCommand {
         let currentImage = try estimator.load(contentsOfFile: current)
         let loadCurrent = ms(since: start)
 
-        let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera)
+        let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown)
         var result: PoseResult
         do {
             result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)

@@ -45,6 +45,37 @@ import RephotoEvaluation
         #expect(back.referenceFile(for: back.frames[1]) == "b.jpg")
     }
 
+    /// Old references: "referenceIntrinsics": "unknown" or the reference camera's own, and each row's true reference
+    /// camera in gt_reference_fx, fy, cx, cy; both read back exactly.
+    @Test func referenceCamerasRoundTrip() throws {
+        for setting in [ReferenceIntrinsics.unknown, .known(SequenceIntrinsics(fx: 900.5, fy: 901, cx: 399.5, cy: 260.25, distortion: []))] {
+            var pairs = Self.sample
+            pairs.manifest.reference = nil
+            pairs.manifest.referenceIntrinsics = setting
+            pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")]
+            pairs.frames[0].truthReferenceCamera = SIMD4(900.25, 901.5, 394.75, 261.5)
+            let dir = try Scratch.directory()
+            try pairs.write(to: dir)
+            let back = try FrameSequence.load(from: dir)
+            #expect(back.manifest == pairs.manifest)
+            #expect(back.frames == pairs.frames)
+            #expect(back.frames[0].truth.referenceFocal == 900.875)
+            #expect(back.referenceCameraUnknown == (setting == .unknown))
+            #expect(try back.referenceCamera() == (setting == .unknown ? nil : CameraIntrinsics(fx: 900.5, fy: 901, cx: 399.5, cy: 260.25)))
+            #expect(try String(contentsOf: dir.appendingPathComponent("frames.csv"), encoding: .utf8)
+                .contains(",gt_h33,reference_file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\n"))
+        }
+        let dir = try Scratch.directory()
+        try Data(#"{"name": "x", "reference": "a.jpg", "referenceIntrinsics": "unknown"}"#.utf8).write(to: dir.appendingPathComponent("sequence.json"))
+        try Data("file\nb.jpg\n".utf8).write(to: dir.appendingPathComponent("frames.csv"))
+        let error = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(error?.message.contains("referenceIntrinsics \"unknown\" needs the frames' camera") == true, "\(error?.message ?? "")")
+        try Data(#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}, "referenceIntrinsics": "unkown"}"#.utf8)
+            .write(to: dir.appendingPathComponent("sequence.json"))
+        let typo = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(typo?.message.contains("referenceIntrinsics 'unkown' must be \"unknown\" or an object") == true, "\(typo?.message ?? "")")
+    }
+
     static let header = "file,timestamp,qw,qx,qy,qz,gt_qw,gt_qx,gt_qy,gt_qz,gt_tx,gt_ty,gt_tz"
 
     @Test(arguments: [
@@ -71,6 +102,10 @@ import RephotoEvaluation
         ("file,gt_h11,gt_h12,gt_h13,gt_h21,gt_h22,gt_h23,gt_h31,gt_h32,gt_h33\na.jpg,1e300,0,0,0,1,0,0,0,1\n", "frames.csv line 2: ground-truth homography is singular"),
         ("file,gt_qw,gt_qx,gt_qy,gt_qz,gt_qw\na.jpg,1,0,0,0,0.5\n", "frames.csv line 1: column 'gt_qw' appears twice"),
         ("", "frames.csv: empty, no header row"),
+        ("file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\na.jpg,900,,400,300\n",
+         "frames.csv line 2: columns gt_reference_fx, gt_reference_fy, gt_reference_cx, gt_reference_cy must be all set or all empty"),
+        ("file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\na.jpg,-900,900,400,300\n",
+         "frames.csv line 2: gt_reference_fx and gt_reference_fy must be positive"),
     ])
     func malformedRowsNameFileAndLine(csv: String, expected: String) throws {
         let dir = try Scratch.directory()

@@ -9,6 +9,21 @@ import RephotoEvaluation
 @Suite struct NavigationTests {
     let size = ImageSize(width: 640, height: 480)
 
+    /// An old photo taken with a 1.6x longer lens, seen from its vantage point: its view fills 1/1.6 of the frame
+    /// across. Without the lens that reads as "move forward"; with it, the hint is to zoom, and no step.
+    @Test func aLongerLensIsAZoomNotAStep() {
+        let k = 1 / 1.6, c = SIMD2(319.5, 239.5)
+        let h = Matrix3([k, 0, c.x * (1 - k), 0, k, c.y * (1 - k), 0, 0, 1])
+        let unaware = Navigation.compute(homography: h, referenceSize: size, currentSize: size)
+        #expect(unaware.hints.first?.hasPrefix("move forward") == true, "\(unaware.hints)")
+        let aware = Navigation.compute(homography: h, referenceSize: size, currentSize: size, lensZoom: 1.6)
+        #expect(aware.hints == ["the old photo was taken with a longer lens: zoom in about 1.6x (stepping closer changes the perspective)"], "\(aware.hints)")
+        let wider = Navigation.compute(homography: Matrix3([1.5, 0, c.x * -0.5, 0, 1.5, c.y * -0.5, 0, 0, 1]), referenceSize: size,
+                                       currentSize: size, lensZoom: 1 / 1.5)
+        #expect(wider.hints.first?.hasPrefix("the old photo was taken with a wider lens: zoom out to about 0.67x") == true, "\(wider.hints)")
+        #expect(!wider.hints.contains { $0.hasPrefix("move back") }, "\(wider.hints)")
+    }
+
     @Test func targetIsTheCentredThreeFifthsRectangle() {
         let nav = Navigation.compute(homography: .identity, referenceSize: size, currentSize: size)
         #expect(nav.target.corners == [Point2(x: 128, y: 96), Point2(x: 512, y: 96), Point2(x: 512, y: 384), Point2(x: 128, y: 384)])

@@ -271,4 +271,44 @@ import Testing
             #expect(error["message"]?.contains(message) == true, "\(name)")
         }
     }
+
+    /// An old photo from another camera: the bundled synthetic reference shrunk to 0.7 (its focal length is then exactly
+    /// 0.7 x 391.64 px, the principal point at its centre). Told the reference's camera is unknown, the focal length is
+    /// found within 2 % and the pose within 1° of the truth in frames.csv; assumed to be the phone's camera (what
+    /// rephoto did), the translation is confidently wrong.
+    @Test func anOldPhotoOfUnknownCameraIsPosedWithItsEstimatedFocalLength() throws {
+        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
+        let reference = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path)
+        let old = try Scratch.directory().appendingPathComponent("old.png").path
+        try reference.resized(width: 336, height: 252).write(to: old, format: .png)
+        let truth = try #require(try FrameSequence.load(from: sequence).frames.first { $0.file == "frame-0000.jpg" }).truth
+        let intrinsics = "391.6444049109095,391.6444049109095,239.5,179.5"
+        let base = ["pose", "--reference", old, "--current", sequence.appendingPathComponent("frame-0000.jpg").path, "--intrinsics", intrinsics, "--json"]
+
+        let unknown = try CLI.run(base + ["--reference-intrinsics", "unknown"])
+        #expect(unknown.status == 0, "\(unknown.stderr)")
+        let json = try #require(unknown.json)
+        let camera = try #require(json["referenceCamera"] as? [String: Any])
+        let focal = try #require(camera["fx"] as? Double)
+        #expect(abs(focal - 0.7 * 391.6444049109095) / (0.7 * 391.6444049109095) < 0.02, "\(camera)")
+        #expect(camera["estimated"] as? Bool == true && camera["model"] as? String == "fundamental")
+        #expect(camera["cx"] as? Double == 167.5 && camera["cy"] as? Double == 125.5)
+        #expect((camera["focalSigmaPercent"] as? Double ?? .infinity) < 2)
+        #expect(abs((camera["zoom"] as? Double ?? 0) - 1) < 0.03, "the same field of view: \(camera)")
+        let pose = try #require(json["pose"] as? [String: Any])
+        let rotation = Matrix3(rows: try #require(pose["rotation"] as? [[Double]]))
+        #expect(GroundTruthErrors.rotationError(estimate: rotation, truth: try #require(truth.rotation)) < 1)
+        if let t = pose["translation"] as? [Double] {
+            #expect(GroundTruthErrors.translationDirectionError(estimate: SIMD3(t[0], t[1], t[2]), truth: try #require(truth.translation)) < 5)
+        }
+
+        let assumed = try #require(try CLI.run(base).json)
+        let wrong = try #require((assumed["pose"] as? [String: Any])?["translation"] as? [Double])
+        #expect(GroundTruthErrors.translationDirectionError(estimate: SIMD3(wrong[0], wrong[1], wrong[2]), truth: try #require(truth.translation)) > 30)
+
+        let both = try CLI.run(base + ["--reference-intrinsics", "unknown", "--reference-calibration", "x.yml"])
+        #expect(both.status == 2 && both.stderr.contains("give either --reference-calibration or --reference-intrinsics unknown"), "\(both.stderr)")
+        let alone = try CLI.run(["pose", "--reference", old, "--current", old, "--reference-intrinsics", "unknown"])
+        #expect(alone.status == 2 && alone.stderr.contains("--reference-intrinsics unknown needs the current camera"), "\(alone.stderr)")
+    }
 }

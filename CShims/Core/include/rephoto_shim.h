@@ -149,6 +149,9 @@ typedef struct rp_detector_params {
     double sift_edge_threshold;
     double sift_sigma;
     int sift_descriptor_type;       /* 5 CV_32F or 0 CV_8U */
+    /* contrast-limited adaptive histogram equalisation of the analysis copy before detection, for faded prints:
+       its clip limit (0: none, at most 40), on tiles of about 128 pixels */
+    double clahe_clip;
 } rp_detector_params;
 
 typedef struct rp_keypoint {
@@ -460,6 +463,40 @@ typedef struct rp_placement {
    RP_ERR_ESTIMATION when fewer than four points or no sample gives a camera. */
 int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera *camera, const rp_placement_params *params,
                     rp_placement *placement, uint8_t *inliers, size_t inliers_capacity, rp_status *status);
+
+/* ---------------------------------------------------------------- the reference camera's focal length */
+
+/* An old reference photo's camera is unknown: its focal length is estimated from correspondences with the
+   calibrated current camera, its principal point taken at the reference image's centre and no distortion.
+   Two models: a fundamental matrix (then the semi-calibrated essential matrix has two equal singular values)
+   when the cameras stand apart, and a rotation (K_current^-1 H K_reference is one) when they share a centre. */
+typedef struct rp_focal_params {
+    double threshold_pixels;    /* inlier distance of both models, in pixels (> 0) */
+    double min_focal;           /* the focal length searched, reference pixels (0 < min_focal < max_focal) */
+    double max_focal;
+    double rotation_share;      /* the rotation is taken when its inliers are at least this share of the
+                                   fundamental matrix's and it fits one (0...1) */
+    double principal_point_sigma;  /* the assumed principal point's 1 sigma, a fraction of the longer side (0...1) */
+} rp_focal_params;
+
+typedef struct rp_focal {
+    double focal;               /* reference pixels, refined on the inliers' pixel residuals */
+    double sigma_percent;       /* its 1 sigma, % of it: the two below combined */
+    double noise_sigma_percent; /* from the curvature of the residuals' cost over the focal length (each with its
+                                   best pose); HUGE_VAL when that cost has no minimum there */
+    double principal_point_sigma_percent;  /* from how far it moves with the principal point, at the assumed spread */
+    int model;                  /* 1 fundamental matrix, 2 rotation */
+    int inliers;                /* of the chosen model */
+    int fundamental_inliers;
+    int rotation_inliers;
+    double rotation_residual;   /* how far the best K_current^-1 H K_reference is from a rotation (0: one) */
+} rp_focal;
+
+/* `reference_xy` in the reference image's pixels (width x height), `current_xy` in the current camera's.
+   RP_ERR_ESTIMATION when fewer than eight correspondences or neither model holds. */
+int rp_estimate_reference_focal(const double *reference_xy, const double *current_xy, int n, int reference_width,
+                                int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
+                                rp_focal *focal, rp_status *status);
 
 /* ---------------------------------------------------------------- calibration I/O */
 

@@ -64,6 +64,8 @@ public struct PoseConfig: Equatable, Sendable {
     /// Above this uncertainty (1 sigma, degrees) the translation direction is reported as undetermined (and the
     /// motion as rotation-only when a pure rotation explains the inliers).
     public var maxTranslationSigma: Double = ParameterRegistry.defaultValue(\.pose.maxTranslationSigma)
+    /// A reference from an unknown camera: how its focal length is estimated (`ReferenceFocal`).
+    public var referenceFocal = ReferenceFocalConfig()
 
     public init() {}
 }

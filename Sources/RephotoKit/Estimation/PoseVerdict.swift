@@ -19,6 +19,8 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
     /// Of the inliers triangulated well enough for their side of the cameras to show, no more lie in front than
     /// chance would put there (RP_CHEIRALITY_LOG10_CHANCE): this is not the pose the scene was seen from.
     case behindCameras(inFront: Int, wellTriangulated: Int, log10Chance: Double)
+    /// A reference from an unknown camera whose focal length these matches do not determine: why, in words.
+    case referenceCameraUndetermined(String)
 
     /// Stable names (the evaluator's `pose_refusal` column, summaries, the tuner).
     public enum Cause: String, Codable, Sendable, CaseIterable {
@@ -26,6 +28,7 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
         case guidedOffSensor = "guided_off_sensor", implausibleParallax = "implausible_parallax"
         case ambiguousRival = "ambiguous_rival", ambiguousTwin = "ambiguous_twin", rotationUncertain = "rotation_uncertain"
         case behindCameras = "behind_cameras"
+        case referenceCameraUndetermined = "reference_camera_undetermined"
     }
 
     public var cause: Cause {
@@ -40,6 +43,7 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
         case .ambiguous: .ambiguousTwin
         case .rotationUncertain: .rotationUncertain
         case .behindCameras: .behindCameras
+        case .referenceCameraUndetermined: .referenceCameraUndetermined
         }
     }
 
@@ -99,7 +103,7 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .noModel(message):
+        case let .noModel(message), let .referenceCameraUndetermined(message):
             return message
         case let .tooFewInliers(inliers, required):
             return "only \(inliers) essential inliers (need \(required), pose.minInliers)"

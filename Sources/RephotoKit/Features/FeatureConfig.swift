@@ -18,6 +18,9 @@ public struct FeatureConfig: Equatable, Sendable {
     public var scale: Double? = ParameterRegistry.defaultValue(\.features.scale)
     /// At most this many keypoints per image, the strongest first (0: all): matching's cost grows with their square.
     public var maxKeypoints: Int = ParameterRegistry.defaultValue(\.features.maxKeypoints)
+    /// Contrast-limited adaptive histogram equalisation before detection (faded, low-contrast prints): its clip
+    /// limit, 0 for none.
+    public var clahe: Double = ParameterRegistry.defaultValue(\.features.clahe)
     public var akaze = AKAZEParameters()
     public var orb = ORBParameters()
     public var sift = SIFTParameters()
@@ -52,6 +55,7 @@ public struct FeatureConfig: Equatable, Sendable {
         p.max_dimension = try cInt(maxDimension ?? 0, "features.maxDimension")
         p.scale = scale ?? 0
         p.max_keypoints = try cInt(maxKeypoints, "features.maxKeypoints")
+        p.clahe_clip = clahe
         p.akaze_descriptor_type = akaze.descriptorType.openCV
         p.akaze_descriptor_size = try cInt(akaze.descriptorSize, "features.akaze.descriptorSize")
         p.akaze_descriptor_channels = try cInt(akaze.descriptorChannels, "features.akaze.descriptorChannels")

@@ -27,24 +27,32 @@ public struct PoseEstimator: Sendable {
     }
 
     /// A reference from features detected earlier (a reference store) under this estimator's feature settings.
-    public func prepareReference(features: Features, camera: CameraIntrinsics?) throws -> ReferenceFrame {
+    /// `cameraUnknown`: the reference's camera is estimated for each frame (an old photo); `camera` must then be nil.
+    public func prepareReference(features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false) throws -> ReferenceFrame {
+        try Self.checkUnknown(camera, cameraUnknown)
         guard features.config == config.features else {
             throw RephotoError.badInput("the saved features were detected with other feature settings than this estimator's")
         }
         let adapted = try camera.map { try $0.adapted(to: features.imageSize) }
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, detectMilliseconds: 0,
+        return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, detectMilliseconds: 0,
                               matchIndex: index, decodeWarning: nil)
     }
 
-    /// Detects the reference's features once; `camera` is adapted to the reference's resolution.
-    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, mask: Image? = nil) throws -> ReferenceFrame {
+    private static func checkUnknown(_ camera: CameraIntrinsics?, _ unknown: Bool) throws {
+        if unknown, camera != nil { throw RephotoError.badInput("the reference's camera is given and said to be unknown: give one or the other") }
+    }
+
+    /// Detects the reference's features once; `camera` is adapted to the reference's resolution. `cameraUnknown`: the
+    /// reference's camera is estimated for each frame (an old photo); `camera` must then be nil.
+    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, cameraUnknown: Bool = false, mask: Image? = nil) throws -> ReferenceFrame {
+        try Self.checkUnknown(camera, cameraUnknown)
         let start = ContinuousClock.now
         let adapted = try camera.map { try $0.adapted(to: image.fullSize) }
         let features = try Features(image: image, config: config.features, mask: mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, detectMilliseconds: milliseconds(since: start),
-                              matchIndex: index, decodeWarning: image.decodeWarning)
+        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, cameraUnknown: cameraUnknown,
+                              detectMilliseconds: milliseconds(since: start), matchIndex: index, decodeWarning: image.decodeWarning)
     }
 
     /// Estimates everything for one current frame. Throws `.estimationFailed` (with the counts) when there
@@ -53,8 +61,9 @@ public struct PoseEstimator: Sendable {
     /// `currentFeatures`: the current image's features when already detected under this estimator's settings
     /// (a `FeatureCache`); `mask` is then ignored. `stages`: searches remembered across estimators with other
     /// settings (a tuning sweep); the result is the same with or without it.
-    public func estimate(reference: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
+    public func estimate(reference prepared: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
                          mask: Image? = nil, attitudes: AttitudePair? = nil, stages: StageCache? = nil) throws -> PoseResult {
+        var reference = prepared
         guard reference.features.config == config.features else {
             throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
         }
@@ -115,6 +124,32 @@ public struct PoseEstimator: Sendable {
         let homographyFailure = homography.inlierCount >= needed ? nil
             : "too few homography inliers: \(homography.inlierCount) of \(pairs.count) matches (need \(needed))"
 
+        // An old photo's camera, from this frame's matches: the pose, navigation and sensor path then use it.
+        var estimatedCamera: EstimatedReferenceCamera?
+        var cameraRefusal: PoseRefusal?
+        if reference.cameraUnknown, let currentCamera {
+            start = ContinuousClock.now
+            let limit = config.pose.referenceFocal.maxSigmaPercent
+            do {
+                let focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, currentCamera: currentCamera,
+                                                        config: config.pose.referenceFocal)
+                estimatedCamera = EstimatedReferenceCamera(focal, currentCamera: currentCamera, currentSize: image.fullSize)
+                let needed = config.pose.referenceFocal.minInliers
+                if focal.inliers < needed {
+                    cameraRefusal = .referenceCameraUndetermined(
+                        "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of the \(focal.model.rawValue) (need \(needed), pose.referenceFocal.minInliers)")
+                } else if focal.focalSigmaPercent <= limit {
+                    reference = reference.with(camera: focal.camera)
+                } else {
+                    cameraRefusal = .referenceCameraUndetermined(
+                        "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from the \(focal.model.rawValue) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
+                }
+            } catch let error as RephotoError where error.kind == .estimationFailed {
+                cameraRefusal = .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)")
+            }
+            timings.referenceCamera = milliseconds(since: start)
+        }
+
         // The sensor path first: its rotation can corroborate a pose on few inliers.
         let sensor = try attitudes.map { try sensorPath($0, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera) }
 
@@ -139,6 +174,10 @@ public struct PoseEstimator: Sendable {
             do {
                 pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
                                                homography: homography, config: config.pose, sensorRotation: sensor?.rotation)
+                if let estimatedCamera, let found = pose {
+                    pose = try focalSensitivity(found, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
+                                                currentCamera: currentCamera, homography: homography, settings: settings, sensor: sensor)
+                }
                 counts.inliersEssential = pose?.essentialInliers
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
@@ -152,6 +191,9 @@ public struct PoseEstimator: Sendable {
                 replayed += difference
                 timings.essential = (timings.essential ?? 0) + difference
             }
+        } else if let cameraRefusal {
+            poseFailure = cameraRefusal.description
+            poseRefusal = cameraRefusal
         } else {
             poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
         }
@@ -159,9 +201,48 @@ public struct PoseEstimator: Sendable {
         let parts = Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose, poseFailure: poseFailure,
                           poseRefusal: poseRefusal, sensor: sensor, counts: counts, warnings: warnings, alignmentWarnings: alignmentWarnings)
         var result = try assemble(parts, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera, attitudes: attitudes,
-                                  keypoints: keypoints, timings: timings)
+                                  keypoints: keypoints, timings: timings, lensZoom: estimatedCamera?.zoom ?? 1)
+        result.referenceCamera = estimatedCamera
         result.timings.total = milliseconds(since: total) + replayed
         return result
+    }
+
+    /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves
+    /// past `pose.maxRotationSigma` refuses the pose, a translation that moves past `pose.maxTranslationSigma` (or
+    /// is lost) is reported undetermined. The pose's own uncertainty takes the focal length as exact.
+    private func focalSensitivity(_ found: RelativePose, focal: EstimatedReferenceCamera, pairs: Correspondences,
+                                  referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics, homography: HomographyEstimate,
+                                  settings: RelativePose.SearchSettings, sensor: SensorPath?) throws -> RelativePose {
+        var rotation = 0.0, translation = 0.0
+        for factor in [1 - focal.focalSigmaPercent / 100, 1 + focal.focalSigmaPercent / 100] {
+            var shifted = referenceCamera
+            shifted.fx *= factor
+            shifted.fy *= factor
+            let outcome = RelativePose.search(pairs, referenceCamera: shifted, currentCamera: currentCamera, settings: settings)
+            guard let other = try? RelativePose.decide(outcome, pairs: pairs, referenceCamera: shifted, currentCamera: currentCamera,
+                                                       homography: homography, config: config.pose, sensorRotation: sensor?.rotation) else {
+                translation = .infinity
+                continue
+            }
+            rotation = max(rotation, Matrix3.angleDegrees(between: found.rotation, and: other.rotation))
+            if let t0 = found.translation {
+                translation = max(translation, other.translation.map { acos(min(1, max(-1, dot(t0, $0) / (length(t0) * length($0))))) * 180 / .pi } ?? .infinity)
+            }
+        }
+        let sigma = "the reference's focal length ± \(fmt(focal.focalSigmaPercent, 2)) %"
+        if rotation > config.pose.maxRotationSigma {
+            throw RephotoError.refused(.referenceCameraUndetermined(
+                "the rotation depends on the old camera: \(sigma) turns it \(fmt(rotation, 2))° (pose.maxRotationSigma \(fmt(config.pose.maxRotationSigma)))"))
+        }
+        var pose = found
+        if pose.translation != nil, translation > config.pose.maxTranslationSigma {
+            pose.translation = nil
+            pose.translationUndetermined = .uncertain
+            pose.warnings.append(translation.isFinite
+                ? "translation direction undetermined: \(sigma) turns it \(fmt(translation, 2))° (pose.maxTranslationSigma \(fmt(config.pose.maxTranslationSigma)))"
+                : "translation direction undetermined: at \(sigma) no translation stands")
+        }
+        return pose
     }
 
     /// Convenience for one pair: prepares the reference and estimates.
@@ -199,7 +280,7 @@ extension PoseEstimator {
 
     /// Navigation, metrics and the sensor comparison from a frame's estimates: one rule for robust and tracked frames.
     package func assemble(_ parts: Parts, reference: ReferenceFrame, currentSize: ImageSize, currentCamera: CameraIntrinsics?,
-                          attitudes: AttitudePair?, keypoints: String, timings: StageTimings) throws -> PoseResult {
+                          attitudes: AttitudePair?, keypoints: String, timings: StageTimings, lensZoom: Double = 1) throws -> PoseResult {
         var warnings = parts.warnings, alignmentWarnings = parts.alignmentWarnings
         let (pairs, homography, pose, poseFailure, poseRefusal, sensor) = (parts.pairs, parts.homography, parts.pose, parts.poseFailure,
                                                                           parts.poseRefusal, parts.sensor)
@@ -222,7 +303,7 @@ extension PoseEstimator {
         }
 
         let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,
-                                            currentSize: currentSize, config: config.navigation)
+                                            currentSize: currentSize, config: config.navigation, lensZoom: lensZoom)
         if !navigation.quadrilateral.isConvex {
             alignmentWarnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
             warnings.append(alignmentWarnings.last!)

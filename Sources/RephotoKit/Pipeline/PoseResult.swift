@@ -51,6 +51,8 @@ public struct PoseResult: Encodable, Sendable {
     /// The sensor-quaternion path and its comparison with the vision path; nil without attitudes.
     public var sensor: SensorPath?
     public var comparison: PathComparison?
+    /// The reference's camera as estimated for this frame; nil unless the reference's camera is unknown.
+    public var referenceCamera: EstimatedReferenceCamera?
     /// Milliseconds per stage.
     public var timings: StageTimings
     public var warnings: [String]
@@ -64,7 +66,7 @@ public struct PoseResult: Encodable, Sendable {
     public var essentialInliers: [Bool]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, timings, warnings
+        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, referenceCamera, timings, warnings
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -79,6 +81,7 @@ public struct PoseResult: Encodable, Sendable {
         try c.encode(counts, forKey: .counts)
         try c.encode(sensor, forKey: .sensor)
         try c.encode(comparison, forKey: .comparison)
+        try c.encodeIfPresent(referenceCamera, forKey: .referenceCamera)
         try c.encode(timings, forKey: .timings)
         try c.encode(warnings, forKey: .warnings)
     }

@@ -4,6 +4,9 @@ public final class ReferenceFrame: Sendable {
     public let size: ImageSize
     public let features: Features
     public let camera: CameraIntrinsics?
+    /// The reference's camera is unknown (an old photo): each frame estimates it from its matches
+    /// (`ReferenceFocal`); `camera` is then nil.
+    public let cameraUnknown: Bool
     /// Time spent detecting the reference features (and building its match index), milliseconds.
     public let detectMilliseconds: Double
     /// Prebuilt FLANN index when the estimator matches with FLANN: built once, searched by every frame.
@@ -11,13 +14,20 @@ public final class ReferenceFrame: Sendable {
     /// The reference image's decoder warning (damaged data), repeated in every result that uses it.
     public let decodeWarning: String?
 
-    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, detectMilliseconds: Double, matchIndex: MatchIndex?,
-         decodeWarning: String?) {
+    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false, detectMilliseconds: Double,
+         matchIndex: MatchIndex?, decodeWarning: String?) {
+        self.cameraUnknown = cameraUnknown
         self.decodeWarning = decodeWarning
         self.size = size
         self.features = features
         self.camera = camera
         self.detectMilliseconds = detectMilliseconds
         self.matchIndex = matchIndex
+    }
+
+    /// The same reference with `camera` (one estimated for a frame): its features and index are shared.
+    func with(camera: CameraIntrinsics) -> ReferenceFrame {
+        ReferenceFrame(size: size, features: features, camera: camera, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex,
+                       decodeWarning: decodeWarning)
     }
 }

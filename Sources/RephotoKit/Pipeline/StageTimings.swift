@@ -11,6 +11,8 @@ public struct StageTimings: Codable, Equatable, Sendable {
     public var homography: Double
     /// nil when no pose was attempted (no intrinsics) or estimation stopped before it.
     public var essential: Double?
+    /// Estimating the reference's camera (a reference from an unknown camera only).
+    public var referenceCamera: Double?
     /// This frame's work: decoding the current frame (when measured), detection, matching, estimation.
     public var total: Double
 

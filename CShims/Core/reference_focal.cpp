@@ -1,0 +1,319 @@
+// The focal length of a reference photo from an unknown camera, against a calibrated current camera
+// (rephoto_shim.h, rp_estimate_reference_focal). Both models reduce to a search over one number, the focal
+// length f: E(f) = diag(s, s, 1) F diag(f, f, 1) must have two equal singular values, and
+// diag(1/s, 1/s, 1) H diag(f, f, 1) must be a multiple of a rotation, where the reference's pixels are taken
+// about its centre and the current's are undistorted and scaled by its focal length s.
+#include "pose/pose.hpp"
+
+#include <opencv2/calib3d.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+
+namespace {
+
+// How far E(f) is from an essential matrix: (s1 - s2) / s1.
+double essential_gap(const cv::Matx33d &G, double f) {
+    const cv::Matx33d E = G * cv::Matx33d(f, 0, 0, 0, f, 0, 0, 0, 1);
+    cv::Vec3d w;
+    cv::SVD::compute(E, w, cv::SVD::NO_UV);
+    return w[0] > 0 ? (w[0] - w[1]) / w[0] : HUGE_VAL;
+}
+
+// How far M(f) is from a multiple of a rotation: |M^T M / (trace / 3) - I|.
+double rotation_gap(const cv::Matx33d &G, double f) {
+    const cv::Matx33d M = G * cv::Matx33d(f, 0, 0, 0, f, 0, 0, 0, 1);
+    const cv::Matx33d A = M.t() * M;
+    const double scale = (A(0, 0) + A(1, 1) + A(2, 2)) / 3;
+    if (!(scale > 0)) return HUGE_VAL;
+    return cv::norm(A * (1 / scale) - cv::Matx33d::eye());
+}
+
+struct Minimum {
+    double focal;
+    double gap;
+    bool inside;  // not at either end of the range
+};
+
+// The focal length in [lo, hi] minimising `gap`: a log-spaced scan, then golden-section search in the best cell.
+Minimum minimise(const std::function<double(double)> &gap, double lo, double hi) {
+    constexpr int steps = 240;
+    const double ratio = std::pow(hi / lo, 1.0 / steps);
+    int best = 0;
+    double bestGap = HUGE_VAL;
+    for (int i = 0; i <= steps; ++i) {
+        const double g = gap(lo * std::pow(ratio, i));
+        if (g < bestGap) {
+            bestGap = g;
+            best = i;
+        }
+    }
+    if (!std::isfinite(bestGap)) return {0, HUGE_VAL, false};
+    double a = std::log(lo * std::pow(ratio, std::max(0, best - 1))), b = std::log(lo * std::pow(ratio, std::min(steps, best + 1)));
+    const double phi = (std::sqrt(5.0) - 1) / 2;
+    double c = b - phi * (b - a), d = a + phi * (b - a);
+    double gc = gap(std::exp(c)), gd = gap(std::exp(d));
+    for (int k = 0; k < 60 && b - a > 1e-9; ++k) {
+        if (gc < gd) {
+            b = d, d = c, gd = gc;
+            c = b - phi * (b - a), gc = gap(std::exp(c));
+        } else {
+            a = c, c = d, gc = gd;
+            d = a + phi * (b - a), gd = gap(std::exp(d));
+        }
+    }
+    const double f = std::exp((a + b) / 2);
+    return {f, gap(f), best > 0 && best < steps};
+}
+
+cv::Matx33d matx(const cv::Mat &m) {
+    cv::Matx33d out;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) out(r, c) = m.at<double>(r, c);
+    return out;
+}
+
+
+// Golden-section search of `cost` over log f in [lo, hi]; the best focal length found.
+double golden(const std::function<double(double)> &cost, double lo, double hi, int steps) {
+    const double phi = (std::sqrt(5.0) - 1) / 2;
+    double a = std::log(lo), b = std::log(hi);
+    double c = b - phi * (b - a), d = a + phi * (b - a);
+    double gc = cost(std::exp(c)), gd = cost(std::exp(d));
+    for (int k = 0; k < steps; ++k) {
+        if (gc < gd) {
+            b = d, d = c, gd = gc;
+            c = b - phi * (b - a), gc = cost(std::exp(c));
+        } else {
+            a = c, c = d, gc = gd;
+            d = a + phi * (b - a), gd = cost(std::exp(d));
+        }
+    }
+    return std::exp((a + b) / 2);
+}
+
+// The refined focal length's spread from the curvature of the profile cost C(f) (each f with its best pose):
+// sigma_f^2 = 2 sigma^2 / C'', sigma^2 the residual variance over `dof` degrees of freedom; % of f.
+double spread_percent(const std::function<double(double)> &cost, double f, int within, int parameters) {
+    const double h = 0.02;
+    const double c0 = cost(f), up = cost(f * (1 + h)), down = cost(f * (1 - h));
+    const double second = (up + down - 2 * c0) / ((f * h) * (f * h));
+    if (!(second > 0) || within <= parameters) return HUGE_VAL;
+    const double variance = c0 / (within - parameters);
+    return 100 * std::sqrt(2 * variance / second) / f;
+}
+
+
+}  // namespace
+
+extern "C" {
+
+int rp_estimate_reference_focal(const double *reference_xy, const double *current_xy, int n, int reference_width,
+                                int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
+                                rp_focal *focal, rp_status *status) {
+    return rp::guarded(status, [&] {
+        if (current_camera == nullptr || params == nullptr || focal == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "camera, params or output is NULL");
+        if (!(current_camera->K[0] > 0 && current_camera->K[4] > 0 && std::isfinite(current_camera->K[0]) && std::isfinite(current_camera->K[4]))) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "the current camera's focal lengths must be positive and finite");
+        }
+        if (reference_width <= 0 || reference_height <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "the reference's size must be positive");
+        if (!(params->threshold_pixels > 0 && std::isfinite(params->threshold_pixels))) rp::fail(RP_ERR_INVALID_ARGUMENT, "threshold_pixels must be positive");
+        if (!(params->min_focal > 0 && params->max_focal > params->min_focal && std::isfinite(params->max_focal))) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "the focal range must satisfy 0 < min_focal < max_focal");
+        }
+        if (!(params->rotation_share >= 0 && params->rotation_share <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "rotation_share must be 0...1");
+        if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: the focal length needs at least 8", n));
+        const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
+        for (int i = 0; i < n; ++i) {
+            if (!std::isfinite(reference[size_t(i)].x) || !std::isfinite(reference[size_t(i)].y) || !std::isfinite(current[size_t(i)].x) ||
+                !std::isfinite(current[size_t(i)].y)) {
+                rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("correspondence %d is not finite", i));
+            }
+        }
+        // Reference pixels about its centre; current pixels undistorted, as an ideal camera of focal length s.
+        const double s = (current_camera->K[0] + current_camera->K[4]) / 2;
+        double cx = (reference_width - 1) / 2.0, cy = (reference_height - 1) / 2.0;
+        std::vector<cv::Point2d> a(static_cast<size_t>(n)), b;
+        for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
+        cv::undistortPoints(current, b, rp::camera_matrix(*current_camera), rp::distortion_vector(*current_camera));
+        for (auto &p : b) p *= s;
+        const cv::Matx33d S(s, 0, 0, 0, s, 0, 0, 0, 1), Sinv(1 / s, 0, 0, 0, 1 / s, 0, 0, 0, 1);
+
+        std::vector<uchar> fundamentalMask, rotationMask;
+        const cv::Mat F = cv::findFundamentalMat(a, b, cv::FM_RANSAC, params->threshold_pixels, 0.999, fundamentalMask);
+        const cv::Mat H = cv::findHomography(a, b, cv::RANSAC, params->threshold_pixels, rotationMask, 5000, 0.999);
+        const int fundamentalInliers = F.rows == 3 ? cv::countNonZero(fundamentalMask) : 0;
+        const int rotationInliers = H.rows == 3 ? cv::countNonZero(rotationMask) : 0;
+
+        const double lo = params->min_focal, hi = params->max_focal;
+        Minimum rotation{0, HUGE_VAL, false};
+        if (rotationInliers >= 8) {
+            const cv::Matx33d G = Sinv * matx(H);
+            rotation = minimise([&](double f) { return rotation_gap(G, f); }, lo, hi);
+        }
+        // A homography that is a rotation, holding (nearly) every correspondence the fundamental matrix does: the
+        // centres coincide and the fundamental matrix is not determined.
+        constexpr double rotationFits = 0.05;
+        const bool useRotation = rotation.inside && rotation.gap < rotationFits &&
+                                 rotationInliers >= params->rotation_share * fundamentalInliers;
+        Minimum chosen{0, HUGE_VAL, false};
+        const std::vector<uchar> &mask = useRotation ? rotationMask : fundamentalMask;
+        if (useRotation) {
+            chosen = rotation;
+        } else if (fundamentalInliers >= 8) {
+            const cv::Matx33d G = S * matx(F);
+            chosen = minimise([&](double f) { return essential_gap(G, f); }, lo, hi);
+        }
+        *focal = rp_focal{};
+        if (!(params->principal_point_sigma >= 0 && params->principal_point_sigma < 1)) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "principal_point_sigma must be 0...1");
+        }
+        focal->fundamental_inliers = fundamentalInliers;
+        focal->rotation_inliers = rotationInliers;
+        focal->rotation_residual = rotation.gap;
+        focal->model = useRotation ? 2 : 1;
+        focal->inliers = useRotation ? rotationInliers : fundamentalInliers;
+        if (!chosen.inside) rp::fail(RP_ERR_ESTIMATION, "no focal length of the reference between the bounds fits these correspondences");
+        focal->focal = chosen.focal;
+
+        // Refined on the inliers' pixel residuals, each focal length with its best pose (fundamental, by
+        // Levenberg-Marquardt from the last one found) or rotation (closed form): a least-squares profile over a
+        // fixed set of correspondences, smooth, so its minimum and curvature mean what they should.
+        std::vector<size_t> use;
+        for (size_t i = 0; i < mask.size(); ++i) {
+            if (mask[i]) use.push_back(i);
+        }
+        const double fx = current_camera->K[0], fy = current_camera->K[4];
+        std::vector<double> residuals;
+        std::function<double(double)> profile;
+        rp::pose::Pose pose;
+        int parameters = 0;
+        auto camera_for = [&](double f) {
+            rp_camera c = rp_camera{};
+            const double K[9] = {f, 0, cx, 0, f, cy, 0, 0, 1};
+            std::copy(K, K + 9, c.K);
+            c.width = reference_width;
+            c.height = reference_height;
+            return c;
+        };
+        auto pick = [&](const std::vector<cv::Point2d> &points) {
+            std::vector<cv::Point2d> out;
+            for (size_t i : use) out.push_back(points[i]);
+            return out;
+        };
+        if (useRotation) {
+            parameters = 4;
+            profile = [&](double f) {
+                cv::Matx33d M = cv::Matx33d::zeros();
+                std::vector<cv::Vec3d> from, to;
+                for (size_t i : use) {
+                    from.push_back(cv::normalize(cv::Vec3d(a[i].x / f, a[i].y / f, 1)));
+                    to.push_back(cv::normalize(cv::Vec3d(b[i].x / s, b[i].y / s, 1)));
+                    M += to.back() * from.back().t();
+                }
+                cv::Matx33d U, Vt;
+                cv::Vec3d w;
+                cv::SVD::compute(M, w, U, Vt);
+                const double sign = cv::determinant(U * Vt) < 0 ? -1 : 1;
+                const cv::Matx33d R = U * cv::Matx33d(1, 0, 0, 0, 1, 0, 0, 0, sign) * Vt;
+                residuals.clear();
+                double cost = 0;
+                for (size_t k = 0; k < from.size(); ++k) {
+                    const cv::Vec3d y = R * from[k];
+                    const double dx = (y[0] / y[2] - to[k][0] / to[k][2]) * fx, dy = (y[1] / y[2] - to[k][1] / to[k][2]) * fy;
+                    residuals.push_back(std::sqrt(dx * dx + dy * dy));
+                    cost += dx * dx + dy * dy;
+                }
+                return cost;
+            };
+        } else {
+            parameters = 6;
+            // The start: of E(f0)'s four poses, the one that puts the most inliers in front.
+            {
+                const rp::pose::Bearings x = rp::pose::undistorted(pick(reference), pick(current), camera_for(chosen.focal), *current_camera);
+                const cv::Matx33d E = S * matx(F) * cv::Matx33d(chosen.focal, 0, 0, 0, chosen.focal, 0, 0, 0, 1);
+                int best = -1;
+                for (const auto &candidate : rp::pose::decompositions(E)) {
+                    int front = 0;
+                    for (size_t i = 0; i < x.size(); ++i) front += rp::pose::in_front(candidate, x.a[i], x.b[i]);
+                    if (front > best) {
+                        best = front;
+                        pose = candidate;
+                    }
+                }
+            }
+            profile = [&](double f) {
+                const rp::pose::Bearings x = rp::pose::undistorted(pick(reference), pick(current), camera_for(f), *current_camera);
+                rp::pose::refine(x, HUGE_VAL, pose, 40);
+                const cv::Matx33d E = pose.essential();
+                residuals.clear();
+                double cost = 0;
+                for (size_t i = 0; i < x.size(); ++i) {
+                    const cv::Vec3d Ea = E * x.a[i], Etb = E.t() * x.b[i];
+                    const double den = (Ea[0] / fx) * (Ea[0] / fx) + (Ea[1] / fy) * (Ea[1] / fy) + (Etb[0] / f) * (Etb[0] / f) +
+                                       (Etb[1] / f) * (Etb[1] / f);
+                    const double num = x.b[i].dot(Ea);
+                    const double r2 = den > 0 ? num * num / den : 0;
+                    residuals.push_back(std::sqrt(r2));
+                    cost += r2;
+                }
+                return cost;
+            };
+        }
+        // Within 10 % of the scan's minimum, moved on while the best lies at an end of the bracket.
+        double refined = chosen.focal, near = refined, far = refined;
+        bool atEdge = true;
+        for (int round = 0; round < 4 && atEdge; ++round) {
+            near = std::max(params->min_focal, refined / 1.1);
+            far = std::min(params->max_focal, refined * 1.1);
+            refined = golden(profile, near, far, 30);
+            atEdge = refined < near * 1.005 || refined > far / 1.005;
+        }
+        // Again on the correspondences within three times the inliers' robust noise: matches inside the threshold by
+        // chance pull the focal length less, and the cost's curvature measures the inliers' noise.
+        if (!atEdge) {
+            profile(refined);
+            const double noise = std::max(0.1, rp::pose::kMadToSigma * rp::pose::median(residuals));
+            std::vector<size_t> kept;
+            for (size_t k = 0; k < use.size(); ++k) {
+                if (residuals[k] < 3 * noise) kept.push_back(use[k]);
+            }
+            use = kept;
+            near = std::max(params->min_focal, refined / 1.03);
+            far = std::min(params->max_focal, refined * 1.03);
+            refined = golden(profile, near, far, 30);
+            atEdge = refined < near * 1.005 || refined > far / 1.005;
+        }
+        focal->focal = refined;
+        focal->inliers = int(use.size());
+        profile(refined);
+        focal->noise_sigma_percent = atEdge ? HUGE_VAL : spread_percent(profile, refined, int(use.size()), parameters);
+        // The principal point is assumed, not known: how far the focal length moves with it, at the assumed spread.
+        double moved2 = 0;
+        const double side = std::max(reference_width, reference_height), step = 0.01 * side;
+        if (std::isfinite(focal->noise_sigma_percent) && params->principal_point_sigma > 0) {
+            const rp::pose::Pose kept = pose;
+            for (int axis = 0; axis < 2; ++axis) {
+                (axis == 0 ? cx : cy) += step;
+                for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
+                pose = kept;
+                const double shifted = golden(profile, refined / 1.2, refined * 1.2, 40);
+                const double slope = (shifted - refined) / step;  // focal pixels per principal-point pixel
+                moved2 += slope * slope;
+                (axis == 0 ? cx : cy) -= step;
+            }
+            for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
+            pose = kept;
+        }
+        const double principal = 100 * std::sqrt(moved2) * params->principal_point_sigma * side / refined;
+        focal->principal_point_sigma_percent = principal;
+        focal->sigma_percent = std::hypot(focal->noise_sigma_percent, principal);
+        if (getenv("RP_DEBUG_FOCAL")) {
+            fprintf(stderr, "DEBUG scan %g refined %g edge %d use %zu F %d H %d rotgap %g sigma %g = noise %g + pp %g\n", chosen.focal, refined, atEdge, use.size(), fundamentalInliers, rotationInliers, rotation.gap, focal->sigma_percent, focal->noise_sigma_percent, focal->principal_point_sigma_percent);
+        }
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,84 @@
+import RephotoShim
+
+/// Settings of the reference camera's estimation (`pose.referenceFocal.*`), for a reference from an unknown camera.
+public struct ReferenceFocalConfig: Equatable, Sendable {
+    /// Inlier distance of the fundamental matrix and the rotation homography, pixels.
+    public var threshold: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.threshold)
+    /// The assumed principal point's 1 sigma, % of the reference's longer side: the focal length's sigma includes how
+    /// far it moves with it.
+    public var principalPointSigma: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.principalPointSigma)
+    /// Fewer inliers of the model the focal length comes from leave it undetermined: a fundamental matrix fits a
+    /// few dozen unrelated matches too.
+    public var minInliers: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.minInliers)
+    /// Above this spread (1 sigma, % of the focal length) the focal length is undetermined and no pose is reported.
+    public var maxSigmaPercent: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxSigmaPercent)
+
+    public init() {}
+}
+
+/// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
+/// calibrated current camera: the focal length from a fundamental matrix (the cameras apart) or from a homography
+/// that is a rotation (the cameras at one place); the principal point at the image's centre, square pixels, no
+/// distortion.
+public struct ReferenceFocal: Sendable, Equatable {
+    public enum Model: String, Codable, Sendable {
+        case fundamental, rotation
+    }
+
+    /// The camera found, in the reference image's pixels.
+    public var camera: CameraIntrinsics
+    /// The focal length's 1 sigma, % (infinite: undetermined), from the curvature of the inliers' residuals over it.
+    public var focalSigmaPercent: Double
+    public var model: Model
+    public var inliers: Int
+
+    /// Focal lengths searched, in units of the reference's longer side: from a 118° to a 5.7° field of view across it.
+    static let searchedFocal = 0.3...10.0
+
+    /// Throws `.estimationFailed` when fewer than eight correspondences or neither model gives a focal length.
+    public static func estimate(_ pairs: Correspondences, referenceSize: ImageSize, currentCamera: CameraIntrinsics,
+                                config: ReferenceFocalConfig) throws -> ReferenceFocal {
+        let n = try cInt(pairs.count, "correspondence count")
+        let a = Correspondences.flat(pairs.reference, order: nil), b = Correspondences.flat(pairs.current, order: nil)
+        var current = try currentCamera.shimCamera()
+        let side = Double(max(referenceSize.width, referenceSize.height))
+        var params = rp_focal_params(threshold_pixels: config.threshold, min_focal: searchedFocal.lowerBound * side,
+                                     max_focal: searchedFocal.upperBound * side, rotation_share: 0.95,
+                                     principal_point_sigma: config.principalPointSigma / 100)
+        let width = try cInt(referenceSize.width, "reference width"), height = try cInt(referenceSize.height, "reference height")
+        var out = rp_focal()
+        try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
+        let center = (x: Double(referenceSize.width - 1) / 2, y: Double(referenceSize.height - 1) / 2)
+        return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
+                              focalSigmaPercent: out.sigma_percent, model: out.model == 2 ? .rotation : .fundamental,
+                              inliers: Int(out.inliers))
+    }
+}
+
+/// A reference camera estimated for a frame, as results report it (`referenceCamera` in docs/json-output.md).
+public struct EstimatedReferenceCamera: Encodable, Equatable, Sendable {
+    public var fx: Double
+    public var fy: Double
+    public var cx: Double
+    public var cy: Double
+    public var estimated = true
+    public var focalSigmaPercent: Double
+    public var model: ReferenceFocal.Model
+    public var inliers: Int
+    /// The current camera's zoom that frames what the reference shows: its field of view over the reference's, along
+    /// the side that constrains (> 1: the old photo's lens was longer).
+    public var zoom: Double
+
+    public init(_ focal: ReferenceFocal, currentCamera: CameraIntrinsics, currentSize: ImageSize) {
+        fx = focal.camera.fx
+        fy = focal.camera.fy
+        cx = focal.camera.cx
+        cy = focal.camera.cy
+        focalSigmaPercent = focal.focalSigmaPercent
+        model = focal.model
+        inliers = focal.inliers
+        let reference = focal.camera.imageSize ?? currentSize
+        zoom = min(Double(currentSize.width) / currentCamera.fx / (Double(reference.width) / fx),
+                   Double(currentSize.height) / currentCamera.fy / (Double(reference.height) / fy))
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import RephotoKit
+import RephotoTestSupport
+import Testing
+
+/// The focal length of a reference from an unknown camera (`ReferenceFocal`), on correspondences projected through
+/// known cameras: the truth is the reference camera that generated them.
+@Suite struct ReferenceFocalTests {
+    static let current = CameraIntrinsics(fx: 1000, fy: 1000, cx: 639.5, cy: 479.5, imageSize: ImageSize(width: 1280, height: 960))
+    static let referenceSize = ImageSize(width: 900, height: 900)
+
+    /// Points 4-20 m ahead seen by a reference camera of focal length `focal` (principal point at the centre of a
+    /// 900x900 print) and by the current camera under X_current = r X_reference + t, with ±`noise` px (uniform) and
+    /// `outliers` random pairs.
+    static func pairs(focal: Double, rotation r: Matrix3, translation t: SIMD3<Double>, count: Int = 300, outliers: Int = 60,
+                      noise: Double = 0.5, seed: UInt64 = 7) -> Correspondences {
+        var random = SplitMix(seed: seed)
+        let c = 449.5
+        var a: [Point2] = [], b: [Point2] = []
+        while a.count < count {
+            let z = random.uniform(4, 20)
+            let x = SIMD3(random.uniform(-0.4, 0.4) * z, random.uniform(-0.4, 0.4) * z, z)
+            let y = r * x + t
+            guard y.z > 0.5 else { continue }
+            let p = Point2(x: focal * x.x / x.z + c + random.uniform(-noise, noise), y: focal * x.y / x.z + c + random.uniform(-noise, noise))
+            let q = Point2(x: 1000 * y.x / y.z + 639.5 + random.uniform(-noise, noise), y: 1000 * y.y / y.z + 479.5 + random.uniform(-noise, noise))
+            guard (0..<900).contains(p.x), (0..<900).contains(p.y), (0..<1280).contains(q.x), (0..<960).contains(q.y) else { continue }
+            a.append(p)
+            b.append(q)
+        }
+        for _ in 0..<outliers {
+            a.append(Point2(x: random.uniform(0, 900), y: random.uniform(0, 900)))
+            b.append(Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)))
+        }
+        return Correspondences(matches: [], reference: a, current: b)
+    }
+
+    /// The cameras apart (a metre sideways, 12° turned): the fundamental matrix gives the focal length within 3 %
+    /// and a spread that covers the error.
+    @Test(arguments: [600.0, 1600.0, 3000.0])
+    func theFundamentalMatrixGivesTheFocalLength(focal: Double) throws {
+        let pairs = Self.pairs(focal: focal, rotation: Matrix3.rotation(axis: SIMD3(0.2, 1, 0.1), angle: 12 * .pi / 180),
+                               translation: SIMD3(1, 0.1, 0.3))
+        let found = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current,
+                                                config: ReferenceFocalConfig())
+        let error = abs(found.camera.fx - focal) / focal * 100
+        #expect(found.model == .fundamental)
+        print("FOCAL", focal, found.camera.fx, error, found.focalSigmaPercent)
+        #expect(error < 3, "focal \(found.camera.fx) for \(focal): \(error) %")
+        #expect(found.focalSigmaPercent < 5 && found.focalSigmaPercent > error / 4, "sigma \(found.focalSigmaPercent) %, error \(error) %")
+        #expect(found.camera.cx == 449.5 && found.camera.cy == 449.5 && found.camera.fy == found.camera.fx)
+    }
+
+    /// The cameras at one place (the person at the vantage point, turned 8°): the fundamental matrix is undetermined,
+    /// the rotation gives the focal length within 1 %.
+    @Test func aRotationGivesTheFocalLength() throws {
+        let pairs = Self.pairs(focal: 1600, rotation: Matrix3.rotation(axis: SIMD3(1, 1, 0.2), angle: 8 * .pi / 180),
+                               translation: SIMD3(0, 0, 0))
+        let found = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current,
+                                                config: ReferenceFocalConfig())
+        #expect(found.model == .rotation)
+        #expect(abs(found.camera.fx - 1600) / 1600 < 0.01, "\(found.camera.fx)")
+        #expect(found.focalSigmaPercent < 1)
+    }
+
+    /// Random pairs hold no camera: refused, or a spread far past pose.referenceFocal.maxSigmaPercent.
+    @Test func unrelatedMatchesGiveNoFocalLength() throws {
+        var random = SplitMix(seed: 3)
+        let a = (0..<200).map { _ in Point2(x: random.uniform(0, 900), y: random.uniform(0, 900)) }
+        let b = (0..<200).map { _ in Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)) }
+        do {
+            let found = try ReferenceFocal.estimate(Correspondences(matches: [], reference: a, current: b), referenceSize: Self.referenceSize,
+                                                    currentCamera: Self.current, config: ReferenceFocalConfig())
+            #expect(found.focalSigmaPercent > ReferenceFocalConfig().maxSigmaPercent, "\(found)")
+        } catch let error as RephotoError {
+            #expect(error.kind == .estimationFailed)
+        }
+    }
+}

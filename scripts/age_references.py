@@ -1,0 +1,89 @@
+"""Ages a pair list's references into old prints with an exactly known camera (scripts/age-references).
+
+Each reference image becomes old-<name>.jpg: rescaled so its longer side is --side px, cropped off-centre to
+--crop of its width and height, grey (or sepia, --sepia), faded, grainy, blurred, vignetted and saved as a strong
+JPEG. frames.csv then names the old prints as references and gains their true cameras (gt_reference_fx, fy, cx,
+cy: the original camera scaled and shifted with the image), and sequence.json says "referenceIntrinsics":
+"unknown". The current frames and the ground truth poses are unchanged: rescaling and cropping move no camera."""
+import argparse
+import csv
+import json
+import random
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+def age(image, side, crop, shift, sepia, rng):
+    h, w = image.shape[:2]
+    k = side / max(w, h)
+    small = cv2.resize(image, (round(w * k), round(h * k)), interpolation=cv2.INTER_AREA)
+    sh, sw = small.shape[:2]
+    cw, ch = round(sw * crop), round(sh * crop)
+    # Off-centre: the crop's centre moves by up to `shift` of the free margin, each way.
+    x0 = round((sw - cw) / 2 * (1 + rng.uniform(-shift, shift)))
+    y0 = round((sh - ch) / 2 * (1 + rng.uniform(-shift, shift)))
+    out = small[y0:y0 + ch, x0:x0 + cw]
+    grey = cv2.cvtColor(out, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    grey = 70 + 0.55 * grey                                 # faded: lifted blacks, low contrast
+    grey = cv2.GaussianBlur(grey, (0, 0), 1.0)             # soft lens, print
+    yy, xx = np.mgrid[0:ch, 0:cw]
+    r2 = ((xx - cw / 2) / (cw / 2)) ** 2 + ((yy - ch / 2) / (ch / 2)) ** 2
+    grey *= 1 - 0.25 * r2                                  # vignetting
+    grey += rng.normal(0, 6, grey.shape)                   # grain
+    grey = np.clip(grey, 0, 255).astype(np.uint8)
+    if sepia:
+        g = grey.astype(np.float32) / 255
+        result = np.dstack([g * 0.70, g * 0.85, g * 1.0]) * 255  # BGR: brown
+        result = np.clip(result, 0, 255).astype(np.uint8)
+    else:
+        result = grey
+    return result, k, x0, y0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("sequence", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--side", type=int, default=1000)
+    parser.add_argument("--crop", type=float, default=0.8)
+    parser.add_argument("--shift", type=float, default=0.5)
+    parser.add_argument("--sepia", action="store_true")
+    parser.add_argument("--quality", type=int, default=45)
+    parser.add_argument("--seed", type=int, default=1)
+    a = parser.parse_args()
+
+    manifest = json.loads((a.sequence / "sequence.json").read_text())
+    intrinsics = manifest["intrinsics"]
+    rows = list(csv.DictReader((a.sequence / "frames.csv").open()))
+    a.out.mkdir(parents=True, exist_ok=False)
+    rng = np.random.default_rng(a.seed)
+    cameras = {}
+    for name in sorted({r["reference_file"] for r in rows if r.get("reference_file")}):
+        image = cv2.imread(str(a.sequence / name))
+        old, k, x0, y0 = age(image, a.side, a.crop, a.shift, a.sepia, rng)
+        old_name = "old-" + Path(name).stem + ".jpg"
+        cv2.imwrite(str(a.out / old_name), old, [cv2.IMWRITE_JPEG_QUALITY, a.quality])
+        cameras[name] = (old_name, intrinsics["fx"] * k, intrinsics["fy"] * k,
+                         (intrinsics["cx"] + 0.5) * k - 0.5 - x0, (intrinsics["cy"] + 0.5) * k - 0.5 - y0)
+    for name in sorted({r["file"] for r in rows}):
+        shutil.copyfile(a.sequence / name, a.out / name)
+    header = list(rows[0].keys()) + ["gt_reference_fx", "gt_reference_fy", "gt_reference_cx", "gt_reference_cy"]
+    with (a.out / "frames.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        for r in rows:
+            old_name, fx, fy, cx, cy = cameras[r["reference_file"]]
+            writer.writerow({**r, "reference_file": old_name, "gt_reference_fx": f"{fx:.6f}", "gt_reference_fy": f"{fy:.6f}",
+                             "gt_reference_cx": f"{cx:.6f}", "gt_reference_cy": f"{cy:.6f}"})
+    manifest["name"] = manifest["name"] + "-aged"
+    manifest["referenceIntrinsics"] = "unknown"
+    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}, shift {a.shift}, quality {a.quality}, seed {a.seed})"
+    (a.out / "sequence.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    print(f"{a.out}: {len(cameras)} old prints, {len(rows)} pairs")
+
+
+if __name__ == "__main__":
+    main()
