@@ -31,6 +31,24 @@ double rotation_gap(const cv::Matx33d &G, double f) {
     return cv::norm(A * (1 / scale) - cv::Matx33d::eye());
 }
 
+// Golden-section search of `cost` over log f in [lo, hi]; the best focal length found.
+double golden(const std::function<double(double)> &cost, double lo, double hi, int steps) {
+    const double phi = (std::sqrt(5.0) - 1) / 2;
+    double a = std::log(lo), b = std::log(hi);
+    double c = b - phi * (b - a), d = a + phi * (b - a);
+    double gc = cost(std::exp(c)), gd = cost(std::exp(d));
+    for (int k = 0; k < steps; ++k) {
+        if (gc < gd) {
+            b = d, d = c, gd = gc;
+            c = b - phi * (b - a), gc = cost(std::exp(c));
+        } else {
+            a = c, c = d, gc = gd;
+            d = a + phi * (b - a), gd = cost(std::exp(d));
+        }
+    }
+    return std::exp((a + b) / 2);
+}
+
 struct Minimum {
     double focal;
     double gap;
@@ -51,20 +69,7 @@ Minimum minimise(const std::function<double(double)> &gap, double lo, double hi)
         }
     }
     if (!std::isfinite(bestGap)) return {0, HUGE_VAL, false};
-    double a = std::log(lo * std::pow(ratio, std::max(0, best - 1))), b = std::log(lo * std::pow(ratio, std::min(steps, best + 1)));
-    const double phi = (std::sqrt(5.0) - 1) / 2;
-    double c = b - phi * (b - a), d = a + phi * (b - a);
-    double gc = gap(std::exp(c)), gd = gap(std::exp(d));
-    for (int k = 0; k < 60 && b - a > 1e-9; ++k) {
-        if (gc < gd) {
-            b = d, d = c, gd = gc;
-            c = b - phi * (b - a), gc = gap(std::exp(c));
-        } else {
-            a = c, c = d, gc = gd;
-            d = a + phi * (b - a), gd = gap(std::exp(d));
-        }
-    }
-    const double f = std::exp((a + b) / 2);
+    const double f = golden(gap, lo * std::pow(ratio, std::max(0, best - 1)), lo * std::pow(ratio, std::min(steps, best + 1)), 60);
     return {f, gap(f), best > 0 && best < steps};
 }
 
@@ -75,27 +80,8 @@ cv::Matx33d matx(const cv::Mat &m) {
     return out;
 }
 
-
-// Golden-section search of `cost` over log f in [lo, hi]; the best focal length found.
-double golden(const std::function<double(double)> &cost, double lo, double hi, int steps) {
-    const double phi = (std::sqrt(5.0) - 1) / 2;
-    double a = std::log(lo), b = std::log(hi);
-    double c = b - phi * (b - a), d = a + phi * (b - a);
-    double gc = cost(std::exp(c)), gd = cost(std::exp(d));
-    for (int k = 0; k < steps; ++k) {
-        if (gc < gd) {
-            b = d, d = c, gd = gc;
-            c = b - phi * (b - a), gc = cost(std::exp(c));
-        } else {
-            a = c, c = d, gc = gd;
-            d = a + phi * (b - a), gd = cost(std::exp(d));
-        }
-    }
-    return std::exp((a + b) / 2);
-}
-
 // The refined focal length's spread from the curvature of the profile cost C(f) (each f with its best pose):
-// sigma_f^2 = 2 sigma^2 / C'', sigma^2 the residual variance over `dof` degrees of freedom; % of f.
+// sigma_f^2 = 2 sigma^2 / C'', sigma^2 the residual variance over `within` - `parameters` degrees of freedom; % of f.
 double spread_percent(const std::function<double(double)> &cost, double f, int within, int parameters) {
     const double h = 0.02;
     const double c0 = cost(f), up = cost(f * (1 + h)), down = cost(f * (1 - h));
@@ -104,7 +90,6 @@ double spread_percent(const std::function<double(double)> &cost, double f, int w
     const double variance = c0 / (within - parameters);
     return 100 * std::sqrt(2 * variance / second) / f;
 }
-
 
 }  // namespace
 
@@ -310,9 +295,6 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         const double principal = 100 * std::sqrt(moved2) * params->principal_point_sigma * side / refined;
         focal->principal_point_sigma_percent = principal;
         focal->sigma_percent = std::hypot(focal->noise_sigma_percent, principal);
-        if (getenv("RP_DEBUG_FOCAL")) {
-            fprintf(stderr, "DEBUG scan %g refined %g edge %d use %zu F %d H %d rotgap %g sigma %g = noise %g + pp %g\n", chosen.focal, refined, atEdge, use.size(), fundamentalInliers, rotationInliers, rotation.gap, focal->sigma_percent, focal->noise_sigma_percent, focal->principal_point_sigma_percent);
-        }
     });
 }
 

@@ -45,7 +45,6 @@ import Testing
                                                 config: ReferenceFocalConfig())
         let error = abs(found.camera.fx - focal) / focal * 100
         #expect(found.model == .fundamental)
-        print("FOCAL", focal, found.camera.fx, error, found.focalSigmaPercent)
         #expect(error < 3, "focal \(found.camera.fx) for \(focal): \(error) %")
         #expect(found.focalSigmaPercent < 5 && found.focalSigmaPercent > error / 4, "sigma \(found.focalSigmaPercent) %, error \(error) %")
         #expect(found.camera.cx == 449.5 && found.camera.cy == 449.5 && found.camera.fy == found.camera.fx)
