@@ -7,10 +7,33 @@ import RephotoKit
 struct RequestMetadata: Decodable, Sendable {
     struct Photo: Decodable, Sendable {
         struct Intrinsics: Decodable, Sendable {
-            var fx: Double, fy: Double, cx: Double, cy: Double
+            var fx = 0.0, fy = 0.0, cx = 0.0, cy = 0.0
             var distortion: [Double]?
             var imageWidth: Int?
             var imageHeight: Int?
+            /// `"intrinsics": "unknown"`: a reference nobody calibrated (an old photo), estimated for each retake.
+            var unknown = false
+
+            enum CodingKeys: String, CodingKey { case fx, fy, cx, cy, distortion, imageWidth, imageHeight }
+
+            init(from decoder: Decoder) throws {
+                if let text = try? decoder.singleValueContainer().decode(String.self) {
+                    guard text == "unknown" else {
+                        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                                debugDescription: "'\(text.prefix(40))' is neither intrinsics {fx, fy, cx, cy} nor \"unknown\""))
+                    }
+                    unknown = true
+                    return
+                }
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                fx = try c.decode(Double.self, forKey: .fx)
+                fy = try c.decode(Double.self, forKey: .fy)
+                cx = try c.decode(Double.self, forKey: .cx)
+                cy = try c.decode(Double.self, forKey: .cy)
+                distortion = try c.decodeIfPresent([Double].self, forKey: .distortion)
+                imageWidth = try c.decodeIfPresent(Int.self, forKey: .imageWidth)
+                imageHeight = try c.decodeIfPresent(Int.self, forKey: .imageHeight)
+            }
         }
 
         struct AttitudeValue: Decodable, Sendable {
@@ -162,6 +185,9 @@ struct RequestMetadata: Decodable, Sendable {
         ("features.orb.levels", false, "memory"), ("features.orb.patchSize", false, "time"), ("features.orb.edgeThreshold", false, "time"),
     ]
 
+    /// The reference's camera is said to be unknown (an old photo): estimated for each retake from its matches.
+    static func cameraUnknown(_ photo: Photo?) -> Bool { photo?.intrinsics?.unknown == true }
+
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {
         guard let photo else { return nil }
@@ -184,6 +210,10 @@ struct RequestMetadata: Decodable, Sendable {
                 }
             }
             throw ServerError.badRequest("metadata.\(role).calibration: no calibration named '\(name)'")
+        }
+        if let i = photo.intrinsics, i.unknown {
+            guard role == "reference" else { throw ServerError.badRequest("metadata.\(role).intrinsics: only the reference's camera may be \"unknown\"") }
+            return nil
         }
         if let i = photo.intrinsics {
             let size = i.imageWidth.flatMap { w in i.imageHeight.map { ImageSize(width: w, height: $0) } }

@@ -69,6 +69,8 @@ final class RetakeService: Sendable {
     struct Inputs: Sendable {
         var settings: PipelineConfig
         var referenceCamera: CameraIntrinsics?
+        /// `"intrinsics": "unknown"` for the reference: estimated for each retake (the retake's camera is then needed).
+        var referenceCameraUnknown = false
         var retakeCamera: CameraIntrinsics?
         var attitudes: AttitudePair?
         var metadata: RequestMetadata
@@ -82,7 +84,8 @@ final class RetakeService: Sendable {
         let a0 = try RequestMetadata.attitude(metadata.reference, role: "reference"), a1 = try RequestMetadata.attitude(metadata.retake, role: "retake")
         if (a0 == nil) != (a1 == nil) { throw ServerError.badRequest("metadata: give an attitude for both photos or for neither") }
         let attitudes = a0.flatMap { r in a1.map { AttitudePair(reference: r, current: $0) } }
-        return Inputs(settings: config, referenceCamera: referenceCamera, retakeCamera: retakeCamera,
+        let unknown = RequestMetadata.cameraUnknown(metadata.reference)
+        return Inputs(settings: config, referenceCamera: referenceCamera, referenceCameraUnknown: unknown, retakeCamera: retakeCamera,
                       attitudes: attitudes, metadata: metadata)
     }
 
@@ -100,6 +103,9 @@ final class RetakeService: Sendable {
     func addReference(_ form: MultipartForm) async throws -> (id: String, created: Bool) {
         guard let image = form.parts["image"] else { throw ServerError.badRequest("missing part 'image' (the reference photo)") }
         let inputs = try inputs(form)
+        if inputs.referenceCameraUnknown {
+            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\" is not kept with a stored reference yet: give it in each score's metadata")
+        }
         let id = ReferenceStore.id(of: image)
         let first = adding.withLock { $0.insert(id).inserted }
         defer { if first { adding.withLock { _ = $0.remove(id) } } }
@@ -175,8 +181,8 @@ final class RetakeService: Sendable {
     }
 
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
-    func prepared(id: String, image: Data?, camera: CameraIntrinsics?, settings: PipelineConfig) async throws -> ReferenceFrame {
-        let key = ReferenceCache.key(id, settings.features, camera)
+    func prepared(id: String, image: Data?, camera: CameraIntrinsics?, cameraUnknown: Bool = false, settings: PipelineConfig) async throws -> ReferenceFrame {
+        let key = ReferenceCache.key(id, settings.features, camera) + (cameraUnknown ? "|unknown" : "")
         // A reference looked up by id is served from memory only while the shared store still has it: a delete
         // through any instance holds at once everywhere (one stat a request).
         if image == nil, store.directory != nil, !store.contains(id) {
@@ -195,7 +201,8 @@ final class RetakeService: Sendable {
         if let saved = store.features(id, settingsKey: settingsKey) {
             do {
                 let frame = try await compute {
-                    try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera)
+                    try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera,
+                                                                         cameraUnknown: cameraUnknown)
                 }
                 cache.put(key, frame, camera: camera, registered: registered)
                 return frame
@@ -210,7 +217,7 @@ final class RetakeService: Sendable {
         }
         let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
-            let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera)
+            let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera, cameraUnknown: cameraUnknown)
             return (frame, try frame.features.serialized())
         }
         cache.put(key, frame, camera: camera, registered: registered)
@@ -234,15 +241,20 @@ final class RetakeService: Sendable {
 
     /// The reference from its bytes (`image`) or a stored `id`, one of them.
     func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
+        if inputs.referenceCameraUnknown, inputs.retakeCamera == nil {
+            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\" needs the retake's camera (metadata.retake.calibration or intrinsics) to estimate the reference's from")
+        }
         if let image {
             let id = ReferenceStore.id(of: image)
-            let camera = inputs.referenceCamera ?? inputs.retakeCamera
-            return (try await prepared(id: id, image: image, camera: camera, settings: inputs.settings), image, id, camera)
+            let camera = inputs.referenceCameraUnknown ? nil : inputs.referenceCamera ?? inputs.retakeCamera
+            return (try await prepared(id: id, image: image, camera: camera, cameraUnknown: inputs.referenceCameraUnknown, settings: inputs.settings),
+                    image, id, camera)
         }
         let id = id ?? ""
         guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
         let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) ?? inputs.retakeCamera : inputs.referenceCamera
-        return (try await prepared(id: id, image: nil, camera: camera, settings: inputs.settings), nil, id, camera)
+        return (try await prepared(id: id, image: nil, camera: camera, cameraUnknown: inputs.referenceCameraUnknown, settings: inputs.settings),
+                nil, id, camera)
     }
 
     // MARK: scoring and alignment
@@ -301,6 +313,9 @@ extension RetakeService {
         let (metadata, overrides) = try RequestMetadata.parse(data)
         if metadata.retake?.attitude != nil {
             throw ServerError.badRequest("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
+        }
+        if RequestMetadata.cameraUnknown(metadata.reference) {
+            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\": a guidance session needs its reference's camera (not supported by sessions yet)")
         }
         let inputs = Inputs(settings: try RequestMetadata.settings(base: settings.pipeline, overrides: overrides),
                             referenceCamera: try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory),

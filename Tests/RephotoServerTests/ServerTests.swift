@@ -133,6 +133,39 @@ struct Upload {
 
     /// A known image uploaded again without a camera keeps the camera stored with it (it was overwritten with
     /// none, and scoring by id then gave no pose; probe); a camera given with it replaces it.
+    /// An old photo of unknown camera (`"intrinsics": "unknown"`): the bundled synthetic reference shrunk to 0.7, so its
+    /// focal length is exactly 0.7 x 391.64 px; the score reports it within 2 %. Where it cannot be used, it is refused.
+    @Test func aReferenceOfUnknownCameraIsScoredWithItsEstimate() async throws {
+        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
+        let old = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path).resized(width: 336, height: 252).encoded(as: .png)
+        let retake = try Data(contentsOf: sequence.appendingPathComponent("frame-0000.jpg"))
+        let cameras = #"{"reference": {"intrinsics": "unknown"}, "retake": {"intrinsics": {"fx": 391.6444049109095, "fy": 391.6444049109095, "cx": 239.5, "cy": 179.5}}}"#
+        try await Self.app(try Self.settings()).test(.router) { http in
+            let score = Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: cameras)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok)
+                let camera = Self.json(response)["referenceCamera"] as? [String: Any]
+                let focal = camera?["fx"] as? Double ?? 0
+                #expect(abs(focal - 0.7 * 391.6444049109095) / (0.7 * 391.6444049109095) < 0.02, "\(camera ?? [:])")
+            }
+            let refusals: [(Upload, String, String)] = [
+                (Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: #"{"reference": {"intrinsics": "unknown"}}"#),
+                 "/v1/retakes/score", "needs the retake's camera"),
+                (Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: #"{"reference": {"intrinsics": "unkown"}}"#),
+                 "/v1/retakes/score", "'unkown' is neither intrinsics {fx, fy, cx, cy} nor"),
+                (Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: #"{"retake": {"intrinsics": "unknown"}}"#),
+                 "/v1/retakes/score", "metadata.retake.intrinsics: only the reference's camera may be"),
+                (Upload().adding("image", old).adding("metadata", json: cameras), "/v1/references", "is not kept with a stored reference yet"),
+                (Upload().adding("reference", old).adding("metadata", json: cameras), "/v1/sessions", "a guidance session needs its reference's camera"),
+            ]
+            for (upload, path, message) in refusals {
+                try await http.execute(uri: path, method: .post, headers: upload.headers, body: upload.body) { response in
+                    #expect(response.status == .badRequest && String(buffer: response.body).contains(message), "\(path): \(String(buffer: response.body))")
+                }
+            }
+        }
+    }
+
     @Test func uploadingAReferenceAgainKeepsItsCamera() async throws {
         let settings = try Self.settings()
         let graf1 = try Upload.image("graf1.png")
