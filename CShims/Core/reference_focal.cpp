@@ -127,8 +127,17 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         const cv::Matx33d S(s, 0, 0, 0, s, 0, 0, 0, 1), Sinv(1 / s, 0, 0, 0, 1 / s, 0, 0, 0, 1);
 
         std::vector<uchar> fundamentalMask, rotationMask;
-        const cv::Mat F = cv::findFundamentalMat(a, b, cv::FM_RANSAC, params->threshold_pixels, 0.999, fundamentalMask);
-        const cv::Mat H = cv::findHomography(a, b, cv::RANSAC, params->threshold_pixels, rotationMask, 5000, 0.999);
+        // Degenerate correspondences (all on a line, repeated points) make OpenCV's estimators throw: no model, not
+        // an internal error.
+        auto fitted = [](auto &&fit) {
+            try {
+                return fit();
+            } catch (const cv::Exception &) {
+                return cv::Mat();
+            }
+        };
+        const cv::Mat F = fitted([&] { return cv::findFundamentalMat(a, b, cv::FM_RANSAC, params->threshold_pixels, 0.999, fundamentalMask); });
+        const cv::Mat H = fitted([&] { return cv::findHomography(a, b, cv::RANSAC, params->threshold_pixels, rotationMask, 5000, 0.999); });
         const int fundamentalInliers = F.rows == 3 ? cv::countNonZero(fundamentalMask) : 0;
         const int rotationInliers = H.rows == 3 ? cv::countNonZero(rotationMask) : 0;
 

@@ -131,7 +131,10 @@ final class LiveSessions: Sendable {
     /// Waits until the session may take one more frame, and takes its place (a live socket reads no faster).
     func pace(_ id: String) async {
         guard let entry = open.withLock({ $0[id] }) else { return }
-        while let wait = entry.admit() { try? await Task.sleep(for: wait) }
+        // A cancelled sleep returns at once: stop then, rather than spin until a token is due.
+        while let wait = entry.admit() {
+            do { try await Task.sleep(for: wait) } catch { return }
+        }
     }
 
     /// False when there was no such session.

@@ -75,4 +75,19 @@ import Testing
             #expect(error.kind == .estimationFailed)
         }
     }
+
+    /// Degenerate correspondences (one point repeated, or all on a line) hold no camera: refused as such, not an
+    /// internal error from OpenCV's estimators.
+    @Test func degenerateCorrespondencesAreRefused() throws {
+        let repeated = Correspondences(matches: [], reference: Array(repeating: Point2(x: 10, y: 10), count: 40),
+                                       current: Array(repeating: Point2(x: 20, y: 20), count: 40))
+        let line = Correspondences(matches: [], reference: (0..<40).map { Point2(x: Double($0) * 10, y: 100) },
+                                   current: (0..<40).map { Point2(x: Double($0) * 12, y: 300) })
+        for pairs in [repeated, line] {
+            let error = #expect(throws: RephotoError.self) {
+                try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: ReferenceFocalConfig())
+            }
+            #expect(error?.kind == .estimationFailed, "\(error?.message ?? "")")
+        }
+    }
 }
