@@ -42,14 +42,14 @@ final class RetakeService: Sendable {
         try await Self.$requestDeadline.withValue(.now + .milliseconds(Int64(settings.requestTimeout * 1000)), operation: body)
     }
 
+    /// Seconds until the current request's deadline (negative once past it); nil outside `withRequestDeadline`.
+    func timeLeft() -> Double? { Self.requestDeadline.map { ($0 - .now) / .seconds(1) } }
+
     /// Runs `work` on the pool; past the request's deadline the caller gets 503. Work already running runs out;
     /// work still queued then is dropped when its turn comes.
     func compute<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        var seconds = settings.requestTimeout
-        if let deadline = Self.requestDeadline {
-            seconds = (deadline - .now) / .seconds(1)
-            guard seconds > 0 else { throw Deadline.timeout(settings.requestTimeout) }
-        }
+        let seconds = timeLeft() ?? settings.requestTimeout
+        guard seconds > 0 else { throw Deadline.timeout(settings.requestTimeout) }
         metrics.queueDepth.set(Double(pool.queued + 1))
         defer { metrics.queueDepth.set(Double(pool.queued)) }
         return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [pool, metrics] expired in

@@ -102,7 +102,7 @@ import Testing
         #expect(!process.isRunning && process.terminationStatus == 0)
         // The third connection has sent nothing yet: it has no request to finish either (it held the exit for
         // the idle timeout once connections began in the WebSocket-upgradable pipeline).
-        #expect(ContinuousClock.now - stop < .seconds(1.5), "\(ContinuousClock.now - stop)")
+        #expect(ContinuousClock.now - stop < .seconds(5), "\(ContinuousClock.now - stop)")
         for socket in slow { close(socket) }
     }
 
