@@ -127,8 +127,9 @@ public struct SequenceFrame: Equatable, Sendable {
     public var truthReferenceCamera: SIMD4<Double>?
 
     public init(file: String, timestamp: Double? = nil, attitude: Quaternion? = nil, truthRotation: Quaternion? = nil,
-                truthTranslation: SIMD3<Double>? = nil, truthHomography: Matrix3? = nil, referenceFile: String? = nil) {
+                truthTranslation: SIMD3<Double>? = nil, truthHomography: Matrix3? = nil, referenceFile: String? = nil, truthReferenceCamera: SIMD4<Double>? = nil) {
         self.file = file
+        self.truthReferenceCamera = truthReferenceCamera
         self.timestamp = timestamp
         self.attitude = attitude
         self.truthRotation = truthRotation
@@ -192,6 +193,16 @@ public struct FrameSequence: Equatable, Sendable {
         guard let q1 = frame.attitude, let file = referenceFile(for: frame), let q0 = attitude(of: file) else { return nil }
         return AttitudePair(reference: try Attitude(quaternion: q0, frame: manifest.attitudeFrame, orientation: manifest.cameraOrientation),
                             current: try Attitude(quaternion: q1, frame: manifest.attitudeFrame, orientation: manifest.cameraOrientation))
+    }
+
+    /// The points marked by hand for a row (datasets/README.md, "Marked points"): `points/<reference stem>--<frame
+    /// stem>.csv` in the sequence's folder; nil when there is no such file.
+    public func marks(for frame: SequenceFrame) throws -> MarkedPoints? {
+        guard let reference = referenceFile(for: frame) else { return nil }
+        func stem(_ file: String) -> String { URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent }
+        let path = path(of: "points/\(stem(reference))--\(stem(frame.file)).csv")
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try MarkedPoints.read(path)
     }
 
     /// The reference file of a row: its own in a pair list, the manifest's otherwise.

@@ -118,7 +118,8 @@ public struct Evaluator: Sendable {
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
-            if let cached = try cached(sequence.path(of: file)) {
+            if !estimator.config.features.referenceBorder.applies(cameraUnknown: sequence.referenceCameraUnknown),
+               let cached = try cached(sequence.path(of: file)) {
                 return try estimator.prepareReference(features: cached.features, camera: camera, cameraUnknown: sequence.referenceCameraUnknown)
             }
             let image = try estimator.load(contentsOfFile: sequence.path(of: file))
@@ -152,7 +153,8 @@ public struct Evaluator: Sendable {
             let image = try entry?.image ?? estimator.load(contentsOfFile: sequence.path(of: frame.file))
             let attitudes = try sequence.attitudes(for: frame)
             let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
-                                                attitudes: attitudes, stages: featureCache == nil ? nil : stageCache)
+                                                attitudes: attitudes, stages: featureCache == nil ? nil : stageCache,
+                                                marks: try sequence.marks(for: frame))
             try row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)

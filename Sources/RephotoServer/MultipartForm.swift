@@ -18,7 +18,7 @@ struct MultipartForm: Sendable {
     /// Bytes of one part's headers; a part's headers are a few lines.
     static let maxHeaderBytes = 16 << 10
     /// Every part any operation reads: another name is a client's mistake, refused rather than ignored.
-    static let knownParts: Set = ["reference", "retake", "referenceId", "metadata", "image"]
+    static let knownParts: Set = ["reference", "retake", "referenceId", "metadata", "image", "points"]
 
     /// Parts given directly (the stdio mode).
     init(parts: [String: Data]) { self.parts = parts }

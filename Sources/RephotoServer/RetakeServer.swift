@@ -221,7 +221,7 @@ public enum RetakeServer {
     static let warningHeader = HTTPField.Name("X-Rephoto-Warning")!
 
     /// The parts scoring and aligning read, and those adding a reference reads (the stdio mode's keys too).
-    static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata"]
+    static let retakeParts: Set = ["reference", "referenceId", "retake", "metadata", "points"]
     static let referenceParts: Set = ["image", "metadata"]
     /// The parts opening a guidance session reads, and those a session's frame reads.
     static let sessionParts: Set = ["reference", "referenceId", "metadata"]

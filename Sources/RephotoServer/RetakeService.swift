@@ -198,7 +198,7 @@ final class RetakeService: Sendable {
         let registered = image == nil || store.contains(id)
         let settingsKey = ReferenceStore.settingsKey(settings.features)
         // Saved features first (a restart, another instance), then the image, detected again.
-        if let saved = store.features(id, settingsKey: settingsKey) {
+        if !settings.features.referenceBorder.applies(cameraUnknown: cameraUnknown), let saved = store.features(id, settingsKey: settingsKey) {
             do {
                 let frame = try await compute {
                     try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera,
@@ -221,7 +221,9 @@ final class RetakeService: Sendable {
             return (frame, try frame.features.serialized())
         }
         cache.put(key, frame, camera: camera, registered: registered)
-        if image == nil || store.contains(id), let evicted = try? store.putFeatures(id, settingsKey: settingsKey, features) {
+        // Features found inside a print's border are not those of the image under these settings: not saved.
+        if image == nil || store.contains(id), !settings.features.referenceBorder.applies(cameraUnknown: cameraUnknown),
+           let evicted = try? store.putFeatures(id, settingsKey: settingsKey, features) {
             metrics.derivedEvicted.increment(by: Int64(evicted))
         }
         return frame
@@ -264,17 +266,29 @@ final class RetakeService: Sendable {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
+        let marks = try Self.marks(form)
         let (reference, _, _, referenceCamera) = try await reference(form, inputs)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera, attitudes = inputs.attitudes
         return try await compute {
             let estimator = try PoseEstimator(config: config)
             let image = try estimator.decode(retake)
             do {
-                return try JSONOutput.encode(try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes))
+                return try JSONOutput.encode(try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks))
             } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
                 return try JSONOutput.encode(try estimator.sensorOnly(reference: reference, current: image, camera: camera,
                                                                       attitudes: attitudes!, failure: failure))
             }
+        }
+    }
+
+    /// Points marked by hand, the part `points` (a points file's CSV, docs/server.md).
+    static func marks(_ form: MultipartForm) throws -> MarkedPoints? {
+        guard let data = form.parts["points"] else { return nil }
+        guard data.count <= 1 << 20 else { throw ServerError.badRequest("part 'points' has \(data.count) bytes, over 1 MB") }
+        do {
+            return try MarkedPoints.parse(String(decoding: data, as: UTF8.self), name: "part 'points'")
+        } catch let error as RephotoError {
+            throw ServerError.badRequest(error.message)
         }
     }
 
@@ -288,13 +302,14 @@ final class RetakeService: Sendable {
         guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
         guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
+        let marks = try Self.marks(form)
         let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
         guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
-            let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera)
+            let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera, marks: marks)
             let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced)
             let colourRetake = try Image(data: retake, maxPixels: config.maxPixels, reducedFor: reduced)
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)

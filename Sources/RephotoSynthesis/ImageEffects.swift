@@ -18,4 +18,15 @@ extension Image {
         try shimCall { rp_image_paste(handle, patch.handle, px, py, &out, $0) }
         return Image(handle: out!)
     }
+
+    /// An old print as scanned: vignetted (gain 1 - vignette r², r from the centre over the half-side), inside a border
+    /// of grey level `borderColour` with `margins` pixels (top, right, bottom, left), turned by `tiltDegrees`
+    /// (clockwise) about its centre on a scanner of the border's colour.
+    public func printScan(vignette: Double, borderColour: Int, margins: [Int], tiltDegrees: Double = 0) throws -> Image {
+        precondition(margins.count == 4)
+        var out: OpaquePointer?
+        let m = try margins.map { try cInt($0, "margin") }, colour = try cInt(borderColour, "border colour")
+        try shimCall { rp_image_print_scan(handle, vignette, colour, m, tiltDegrees, &out, $0) }
+        return Image(handle: out!)
+    }
 }

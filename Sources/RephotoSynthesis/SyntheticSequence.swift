@@ -44,6 +44,10 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
     @Option(parsing: .unconditional, help: "Then: reference brightness offset, grey levels.") public var referenceBrightness = 0.0
     @Option(parsing: .unconditional, help: "Then: reference blur, Gaussian sigma in pixels.") public var referenceBlur = 0.0
     @Option(parsing: .unconditional, help: "Sensor noise on every frame, grey levels (sigma).") public var imageNoise = 0.0
+    @Flag(help: "Then: the reference is a scanned old print from an unknown camera (--old-print-zoom), its principal point off the photo's centre, faded, blurred, grainy, vignetted, inside a cream border, a strong JPEG; sequence.json says \"referenceIntrinsics\": \"unknown\" and frames.csv gives its true camera.")
+    public var oldPrint = false
+    @Option(parsing: .unconditional, help: "Old print: the current camera's zoom that frames what the print shows (> 1: the old lens was longer).")
+    public var oldPrintZoom = 1.5
     @Flag(help: "Now: an object stands in front of the scene in the current frames.") public var occluder = false
     @Flag(help: "Now: part of the back wall has changed in the current frames.") public var replacedRegion = false
     @Option(parsing: .unconditional, help: "JPEG quality of the frames.") public var jpegQuality = 90
@@ -96,6 +100,7 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
         try require(abs(headingDegrees) <= 360, "heading", headingDegrees, "-360...360 degrees")
         try require(tremorDegrees >= 0 && tremorDegrees <= 10 && tremorMetres >= 0 && tremorMetres <= 1, "tremor",
                     "\(tremorDegrees)°, \(tremorMetres) m", "0...10 degrees and 0...1 metre")
+        try require(oldPrintZoom >= 0.3 && oldPrintZoom <= 4, "old print zoom", oldPrintZoom, "0.3...4")
         try require(referenceContrast >= 0 && referenceContrast <= 10 && referenceBlur >= 0 && referenceBlur <= 100
                     && imageNoise >= 0 && imageNoise <= 255 && abs(referenceBrightness) <= 255, "image changes",
                     "contrast \(referenceContrast), brightness \(referenceBrightness), blur \(referenceBlur), noise \(imageNoise)",
@@ -266,11 +271,18 @@ public enum SyntheticSequence {
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 
-        // The reference: "then", possibly with an old photo's contrast, brightness and blur.
-        let reference = try SceneRenderer.render(scene, camera: camera, size: size, background: 40, supersampling: supersampling)
-            .adjusted(contrast: options.referenceContrast, brightness: options.referenceBrightness, blur: options.referenceBlur,
-                      noise: options.imageNoise, seed: referenceNoiseSeed)
-        try reference.write(to: directory.appendingPathComponent("reference.jpg").path, format: .jpeg(quality: options.jpegQuality))
+        // The reference: "then", possibly with an old photo's contrast, brightness and blur, or an old print.
+        var referenceCamera: SIMD4<Double>?
+        if options.oldPrint {
+            let print = try OldPrint(options, scene: scene, supersampling: supersampling, noiseSeed: referenceNoiseSeed)
+            try print.scan.write(to: directory.appendingPathComponent("reference.jpg").path, format: .jpeg(quality: 45))
+            referenceCamera = SIMD4(print.camera.fx, print.camera.fy, print.camera.cx, print.camera.cy)
+        } else {
+            let reference = try SceneRenderer.render(scene, camera: camera, size: size, background: 40, supersampling: supersampling)
+                .adjusted(contrast: options.referenceContrast, brightness: options.referenceBrightness, blur: options.referenceBlur,
+                          noise: options.imageNoise, seed: referenceNoiseSeed)
+            try reference.write(to: directory.appendingPathComponent("reference.jpg").path, format: .jpeg(quality: options.jpegQuality))
+        }
         // Attitudes: the reference camera level, facing `heading`; device from camera by the screen orientation.
         let sensor = SensorConfig()
         let heading = options.headingDegrees * .pi / 180
@@ -304,7 +316,7 @@ public enum SyntheticSequence {
             let measured = options.attitude.measure(deviceAttitude(worldFromCamera), at: time, driftAxis: driftAxis, random: &random)
             frames.append(SequenceFrame(
                 file: file, timestamp: time, attitude: measured, truthRotation: Quaternion(rotationMatrix: rotation),
-                truthTranslation: length(translation) > 1e-12 ? translation / length(translation) : nil))
+                truthTranslation: length(translation) > 1e-12 ? translation / length(translation) : nil, truthReferenceCamera: referenceCamera))
             progress?(k + 1, options.frames)
         }
         let sceneText = switch options.motion {
@@ -312,14 +324,43 @@ public enum SyntheticSequence {
         case .forward, .approach:
             "a street \(String(format: "%g-%g", options.sceneNear, options.sceneFar)) m deep, \(options.motion.rawValue) motion of \(String(format: "%g", options.step)) m a frame"
         }
-        let manifest = SequenceManifest(
+        var manifest = SequenceManifest(
             name: options.name,
             intrinsics: SequenceIntrinsics(fx: camera.fx, fy: camera.fy, cx: camera.cx, cy: camera.cy),
             reference: "reference.jpg", cameraOrientation: options.orientation, attitudeFrame: options.attitudeFrame,
             provenance: "rephoto synth: \(sceneText) rendered by ray casting; seed \(options.seed), \(options.frames) frames at \(options.width)x\(options.height)",
             license: "generated; textures from OpenCV's samples (opencv-doc, BSD-3-Clause/Apache-2.0)")
+        if options.oldPrint {
+            manifest.referenceIntrinsics = .unknown
+            manifest.provenance += "; the reference an old print (zoom \(options.oldPrintZoom), its camera unknown)"
+        }
         let sequence = FrameSequence(manifest: manifest, frames: frames, directory: directory)
         try sequence.write(to: directory)
         return sequence
+    }
+}
+
+/// A scanned old print of the scene from the reference's vantage point (`rephoto synth --old-print`): another camera,
+/// whose field of view is `--old-print-zoom` times narrower than the frames' and whose principal point lies up to 5 %
+/// off the photo's centre (cropped off-centre), on a photo of three quarters the frames' size; grey, faded, blurred,
+/// grainy and vignetted, inside a cream border of 3-8 % a side.
+struct OldPrint {
+    let scan: Image
+    /// Its true camera, in the scan's pixels.
+    let camera: CameraIntrinsics
+
+    init(_ options: SyntheticSequenceOptions, scene: [TexturedPlane], supersampling: Int, noiseSeed: UInt64) throws {
+        // Its own generator: sequences without an old print keep their draws.
+        var random = SeededRandom(seed: options.seed ^ 0x01D_9217)
+        let width = options.width * 3 / 4, height = options.height * 3 / 4
+        let focal = options.oldPrintZoom * options.camera.fx * Double(width) / Double(options.width)
+        let photo = CameraIntrinsics(fx: focal, fy: focal, cx: Double(width - 1) / 2 + random.uniform(-0.05, 0.05) * Double(width),
+                                     cy: Double(height - 1) / 2 + random.uniform(-0.05, 0.05) * Double(height))
+        let margins = (0..<4).map { _ in Int((random.uniform(0.03, 0.08) * Double(width)).rounded()) }
+        scan = try SceneRenderer.render(scene, camera: photo, size: ImageSize(width: width, height: height), background: 40, supersampling: supersampling)
+            .grayscale()
+            .adjusted(contrast: 0.55, brightness: 70, blur: 1, noise: 6, seed: noiseSeed)
+            .printScan(vignette: 0.25, borderColour: 235, margins: margins)
+        camera = CameraIntrinsics(fx: focal, fy: focal, cx: photo.cx + Double(margins[3]), cy: photo.cy + Double(margins[0]))
     }
 }

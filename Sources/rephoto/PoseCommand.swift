@@ -34,6 +34,8 @@ struct PoseCommand: ParsableCommand {
     var attitudeFrame: AttitudeReferenceFrame?
     @Option(parsing: .unconditional, help: "Attitude frame of the reference capture when it differs from --attitude-frame.")
     var referenceAttitudeFrame: AttitudeReferenceFrame?
+    @Option(parsing: .unconditional, help: "Points marked by hand where matching fails: a CSV of at least 5 pairs, header reference_x,reference_y,current_x,current_y, full-resolution pixels of each file (docs/json-output.md, \"Marked points\"). They guide a second matching pass and are checked against the pose found; inconsistent ones are refused by number.")
+    var points: String?
     @OptionGroup var pipeline: PipelineOptions
     @Flag(help: "Print one JSON object (docs/json-output.md) instead of the summary.")
     var json = false
@@ -43,7 +45,7 @@ struct PoseCommand: ParsableCommand {
     func run() throws {
         // Probe: --draw on the reference replaced the photo with the drawing, exit 0.
         if let draw {
-            try OutputPaths.checkFile(draw, apartFrom: [reference, current] + [calibration, referenceCalibration, pipeline.config].compactMap { $0 }, option: "--draw")
+            try OutputPaths.checkFile(draw, apartFrom: [reference, current] + [calibration, referenceCalibration, pipeline.config, points].compactMap { $0 }, option: "--draw")
             // As align's --out: PNG data under a .gif name was written with exit 0 (probe).
             let lower = draw.lowercased()
             guard lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") else {
@@ -64,6 +66,7 @@ struct PoseCommand: ParsableCommand {
         let referenceCamera = referenceUnknown ? nil : try camera(referenceCalibration, referenceIntrinsics, role: "reference-") ?? currentCamera
 
         let attitudes = try attitudePair()
+        let marks = try points.map { try MarkedPoints.read($0) }
 
         // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers.
         var start = ContinuousClock.now
@@ -76,7 +79,7 @@ struct PoseCommand: ParsableCommand {
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown)
         var result: PoseResult
         do {
-            result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes)
+            result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes, marks: marks)
         } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
             // Too little signal in the images: the sensor path still says where to point; exit code stays 3.
             let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,

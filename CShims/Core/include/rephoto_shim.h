@@ -236,6 +236,17 @@ typedef struct rp_match {
 int rp_match_features(const rp_features *reference, const rp_features *current, const rp_match_params *params,
                       rp_match **matches, int *count, rp_status *status);
 
+/* Matching guided by a first model: each current keypoint against the reference keypoints within radius_pixels of
+   where `homography`'s inverse puts it, with Lowe's ratio among those only (a keypoint with one candidate is left out). */
+typedef struct rp_guided_params {
+    double radius_pixels;       /* reference pixels (> 0) */
+    double ratio;               /* (0, 1] */
+} rp_guided_params;
+
+/* `homography` maps reference pixels to current pixels (row-major). *matches is released with rp_buffer_free. */
+int rp_match_guided(const rp_features *reference, const rp_features *current, const double homography[9],
+                    const rp_guided_params *params, rp_match **matches, int *count, rp_status *status);
+
 /* A FLANN index over a reference's descriptors (LSH for binary, KD-trees for float), built once and searched
    for every current frame; searching does not modify it, so several threads may use one index at once.
    FLANN draws its hash functions from the calling thread's cv::RNG and its tree splits from C rand(): the
@@ -497,6 +508,28 @@ typedef struct rp_focal {
 int rp_estimate_reference_focal(const double *reference_xy, const double *current_xy, int n, int reference_width,
                                 int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
                                 rp_focal *focal, rp_status *status);
+
+/* ---------------------------------------------------------------- a scanned print's border */
+
+typedef struct rp_border_params {
+    double colour_tolerance;    /* grey levels a border pixel may differ from the border's colour (the outermost
+                                   ring's median) after a 5x5 median filter (0, 255] */
+    double max_band;            /* widest band searched, a fraction of the image's side (0, 0.5) */
+    double max_tilt_degrees;    /* the print's largest rotation in the scan [0, 45] */
+    double margin;              /* the box keeps this fraction of the longer side clear of the print's edge */
+} rp_border_params;
+
+typedef struct rp_print_border {
+    int found;                  /* 1 when the image is a photo inside a border */
+    double x, y, width, height; /* the photo's axis-aligned inner box, full-resolution pixels */
+    double tilt_degrees;        /* the print's rotation in the scan, positive clockwise in the image */
+    int sides;                  /* bit mask of the sides with a band: 1 top, 2 right, 4 bottom, 8 left */
+    int colour;                 /* the border's grey level */
+} rp_print_border;
+
+/* A band of one colour (white, cream, grey or black) around a photo with straight inner edges, on at least two
+   sides, possibly slightly rotated. `border->found` is 0 when there is none, or its edge is not straight. */
+int rp_detect_print_border(const rp_image *image, const rp_border_params *params, rp_print_border *border, rp_status *status);
 
 /* ---------------------------------------------------------------- calibration I/O */
 

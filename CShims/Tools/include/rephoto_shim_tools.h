@@ -22,6 +22,12 @@ int rp_image_adjust(const rp_image *image, double contrast, double brightness, d
 /* Copy of `image` with `patch` (converted to its channel count) pasted with its top-left at (x, y), clipped. */
 int rp_image_paste(const rp_image *image, const rp_image *patch, int x, int y, rp_image **out, rp_status *status);
 
+/* An old print as scanned: `image` vignetted (gain 1 - vignette * r^2, r from the centre over the half-side),
+   inside a border of grey level `border_colour` with `margins` pixels (top, right, bottom, left), then turned
+   by `tilt_degrees` (clockwise on the image) about its centre on a scanner of the border's colour. */
+int rp_image_print_scan(const rp_image *image, double vignette, int border_colour, const int margins[4], double tilt_degrees,
+                        rp_image **out, rp_status *status);
+
 /* ---------------------------------------------------------------- drawing and rendering */
 
 /* Copy of `image` (as BGR) with the target rectangle (green), the navigation quadrilateral (red, may be

@@ -31,27 +31,33 @@ public struct ReferenceFocal: Sendable, Equatable {
     public var focalSigmaPercent: Double
     public var model: Model
     public var inliers: Int
+    /// The photo's part of the reference image (inside a print's border), whose centre is the principal point.
+    public var photoSize: ImageSize
 
     /// Focal lengths searched, in units of the reference's longer side: from a 118° to a 5.7° field of view across it.
     static let searchedFocal = 0.3...10.0
 
     /// Throws `.estimationFailed` when fewer than eight correspondences or neither model gives a focal length.
-    public static func estimate(_ pairs: Correspondences, referenceSize: ImageSize, currentCamera: CameraIntrinsics,
+    /// `border`: the print's border around the photo, whose box then stands for the image (its centre the principal point).
+    public static func estimate(_ pairs: Correspondences, referenceSize: ImageSize, border: PrintBorder? = nil, currentCamera: CameraIntrinsics,
                                 config: ReferenceFocalConfig) throws -> ReferenceFocal {
         let n = try cInt(pairs.count, "correspondence count")
-        let a = Correspondences.flat(pairs.reference, order: nil), b = Correspondences.flat(pairs.current, order: nil)
+        let origin = border.map { Point2(x: Double($0.x), y: Double($0.y)) } ?? Point2(x: 0, y: 0)
+        let photo = border?.size ?? referenceSize
+        let a = Correspondences.flat(pairs.reference.map { Point2(x: $0.x - origin.x, y: $0.y - origin.y) }, order: nil)
+        let b = Correspondences.flat(pairs.current, order: nil)
         var current = try currentCamera.shimCamera()
-        let side = Double(max(referenceSize.width, referenceSize.height))
+        let side = Double(max(photo.width, photo.height))
         var params = rp_focal_params(threshold_pixels: config.threshold, min_focal: searchedFocal.lowerBound * side,
                                      max_focal: searchedFocal.upperBound * side, rotation_share: 0.95,
                                      principal_point_sigma: config.principalPointSigma / 100)
-        let width = try cInt(referenceSize.width, "reference width"), height = try cInt(referenceSize.height, "reference height")
+        let width = try cInt(photo.width, "reference width"), height = try cInt(photo.height, "reference height")
         var out = rp_focal()
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
-        let center = (x: Double(referenceSize.width - 1) / 2, y: Double(referenceSize.height - 1) / 2)
+        let center = (x: origin.x + Double(photo.width - 1) / 2, y: origin.y + Double(photo.height - 1) / 2)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
                               focalSigmaPercent: out.sigma_percent, model: out.model == 2 ? .rotation : .fundamental,
-                              inliers: Int(out.inliers))
+                              inliers: Int(out.inliers), photoSize: photo)
     }
 }
 
@@ -77,7 +83,7 @@ public struct EstimatedReferenceCamera: Encodable, Equatable, Sendable {
         focalSigmaPercent = focal.focalSigmaPercent
         model = focal.model
         inliers = focal.inliers
-        let reference = focal.camera.imageSize ?? currentSize
+        let reference = focal.photoSize
         zoom = min(Double(currentSize.width) / currentCamera.fx / (Double(reference.width) / fx),
                    Double(currentSize.height) / currentCamera.fy / (Double(reference.height) / fy))
     }

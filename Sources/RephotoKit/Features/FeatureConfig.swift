@@ -21,6 +21,22 @@ public struct FeatureConfig: Equatable, Sendable {
     /// Contrast-limited adaptive histogram equalisation before detection (faded, low-contrast prints): its clip
     /// limit, 0 for none.
     public var clahe: Double = ParameterRegistry.defaultValue(\.features.clahe)
+    /// The current frame's analysis size is capped at this many times the reference's analysed longer side (0: off).
+    public var currentScaleToReference: Double = ParameterRegistry.defaultValue(\.features.currentScaleToReference)
+    /// The settings a current frame is detected with against a reference analysed at `referenceSide` pixels (its longer
+    /// side): these, or with `maxDimension` lowered to `currentScaleToReference` times it when the frame is larger.
+    public func current(_ frame: ImageSize, referenceSide: Double) -> FeatureConfig {
+        guard currentScaleToReference > 0 else { return self }
+        let cap = Int((currentScaleToReference * referenceSide).rounded())
+        let side = max(frame.width, frame.height)
+        let analysed = min(maxDimension ?? side, Int((Double(side) * (scale ?? 1)).rounded()))
+        guard cap >= 16, cap < analysed else { return self }
+        var reduced = self
+        reduced.maxDimension = cap
+        return reduced
+    }
+    /// When to find a scanned print's border around the reference and detect inside it only.
+    public var referenceBorder: BorderMode = ParameterRegistry.defaultValue(\.features.referenceBorder)
     public var akaze = AKAZEParameters()
     public var orb = ORBParameters()
     public var sift = SIFTParameters()

@@ -84,7 +84,8 @@ public final class Image: @unchecked Sendable {
 
     /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
     /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
-    package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes) throws -> Data {
+    /// `image` false: any small file (a points file), not checked for an image format.
+    package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes, image: Bool = true) throws -> Data {
         // The system's own reason: a link to itself read "is a directory" through Foundation (probe).
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -115,13 +116,13 @@ public final class Image: @unchecked Sendable {
         do {
             // The magic bytes first: a file of no supported format is refused with what it is, unread.
             let head = try handle.read(upToCount: 16) ?? Data()
-            do {
+            if image { do {
                 try head.withUnsafeBytes { raw in
                     try shimCall { rp_image_check_signature(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, size, $0) }
                 }
             } catch let error as RephotoError {
                 throw error.prefixed(path)
-            }
+            } }
             return head + (try handle.readToEnd() ?? Data())
         } catch let error as RephotoError {
             throw error

@@ -42,6 +42,17 @@ public struct Correspondences: Sendable {
                   frames: (matches.map { reference.keypoints[$0.referenceIndex].frame }, matches.map { current.keypoints[$0.currentIndex].frame }))
     }
 
+    /// These correspondences, then those of `other` whose current keypoint none of these uses (both from matching).
+    public func joined(with other: Correspondences) -> Correspondences {
+        let used = Set(matches.map(\.currentIndex))
+        let extra = other.matches.indices.filter { !used.contains(other.matches[$0].currentIndex) }
+        let added = other.reordered(extra)
+        let frames: (reference: [Keypoint.Frame], current: [Keypoint.Frame])? = self.frames.flatMap { a in
+            added.frames.map { b in (a.reference + b.reference, a.current + b.current) }
+        }
+        return Correspondences(matches: matches + added.matches, reference: reference + added.reference, current: current + added.current, frames: frames)
+    }
+
     /// The correspondences at these indices, in this order.
     public func reordered(_ order: [Int]) -> Correspondences {
         // Bare points have no matches (see RelativePose.SearchSettings's PROSAC rule).

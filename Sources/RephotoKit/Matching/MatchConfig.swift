@@ -16,6 +16,10 @@ public struct MatchConfig: Hashable, Sendable {
     /// Keep only pairs that are each other's nearest neighbour.
     public var mutual: Bool = ParameterRegistry.defaultValue(\.matching.mutual)
     /// FLANN LSH parameters (binary descriptors).
+    /// Marked points' guided pass: its search radius, % of the reference's longer side.
+    public var guidedRadius: Double = ParameterRegistry.defaultValue(\.matching.guidedRadius)
+    /// Marked points farther than this from the model found are inconsistent, % of the current image's longer side.
+    public var markTolerance: Double = ParameterRegistry.defaultValue(\.matching.markTolerance)
     public var lshTableNumber: Int = ParameterRegistry.defaultValue(\.matching.lshTableNumber)
     public var lshKeySize: Int = ParameterRegistry.defaultValue(\.matching.lshKeySize)
     public var lshMultiProbeLevel: Int = ParameterRegistry.defaultValue(\.matching.lshMultiProbeLevel)

@@ -20,3 +20,17 @@ public enum Matcher {
         return Correspondences(UnsafeBufferPointer(start: raw, count: Int(count)), reference: reference, current: current)
     }
 }
+
+extension Matcher {
+    /// Matches guided by a first model: each current keypoint against the reference keypoints within `radius`
+    /// reference pixels of where `homography` (reference to current) puts it, Lowe's `ratio` taken among those only.
+    public static func guided(reference: Features, current: Features, homography: Matrix3, radius: Double, ratio: Double) throws -> Correspondences {
+        var params = rp_guided_params(radius_pixels: radius, ratio: ratio)
+        var raw: UnsafeMutablePointer<rp_match>?
+        var count: Int32 = 0
+        let h = homography.elements
+        try shimCall { rp_match_guided(reference.handle, current.handle, h, &params, &raw, &count, $0) }
+        defer { rp_buffer_free(raw) }
+        return Correspondences(UnsafeBufferPointer(start: raw, count: Int(count)), reference: reference, current: current)
+    }
+}

@@ -19,6 +19,12 @@ public enum ParameterRegistry {
                  "keep at most this many keypoints per image, the strongest responses first (0 = all)"),
         .real("features.clahe", \.features.clahe, 0, atLeast: 0, atMost: 40,
               "contrast-limited adaptive histogram equalisation of both images before detection, for faded, low-contrast prints: its clip limit (2-4 typical, on tiles of about 128 analysis pixels); 0: none"),
+        // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
+        // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/configuration.md, "Old photos").
+        .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,
+              "the current frame is analysed at no more than this many times the reference's analysed longer side, so that a small reference (an old print) meets it at a comparable pixel scale; no effect on references as large as the frame; 0: off"),
+        .choice("features.referenceBorder", \.features.referenceBorder, BorderMode.auto,
+                "a scanned print's border around the reference (white, cream, grey or black, slightly rotated at most): found, left out of detection and reported as referenceBorder, its box's centre an unknown camera's principal point; auto: on references from an unknown camera"),
         .choice("features.akaze.descriptorType", \.features.akaze.descriptorType, AKAZEParameters.DescriptorType.mldb, "AKAZE descriptor"),
         .integer("features.akaze.descriptorSize", \.features.akaze.descriptorSize, 0, min: 0, max: 486,
                  "MLDB descriptor bits, 0 = full size (162 per channel)"),
@@ -50,6 +56,10 @@ public enum ParameterRegistry {
                 "brute_force (exact), flann (approximate) or opencv_brute_force (cv::BFMatcher, for checks)"),
         .real("matching.ratio", \.matching.ratio, 0.8, above: 0, atMost: 1, "Lowe's ratio test on the two nearest neighbours; 1 disables it"),
         .flag("matching.mutual", \.matching.mutual, false, "keep only pairs that are each other's nearest neighbour"),
+        .real("matching.guidedRadius", \.matching.guidedRadius, 5, above: 0, atMost: 100,
+              "with marked points (--points): a second matching pass compares each current keypoint only with the reference keypoints within this radius (% of the reference's longer side) of where the marks' homography puts it, Lowe's ratio taken among those; its matches join the first pass's"),
+        .real("matching.markTolerance", \.matching.markTolerance, 1.5, above: 0, atMost: 100,
+              "marked points farther than this from the pose (their epipolar distance) or homography found (% of the current image's longer side) are refused as inconsistent, by number"),
         .integer("matching.lshTableNumber", \.matching.lshTableNumber, 6, min: 1, max: 64, "FLANN LSH hash tables (binary descriptors)"),
         // FLANN keeps a bitset of 2^bits per table: 32 bits took 23 GB (probe), 24 take 2 MB a table.
         .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 24, "FLANN LSH key bits"),

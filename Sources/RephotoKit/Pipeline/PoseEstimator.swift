@@ -49,9 +49,10 @@ public struct PoseEstimator: Sendable {
         try Self.checkUnknown(camera, cameraUnknown)
         let start = ContinuousClock.now
         let adapted = try camera.map { try $0.adapted(to: image.fullSize) }
-        let features = try Features(image: image, config: config.features, mask: mask)
+        let border = config.features.referenceBorder.applies(cameraUnknown: cameraUnknown) ? try PrintBorder.detect(in: image) : nil
+        let features = try Features(image: image, config: config.features, mask: try border.map { try $0.mask(for: image, within: mask) } ?? mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, cameraUnknown: cameraUnknown,
+        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, border: border,
                               detectMilliseconds: milliseconds(since: start), matchIndex: index, decodeWarning: image.decodeWarning)
     }
 
@@ -61,8 +62,80 @@ public struct PoseEstimator: Sendable {
     /// `currentFeatures`: the current image's features when already detected under this estimator's settings
     /// (a `FeatureCache`); `mask` is then ignored. `stages`: searches remembered across estimators with other
     /// settings (a tuning sweep); the result is the same with or without it.
+    /// `marks`: points marked by hand (`MarkedPoints`). The frame is estimated from its matches alone and, unless
+    /// that pose fits the marks, again with the matches a pass guided by the marks adds; the pose that fits them is
+    /// answered, else one whose translation is undetermined (it cannot be checked: `marks.largestPixels` null). When
+    /// every pose found misses them the marks are refused (bad input) by number; with no pose found at all (no
+    /// cameras, or refused) the guided pass's answer is given.
     public func estimate(reference prepared: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
-                         mask: Image? = nil, attitudes: AttitudePair? = nil, stages: StageCache? = nil) throws -> PoseResult {
+                         mask: Image? = nil, attitudes: AttitudePair? = nil, stages: StageCache? = nil, marks: MarkedPoints? = nil) throws -> PoseResult {
+        guard let marks else {
+            return try estimate(reference: prepared, current: image, currentFeatures: currentFeatures, camera: camera, mask: mask,
+                                attitudes: attitudes, stages: stages, guide: nil)
+        }
+        try marks.check(referenceSize: prepared.size, currentSize: image.fullSize)
+        let tolerance = config.matching.markTolerance / 100 * Double(max(image.fullSize.width, image.fullSize.height))
+        var misfit: (result: PoseResult, bad: [(number: Int, pixels: Double)])?
+        var unchecked: PoseResult?, withoutPose: PoseResult?
+        var failure: Error?
+        // Searches remembered for a pair's matches do not hold for the guided matches.
+        for guide in [nil, marks] {
+            do {
+                var result = try estimate(reference: prepared, current: image, currentFeatures: currentFeatures, camera: camera, mask: mask,
+                                          attitudes: attitudes, stages: guide == nil ? stages : nil, guide: guide)
+                guard let pose = result.pose else {
+                    // No pose (no cameras, or refused): nothing to check the marks against; the guided pass's answer wins.
+                    result.marks = MarkedPointsReport(count: marks.count, guided: guide != nil, largestPixels: nil)
+                    withoutPose = result
+                    continue
+                }
+                guard let model = markModel(pose, result: result, reference: prepared, camera: camera, image: image) else {
+                    // A translation left undetermined says nothing of where a mark must lie.
+                    result.marks = MarkedPointsReport(count: marks.count, guided: guide != nil, largestPixels: nil)
+                    unchecked = unchecked ?? result
+                    continue
+                }
+                let bad = marks.inconsistent(under: model, tolerance: tolerance)
+                if bad.isEmpty {
+                    result.marks = MarkedPointsReport(count: marks.count, guided: guide != nil,
+                                                      largestPixels: marks.errors(under: model).max() ?? 0)
+                    return result
+                }
+                // The pose that blames the fewest marks names them: a slip among good marks leaves the others fitting.
+                if misfit.map({ bad.count < $0.bad.count }) ?? true { misfit = (result, bad) }
+            } catch let error as RephotoError where error.kind == .estimationFailed {
+                failure = error
+            }
+        }
+        if let unchecked { return unchecked }
+        if let misfit {
+            let numbers = misfit.bad.map { String($0.number) }, distances = misfit.bad.map { fmt($0.pixels, 3) }
+            let plural = misfit.bad.count != 1
+            throw RephotoError.badInput(
+                "marked pair\(plural ? "s" : "") \(numbers.joined(separator: ", ")) do\(plural ? "" : "es") not fit the pose the matches give (\(misfit.result.counts.inliersEssential ?? 0) inliers): \(distances.joined(separator: ", ")) px off, over \(fmt(tolerance, 3)) px (matching.markTolerance \(fmt(config.matching.markTolerance)) % of the current image); check \(plural ? "them" : "it") or mark other points")
+        }
+        if let withoutPose { return withoutPose }
+        throw failure ?? RephotoError.estimationFailed("no pose")
+    }
+
+    /// What a pose says of marked points: its epipolar geometry, or its rotation's homography when a rotation alone
+    /// explains the inliers; nil without cameras or with a translation undetermined for another reason.
+    private func markModel(_ pose: PoseResult.PoseSummary, result: PoseResult, reference: ReferenceFrame, camera: CameraIntrinsics?,
+                           image: Image) -> MarkedPoints.Model? {
+        let referenceCamera: CameraIntrinsics?
+        if let estimated = result.referenceCamera {
+            referenceCamera = CameraIntrinsics(fx: estimated.fx, fy: estimated.fy, cx: estimated.cx, cy: estimated.cy)
+        } else {
+            referenceCamera = reference.camera
+        }
+        guard let k1 = referenceCamera, let k2 = try? camera?.adapted(to: image.fullSize), let k1i = k1.matrix.inverse else { return nil }
+        if let t = pose.translation { return .essential(rotation: pose.rotation, translation: t, reference: k1, current: k2) }
+        guard pose.translationUndetermined == .rotationOnly else { return nil }
+        return .homography(k2.matrix * pose.rotation * k1i)
+    }
+
+    private func estimate(reference prepared: ReferenceFrame, current image: Image, currentFeatures: Features?, camera: CameraIntrinsics?,
+                          mask: Image?, attitudes: AttitudePair?, stages: StageCache?, guide marks: MarkedPoints?) throws -> PoseResult {
         var reference = prepared
         guard reference.features.config == config.features else {
             throw RephotoError.badInput("the reference was prepared with other feature settings than this estimator's")
@@ -79,18 +152,23 @@ public struct PoseEstimator: Sendable {
         if let currentFeatures, currentFeatures.config != config.features {
             throw RephotoError.badInput("the current features were detected with other feature settings than this estimator's")
         }
-        let features = try currentFeatures ?? Features(image: image, config: config.features, mask: mask)
+        // A small reference (an old print) is met at a comparable pixel scale: features detected at the usual size are
+        // then not used.
+        let referenceSide = Double(max(reference.features.imageSize.width, reference.features.imageSize.height)) * reference.features.analysisScale
+        let currentConfig = config.features.current(image.fullSize, referenceSide: referenceSide)
+        let features = try currentConfig == config.features ? currentFeatures ?? Features(image: image, config: currentConfig, mask: mask)
+            : Features(image: image, config: currentConfig, mask: mask)
         timings.detectCurrent = milliseconds(since: start)
         // Work done earlier (cached features, remembered searches) is reported at what it cost then, and
         // counted in the total, so a frame's time is its configuration's cost however it was served.
         var replayed = 0.0
-        if let currentFeatures {
+        if let currentFeatures, features === currentFeatures {
             replayed += currentFeatures.detectMilliseconds - timings.detectCurrent
             timings.detectCurrent = currentFeatures.detectMilliseconds
         }
 
         start = ContinuousClock.now
-        let pairs: Correspondences
+        var pairs: Correspondences
         let pairsKey = StageCache.PairsKey(reference: reference.features, current: features, matching: config.matching)
         if let stages {
             let neighbours = try stages.neighbours(reference: reference.features, current: features, config: config.matching,
@@ -102,6 +180,15 @@ public struct PoseEstimator: Sendable {
         } else {
             pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
             timings.match = milliseconds(since: start)
+        }
+        if let marks {
+            // A second pass guided by the marks' homography; what it finds joins the first pass's matches.
+            start = ContinuousClock.now
+            let radius = config.matching.guidedRadius / 100 * Double(max(reference.size.width, reference.size.height))
+            let guided = try Matcher.guided(reference: reference.features, current: features, homography: try marks.guide(), radius: radius,
+                                            ratio: config.matching.ratio)
+            pairs = guided.joined(with: pairs)
+            timings.match += milliseconds(since: start)
         }
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,
                                        matches: pairs.count, inliersHomography: 0, inliersEssential: nil)
@@ -131,7 +218,7 @@ public struct PoseEstimator: Sendable {
             start = ContinuousClock.now
             let limit = config.pose.referenceFocal.maxSigmaPercent
             do {
-                let focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, currentCamera: currentCamera,
+                let focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, border: reference.border, currentCamera: currentCamera,
                                                         config: config.pose.referenceFocal)
                 estimatedCamera = EstimatedReferenceCamera(focal, currentCamera: currentCamera, currentSize: image.fullSize)
                 let needed = config.pose.referenceFocal.minInliers
@@ -159,7 +246,10 @@ public struct PoseEstimator: Sendable {
         var poseRefusal: PoseRefusal?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
-            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: sensor?.rotation,
+            // Without the phone's rotation, the marks' own (their five-point pose) stands in for it as the prior that
+            // settles rivals; the marks are checked against the pose found all the same.
+            let priorRotation = sensor?.rotation ?? marks.flatMap { marksRotation($0, reference: referenceCamera, current: currentCamera) }
+            let settings = RelativePose.SearchSettings(config.pose, pairs: pairs, sensorRotation: priorRotation,
                                                        sensorVertical: sensor?.referenceVertical)
             var searchMilliseconds: Double?
             let search: RelativePose.SearchOutcome
@@ -173,7 +263,7 @@ public struct PoseEstimator: Sendable {
             let searchEnd = ContinuousClock.now
             do {
                 pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                               homography: homography, config: config.pose, sensorRotation: sensor?.rotation)
+                                               homography: homography, config: config.pose, sensorRotation: priorRotation)
                 if let estimatedCamera, let found = pose {
                     pose = try focalSensitivity(found, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
                                                 currentCamera: currentCamera, homography: homography, settings: settings, sensor: sensor)
@@ -203,8 +293,21 @@ public struct PoseEstimator: Sendable {
         var result = try assemble(parts, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera, attitudes: attitudes,
                                   keypoints: keypoints, timings: timings, lensZoom: estimatedCamera?.zoom ?? 1)
         result.referenceCamera = estimatedCamera
+        result.referenceBorder = reference.border
         result.timings.total = milliseconds(since: total) + replayed
         return result
+    }
+
+    /// The rotation of the pose through the marks alone (five-point, the best of its solutions on them); nil when
+    /// they give none.
+    private func marksRotation(_ marks: MarkedPoints, reference: CameraIntrinsics, current: CameraIntrinsics) -> Matrix3? {
+        let pairs = marks.correspondences
+        let outcome = RelativePose.search(pairs, referenceCamera: reference, currentCamera: current,
+                                          settings: RelativePose.SearchSettings(config.pose, pairs: pairs))
+        guard case .success(let found) = outcome else { return nil }
+        let r = withUnsafeBytes(of: found.pose.R) { Array($0.bindMemory(to: Double.self)) }
+        let rotation = Matrix3(r)
+        return rotation.isFinite ? rotation : nil
     }
 
     /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves

@@ -53,6 +53,10 @@ public struct PoseResult: Encodable, Sendable {
     public var comparison: PathComparison?
     /// The reference's camera as estimated for this frame; nil unless the reference's camera is unknown.
     public var referenceCamera: EstimatedReferenceCamera?
+    /// How points marked by hand were used; nil without them.
+    public var marks: MarkedPointsReport?
+    /// The scanned print's border found around the reference; nil when none was looked for or found.
+    public var referenceBorder: PrintBorder?
     /// Milliseconds per stage.
     public var timings: StageTimings
     public var warnings: [String]
@@ -66,7 +70,7 @@ public struct PoseResult: Encodable, Sendable {
     public var essentialInliers: [Bool]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, referenceCamera, timings, warnings
+        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, referenceCamera, referenceBorder, marks, timings, warnings
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -82,6 +86,8 @@ public struct PoseResult: Encodable, Sendable {
         try c.encode(sensor, forKey: .sensor)
         try c.encode(comparison, forKey: .comparison)
         try c.encodeIfPresent(referenceCamera, forKey: .referenceCamera)
+        try c.encodeIfPresent(referenceBorder, forKey: .referenceBorder)
+        try c.encodeIfPresent(marks, forKey: .marks)
         try c.encode(timings, forKey: .timings)
         try c.encode(warnings, forKey: .warnings)
     }

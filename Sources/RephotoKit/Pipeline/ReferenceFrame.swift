@@ -11,12 +11,15 @@ public final class ReferenceFrame: Sendable {
     public let detectMilliseconds: Double
     /// Prebuilt FLANN index when the estimator matches with FLANN: built once, searched by every frame.
     public let matchIndex: MatchIndex?
+    /// The scanned print's border found around the reference (`features.referenceBorder`); its features lie inside.
+    public let border: PrintBorder?
     /// The reference image's decoder warning (damaged data), repeated in every result that uses it.
     public let decodeWarning: String?
 
-    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false, detectMilliseconds: Double,
-         matchIndex: MatchIndex?, decodeWarning: String?) {
+    init(size: ImageSize, features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false, border: PrintBorder? = nil,
+         detectMilliseconds: Double, matchIndex: MatchIndex?, decodeWarning: String?) {
         self.cameraUnknown = cameraUnknown
+        self.border = border
         self.decodeWarning = decodeWarning
         self.size = size
         self.features = features
@@ -27,7 +30,7 @@ public final class ReferenceFrame: Sendable {
 
     /// The same reference with `camera` (one estimated for a frame): its features and index are shared.
     func with(camera: CameraIntrinsics) -> ReferenceFrame {
-        ReferenceFrame(size: size, features: features, camera: camera, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex,
+        ReferenceFrame(size: size, features: features, camera: camera, border: border, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex,
                        decodeWarning: decodeWarning)
     }
 }

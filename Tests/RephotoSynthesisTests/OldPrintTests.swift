@@ -1,0 +1,100 @@
+import Foundation
+import RephotoData
+import RephotoEvaluation
+import RephotoSynthesis
+import RephotoTestSupport
+import Testing
+@testable import RephotoKit
+
+/// Old prints: their scanned border (`PrintBorder`), and `rephoto synth --old-print` with its true camera.
+@Suite struct OldPrintTests {
+    /// A photo of 480 x 360 (graf1's grey) printed inside `margins` (top, right, bottom, left) and scanned.
+    static func scan(colour: Int, tilt: Double, margins: [Int] = [30, 50, 24, 40]) throws -> Image {
+        try Fixtures.image("graf1.png").resized(width: 480, height: 360).grayscale()
+            .adjusted(contrast: 0.55, brightness: 70, blur: 1, noise: 6, seed: 3)
+            .printScan(vignette: 0.25, borderColour: colour, margins: margins, tiltDegrees: tilt)
+    }
+
+    /// The photo's axis-aligned box inside its border, turned by `tilt` about the scan's centre: the largest box
+    /// the turned photo covers, from its corners.
+    static func truthBox(tilt: Double, margins: [Int] = [30, 50, 24, 40]) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
+        let width = 480 + margins[1] + margins[3], height = 360 + margins[0] + margins[2]
+        let c = (x: Double(width - 1) / 2, y: Double(height - 1) / 2), a = tilt * .pi / 180
+        let left = Double(margins[3]), top = Double(margins[0])
+        let flat: [Point2] = [Point2(x: left, y: top), Point2(x: left + 480, y: top), Point2(x: left + 480, y: top + 360), Point2(x: left, y: top + 360)]
+        let corners = flat.map { p -> Point2 in
+            let dx = p.x - c.x, dy = p.y - c.y
+            return Point2(x: c.x + dx * cos(a) - dy * sin(a), y: c.y + dx * sin(a) + dy * cos(a))
+        }
+        return (max(corners[0].x, corners[3].x), max(corners[0].y, corners[1].y), min(corners[1].x, corners[2].x), min(corners[2].y, corners[3].y))
+    }
+
+    /// Cream, black and a print turned 2° on the scanner: the box lies inside the photo (no border in it) and covers
+    /// nearly all of it; the tilt is measured.
+    @Test(arguments: [(235, 0.0), (15, 0.0), (235, 2.0), (200, -3.0)])
+    func aPrintsBorderIsFoundWhereItWasPut(colour: Int, tilt: Double) throws {
+        let border = try #require(try PrintBorder.detect(in: Self.scan(colour: colour, tilt: tilt)))
+        let truth = Self.truthBox(tilt: tilt)
+        #expect(Double(border.x) >= truth.x0 && Double(border.y) >= truth.y0, "\(border) in \(truth)")
+        #expect(Double(border.x + border.width) <= truth.x1 && Double(border.y + border.height) <= truth.y1, "\(border) in \(truth)")
+        let covered = Double(border.width * border.height) / ((truth.x1 - truth.x0) * (truth.y1 - truth.y0))
+        #expect(covered > 0.9, "\(border) covers \(covered) of \(truth)")
+        #expect(abs(border.tiltDegrees - tilt) < 0.5, "\(border.tiltDegrees)")
+        #expect(border.sides.count == 4 && abs(border.colour - colour) <= 12)
+    }
+
+    /// A scan cut tight on two sides keeps the other two; a photo without a border, and a border whose inner edge is
+    /// ragged (a photo torn along it), give none.
+    @Test func onlyStraightBandsAreBorders() throws {
+        let tight = try #require(try PrintBorder.detect(in: Self.scan(colour: 235, tilt: 0, margins: [0, 50, 24, 0])))
+        #expect(tight.x == 0 && tight.y == 0 && Set(tight.sides.map(\.rawValue)) == ["right", "bottom"])
+        #expect(tight.x + tight.width <= 480 && tight.x + tight.width > 470 && tight.y + tight.height <= 360 && tight.y + tight.height > 350)
+        #expect(try PrintBorder.detect(in: Fixtures.image("graf1.png")) == nil)
+        // A torn edge: the photo's top rows cut away in teeth 40 px deep.
+        var pixels = try Self.scan(colour: 235, tilt: 0).pixels()
+        let width = 480 + 90
+        for x in 0..<width where (x / 30) % 2 == 0 { for y in 30..<70 { pixels[y * width + x] = 235 } }
+        #expect(try PrintBorder.detect(in: Image(width: width, height: 360 + 54, channels: 1, pixels: pixels)) == nil)
+    }
+
+    /// `synth --old-print`: the reference is a bordered grey print whose camera frames.csv gives. That camera is the
+    /// truth: with it the pose lands on the true rotation; without it (unknown), the focal length estimated from the
+    /// matches lands within 5 % of it wherever a pose is reported, with the border found around the photo.
+    @Test func anOldPrintSequenceCarriesItsTrueCamera() throws {
+        var options = SyntheticSequenceOptions.defaults
+        options.frames = 4
+        options.oldPrint = true
+        options.seed = 4
+        let directory = try Scratch.directory()
+        let sequence = try SyntheticSequence.generate(options, textureDirectory: Fixtures.textures, to: directory)
+        #expect(sequence.manifest.referenceIntrinsics == .unknown)
+        let frames = sequence.frames.dropFirst()
+        let truth = try #require(frames.first?.truthReferenceCamera)
+        #expect(frames.allSatisfy { $0.truthReferenceCamera == truth })
+        // The focal length is the zoom times the frames', at three quarters of their width.
+        #expect(abs(truth.x - 1.5 * options.camera.fx * 0.75) < 1e-9)
+
+        let estimator = try PoseEstimator(config: PipelineConfig())
+        let referenceImage = try estimator.load(contentsOfFile: directory.appendingPathComponent("reference.jpg").path)
+        let known = try estimator.prepareReference(referenceImage, camera: CameraIntrinsics(fx: truth.x, fy: truth.y, cx: truth.z, cy: truth.w))
+        let unknown = try estimator.prepareReference(referenceImage, camera: nil, cameraUnknown: true)
+        let border = try #require(unknown.border)
+        #expect(border.center.distance(to: Point2(x: truth.z, y: truth.w)) < 0.06 * Double(border.width))
+        #expect(known.border == nil)
+        var focalErrors: [Double] = []
+        for frame in frames {
+            let image = try estimator.load(contentsOfFile: directory.appendingPathComponent(frame.file).path)
+            let withTruth = try estimator.estimate(reference: known, current: image, camera: options.camera)
+            let rotation = try #require(withTruth.pose?.rotation)
+            let error = GroundTruthErrors.rotationError(estimate: rotation, truth: try #require(frame.truth.rotation))
+            #expect(error < 1, "\(frame.file): \(error)°")
+            let estimated = try estimator.estimate(reference: unknown, current: image, camera: options.camera)
+            if estimated.pose != nil, let camera = estimated.referenceCamera {
+                focalErrors.append(abs(camera.fx / truth.x - 1) * 100)
+                #expect(GroundTruthErrors.rotationError(estimate: estimated.pose!.rotation, truth: frame.truth.rotation!) < 3)
+            }
+            #expect(estimated.referenceBorder == border)
+        }
+        #expect(!focalErrors.isEmpty && focalErrors.allSatisfy { $0 < 5 }, "\(focalErrors)")
+    }
+}
