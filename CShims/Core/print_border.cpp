@@ -69,10 +69,11 @@ int rp_detect_print_border(const rp_image *image, const rp_border_params *params
         else grey = source;
         // Analysis at about 600 px: a border is a large structure, and the median filter below stays cheap.
         const double k = std::min(1.0, 600.0 / std::max(grey.cols, grey.rows));
-        cv::Mat small;
+        cv::Mat small, smooth;
         if (k < 1) cv::resize(grey, small, cv::Size(), k, k, cv::INTER_AREA);
-        else small = grey;
-        cv::medianBlur(small, small, 5);
+        else small = grey;  // shares the image's pixels: only read
+        cv::medianBlur(small, smooth, 5);
+        small = smooth;
         // The border's colour: the median of the outermost rows and columns that are of one colour (a tight scan
         // may have cut the border off some sides); none of one colour, no border.
         const int w = small.cols, h = small.rows;

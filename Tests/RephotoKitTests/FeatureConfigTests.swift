@@ -33,6 +33,32 @@ import RephotoEvaluation
         #expect(Double(inliers[3] ?? 0) > 1.5 * Double(inliers[0] ?? 0), "\(inliers)")
     }
 
+    /// A small reference caps the current frame's analysis size at 1.3 times its own, never below 1,000 px; a reference
+    /// as large as the frame changes nothing, nor does 0. Detection then runs at that size: its keypoints' scale says so.
+    @Test func aSmallReferenceIsMetAtItsOwnScale() throws {
+        let config = FeatureConfig()
+        let frame = ImageSize(width: 3072, height: 2048)
+        #expect(config.current(frame, referenceSide: 900).maxDimension == 1170)
+        #expect(config.current(frame, referenceSide: 500).maxDimension == 1000)
+        #expect(config.current(frame, referenceSide: 1600) == config)
+        #expect(config.current(ImageSize(width: 800, height: 640), referenceSide: 400) == config)
+        var off = config
+        off.currentScaleToReference = 0
+        #expect(off.current(frame, referenceSide: 900) == off)
+        var scaled = config
+        scaled.scale = 0.25  // 768 px analysed: under the cap already
+        #expect(scaled.current(frame, referenceSide: 900) == scaled)
+
+        let image = try Fixtures.image("graf3.png").resized(width: 1600, height: 1280)
+        let reference = try Fixtures.image("graf1.png").resized(width: 800, height: 640)
+        let estimator = try PoseEstimator(config: PipelineConfig())
+        let result = try estimator.estimate(reference: try estimator.prepareReference(reference, camera: nil), current: image, camera: nil)
+        let full = try Features(image: image, config: config)
+        let capped = try Features(image: image, config: config.current(image.fullSize, referenceSide: 800))
+        #expect(abs(capped.analysisScale - 1040.0 / 1600) < 1e-6 && full.analysisScale == 1)
+        #expect(result.counts.keypointsCurrent == capped.count && capped.count != full.count)
+    }
+
     @Test func emptyConfigGivesOpenCVDefaults() throws {
         let config = try JSONDecoder().decode(PipelineConfig.self, from: Data("{}".utf8))
         let a = config.features.akaze, o = config.features.orb, s = config.features.sift

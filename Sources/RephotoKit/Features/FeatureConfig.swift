@@ -23,14 +23,19 @@ public struct FeatureConfig: Equatable, Sendable {
     public var clahe: Double = ParameterRegistry.defaultValue(\.features.clahe)
     /// The current frame's analysis size is capped at this many times the reference's analysed longer side (0: off).
     public var currentScaleToReference: Double = ParameterRegistry.defaultValue(\.features.currentScaleToReference)
+    /// The analysis size the cap never goes below.
+    public static let smallestCappedSide = 1000
     /// The settings a current frame is detected with against a reference analysed at `referenceSide` pixels (its longer
-    /// side): these, or with `maxDimension` lowered to `currentScaleToReference` times it when the frame is larger.
+    /// side): these, or with `maxDimension` lowered to `currentScaleToReference` times it (at least 1,000) when the frame
+    /// is larger.
     public func current(_ frame: ImageSize, referenceSide: Double) -> FeatureConfig {
         guard currentScaleToReference > 0 else { return self }
-        let cap = Int((currentScaleToReference * referenceSide).rounded())
+        // Never below 1,000 px: on small frames every pixel's detail counts (a 480 px frame against a 336 px reference
+        // found its focal length 4.8 % off at 437 px, 2 % at 480).
+        let cap = max(Self.smallestCappedSide, Int((currentScaleToReference * referenceSide).rounded()))
         let side = max(frame.width, frame.height)
         let analysed = min(maxDimension ?? side, Int((Double(side) * (scale ?? 1)).rounded()))
-        guard cap >= 16, cap < analysed else { return self }
+        guard cap < analysed else { return self }
         var reduced = self
         reduced.maxDimension = cap
         return reduced

@@ -4,13 +4,13 @@ import RephotoShim
 public enum BorderMode: String, Codable, CaseIterable, Sendable {
     /// On references from an unknown camera (old photos, usually scans of prints).
     case auto
-    /// On every reference.
-    case on
-    case off
+    /// On every reference. (Not "on" and "off": YAML reads those as booleans.)
+    case always
+    case never
 
     /// Whether a reference (its camera unknown or not) is searched for a border: its features then depend on its
     /// pixels beyond what features saved without the border say, so those are not reused for it.
-    public func applies(cameraUnknown: Bool) -> Bool { self == .on || (self == .auto && cameraUnknown) }
+    public func applies(cameraUnknown: Bool) -> Bool { self == .always || (self == .auto && cameraUnknown) }
 }
 
 /// A scanned print's border: the photo inside it as an axis-aligned box in the file's pixels. Keypoints are

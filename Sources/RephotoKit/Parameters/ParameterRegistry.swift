@@ -22,7 +22,7 @@ public enum ParameterRegistry {
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
         // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/configuration.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,
-              "the current frame is analysed at no more than this many times the reference's analysed longer side, so that a small reference (an old print) meets it at a comparable pixel scale; no effect on references as large as the frame; 0: off"),
+              "the current frame is analysed at no more than this many times the reference's analysed longer side (and never below 1,000 px by this rule), so that a small reference (an old print) meets it at a comparable pixel scale; no effect on references as large as the frame; 0: off"),
         .choice("features.referenceBorder", \.features.referenceBorder, BorderMode.auto,
                 "a scanned print's border around the reference (white, cream, grey or black, slightly rotated at most): found, left out of detection and reported as referenceBorder, its box's centre an unknown camera's principal point; auto: on references from an unknown camera"),
         .choice("features.akaze.descriptorType", \.features.akaze.descriptorType, AKAZEParameters.DescriptorType.mldb, "AKAZE descriptor"),
