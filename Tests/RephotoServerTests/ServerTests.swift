@@ -667,14 +667,7 @@ struct Upload {
     /// reported back in `marks`.
     @Test func aScoresMarkedPointsAreReadOrRefused() async throws {
         let base = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
-        let published = Matrix3([7.6285898e-01, -2.9922929e-01, 2.2567123e+02, 3.3443473e-01, 1.0143901e+00, -7.6999973e+01,
-                                 3.4663091e-04, -1.4364524e-05, 1.0])
-        var lines = [MarkedPoints.header]
-        for (x, y) in [(150.0, 120.0), (600.0, 150.0), (620.0, 500.0), (180.0, 520.0), (400.0, 330.0)] {
-            let p = published * SIMD3(x, y, 1)
-            lines.append("\(x),\(y),\(p.x / p.z),\(p.y / p.z)")
-        }
-        let good = base.adding("points", Data(lines.joined(separator: "\n").utf8))
+        let good = base.adding("points", try Fixtures.grafMarks())
         let bad = base.adding("points", Data("\(MarkedPoints.header)\n1,2,x,4\n".utf8))
         try await Self.app(try Self.settings()).test(.router) { http in
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: bad.headers, body: bad.body) { response in

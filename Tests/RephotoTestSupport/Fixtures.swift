@@ -66,6 +66,17 @@ public enum Fixtures {
         return try Matrix3(elements: body.split(whereSeparator: { $0.isWhitespace }).compactMap { Double($0) })
     }
 
+    /// A points file (`--points`) of five exact marks on graf1 -> graf3, a plane: each spot carried by `graf13()`.
+    public static func grafMarks() throws -> Data {
+        let published = try graf13()
+        var lines = [MarkedPoints.header]
+        for (x, y) in [(150.0, 120.0), (600.0, 150.0), (620.0, 500.0), (180.0, 520.0), (400.0, 330.0)] {
+            let p = published * SIMD3(x, y, 1)
+            lines.append("\(x),\(y),\(p.x / p.z),\(p.y / p.z)")
+        }
+        return Data(lines.joined(separator: "\n").utf8)
+    }
+
     /// A result's errors against a truth, as the evaluator computes them.
     public static func errors(_ result: PoseResult, _ truth: GroundTruth) throws -> GroundTruthErrors {
         try GroundTruthErrors.compute(truth: truth, rotation: result.pose?.rotation, translation: result.pose?.translation,

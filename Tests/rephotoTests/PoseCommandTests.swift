@@ -322,14 +322,8 @@ import Testing
 @Suite struct PosePointsCommandTests {
     @Test func marksAreUsedAndReportedAndBadFilesRefused() throws {
         // Graf is a plane: its published homography gives exact marks.
-        let published = Matrix3([7.6285898e-01, -2.9922929e-01, 2.2567123e+02, 3.3443473e-01, 1.0143901e+00, -7.6999973e+01,
-                                 3.4663091e-04, -1.4364524e-05, 1.0])
-        var lines = [MarkedPoints.header]
-        for (x, y) in [(150.0, 120.0), (600.0, 150.0), (620.0, 500.0), (180.0, 520.0), (400.0, 330.0)] {
-            let p = published * SIMD3(x, y, 1)
-            lines.append("\(x),\(y),\(p.x / p.z),\(p.y / p.z)")
-        }
-        let points = try Fixtures.temporaryFile("graf-points.csv", Data(lines.joined(separator: "\n").utf8))
+        let published = try Fixtures.graf13()
+        let points = try Fixtures.temporaryFile("graf-points.csv", try Fixtures.grafMarks())
         let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--points", points, "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(run.json)
