@@ -16,6 +16,9 @@ import Testing
             ("x,y\n1,2,3,4\n", "the first line must be the header reference_x,reference_y,current_x,current_y"),
             ("reference_x,reference_y,current_x,current_y\n1,2,3\n", "p.csv line 2: 3 fields, expected 4"),
             ("reference_x,reference_y,current_x,current_y\n1,2,nan,4\n", "p.csv line 2: '1,2,nan,4' is not four finite numbers"),
+            // Double() read these as 10 and 16 (found by probing).
+            ("reference_x,reference_y,current_x,current_y\n1,10\u{0}9,3,4\n", "p.csv line 2:"),
+            ("reference_x,reference_y,current_x,current_y\n1,0x10,3,4\n", "p.csv line 2: '1,0x10,3,4' is not four finite numbers"),
         ]
         for (text, message) in cases {
             let error = #expect(throws: RephotoError.self) { try MarkedPoints.parse(text, name: "p.csv") }
@@ -26,7 +29,12 @@ import Testing
         let outside = MarkedPoints(reference: Array(repeating: Point2(x: 10, y: 10), count: 5),
                                    current: Array(repeating: Point2(x: 10, y: 10), count: 4) + [Point2(x: 10, y: 90)])
         let error = #expect(throws: RephotoError.self) { try outside.check(referenceSize: size, currentSize: size) }
-        #expect(error?.message == "marked pair 5: current point (10, 90) lies outside the 100x80 current image")
+        #expect(error?.message == "marked pair 5: current point (10, 90) lies outside the 100x80 current image (-0.5 to width - 0.5)")
+        // A directory and an oversized file are named as points files, not images.
+        let directory = try Scratch.directory().path
+        #expect(throws: RephotoError.badInput("\(directory): is a directory, not a file")) { try MarkedPoints.read(directory) }
+        let big = try Fixtures.temporaryFile("big-points.csv", Data(repeating: 0x31, count: (1 << 20) + 1))
+        #expect(throws: RephotoError.badInput("\(big): a points file is at most 1 MB (1,000 pairs)")) { try MarkedPoints.read(big) }
     }
 
     /// The true correspondence of texture points of the scene's planes: the reference camera at the origin, the

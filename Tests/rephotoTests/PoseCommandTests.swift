@@ -329,6 +329,7 @@ import Testing
         let json = try #require(run.json)
         let marks = try #require(json["marks"] as? [String: Any])
         #expect(marks["count"] as? Int == 5 && marks["guided"] as? Bool == true && marks["largestPixels"] is NSNull)
+        #expect((json["warnings"] as? [String])?.contains("the marked points were not checked: no pose to check them against") == true)
         let rows = try #require(json["homography"] as? [[Double]])
         #expect(GroundTruthErrors.cornerError(estimate: Matrix3(rows: rows), truth: published, size: ImageSize(width: 800, height: 640)) < 2)
 

@@ -92,7 +92,7 @@ public final class Image: @unchecked Sendable {
             throw RephotoError.badInput(errno == ENOENT || errno == ENOTDIR ? "\(path): no such file"
                                                                             : "\(path): cannot open (\(String(cString: strerror(errno))))")
         }
-        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw RephotoError.badInput("\(path): is a directory, not an image") }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw RephotoError.badInput("\(path): is a directory, not \(image ? "an image" : "a file")") }
         // Devices, pipes and sockets (/dev/stdin, /proc/self/fd/0) are no image files: reading one could take
         // another reader's input or never end.
         guard (info.st_mode & S_IFMT) == S_IFREG else {

@@ -41,7 +41,9 @@ public struct MarkedPoints: Equatable, Sendable {
             guard fields.count == 4 else {
                 throw RephotoError.badInput("\(name) line \(number + 1): \(fields.count) fields, expected 4 (\(header))")
             }
-            let values = fields.map { Double($0) }
+            // Digits, sign, point and exponent only: Double() read "10\0garbage" as 10 and "0x10" as 16.
+            let numeric = fields.allSatisfy { !$0.isEmpty && $0.allSatisfy { "0123456789+-.eE".contains($0) } }
+            let values = fields.map { numeric ? Double($0) : nil }
             guard values.allSatisfy({ $0?.isFinite == true }) else {
                 throw RephotoError.badInput("\(name) line \(number + 1): '\(line.prefix(80))' is not four finite numbers")
             }
@@ -57,7 +59,12 @@ public struct MarkedPoints: Equatable, Sendable {
 
     /// Reads a points file of at most 1 MB.
     public static func read(_ path: String) throws -> MarkedPoints {
-        let data = try Image.readFile(path, maxBytes: 1 << 20, image: false)
+        let data: Data
+        do {
+            data = try Image.readFile(path, maxBytes: 1 << 20, image: false)
+        } catch let error as RephotoError where error.reason == .tooLarge {
+            throw RephotoError.badInput("\(path): a points file is at most 1 MB (1,000 pairs)")
+        }
         guard let text = String(data: data, encoding: .utf8) else { throw RephotoError.badInput("\(path) is not UTF-8 text") }
         return try parse(text, name: path)
     }
@@ -72,10 +79,10 @@ public struct MarkedPoints: Equatable, Sendable {
         }
         for i in 0..<count {
             if outside(reference[i], referenceSize) {
-                throw RephotoError.badInput("marked pair \(i + 1): reference point (\(fmt(reference[i].x)), \(fmt(reference[i].y))) lies outside the \(referenceSize.width)x\(referenceSize.height) reference")
+                throw RephotoError.badInput("marked pair \(i + 1): reference point (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) lies outside the \(referenceSize.width)x\(referenceSize.height) reference (-0.5 to width - 0.5)")
             }
             if outside(current[i], currentSize) {
-                throw RephotoError.badInput("marked pair \(i + 1): current point (\(fmt(current[i].x)), \(fmt(current[i].y))) lies outside the \(currentSize.width)x\(currentSize.height) current image")
+                throw RephotoError.badInput("marked pair \(i + 1): current point (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))) lies outside the \(currentSize.width)x\(currentSize.height) current image (-0.5 to width - 0.5)")
             }
         }
     }

@@ -59,7 +59,7 @@ public enum ParameterRegistry {
         .real("matching.guidedRadius", \.matching.guidedRadius, 5, above: 0, atMost: 100,
               "with marked points (--points): a second matching pass compares each current keypoint only with the reference keypoints within this radius (% of the reference's longer side) of where the marks' homography puts it, Lowe's ratio taken among those; its matches join the first pass's"),
         .real("matching.markTolerance", \.matching.markTolerance, 1.5, above: 0, atMost: 100,
-              "marked points farther than this from the pose (their epipolar distance) or homography found (% of the current image's longer side) are refused as inconsistent, by number"),
+              "marked points farther than this from the pose found (their epipolar distance; % of the current image's longer side) are refused as inconsistent, by number"),
         .integer("matching.lshTableNumber", \.matching.lshTableNumber, 6, min: 1, max: 64, "FLANN LSH hash tables (binary descriptors)"),
         // FLANN keeps a bitset of 2^bits per table: 32 bits took 23 GB (probe), 24 take 2 MB a table.
         .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 24, "FLANN LSH key bits"),

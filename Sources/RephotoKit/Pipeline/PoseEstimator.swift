@@ -90,6 +90,7 @@ public struct PoseEstimator: Sendable {
                 guard let pose = result.pose else {
                     // No pose (no cameras, or refused): nothing to check the marks against; the guided pass's answer wins.
                     result.marks = MarkedPointsReport(count: marks.count, guided: guide != nil, largestPixels: nil)
+                    result.warnings.append("the marked points were not checked: no pose to check them against")
                     withoutPose = result
                     continue
                 }
@@ -98,6 +99,7 @@ public struct PoseEstimator: Sendable {
                     // answered as it is: a guided pass that "fits" the marks within their tolerance did worse on
                     // aged Herz-Jesu pairs (0.8° -> 49° with an estimated focal length).
                     result.marks = MarkedPointsReport(count: marks.count, guided: guide != nil, largestPixels: nil)
+                    result.warnings.append("the marked points were not checked: the pose's translation is undetermined")
                     if guide == nil { return result }
                     unchecked = unchecked ?? result
                     continue
