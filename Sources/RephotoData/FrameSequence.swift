@@ -287,6 +287,18 @@ public struct FrameSequence: Equatable, Sendable {
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
         }
+        try checkMarkFiles()
+    }
+
+    /// A points file that names no pair of the sequence would be ignored without a word: refused, by name.
+    func checkMarkFiles() throws {
+        guard let folder = directory?.appendingPathComponent("points"),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        func stem(_ file: String) -> String { URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent }
+        let pairs = Set(frames.compactMap { frame in referenceFile(for: frame).map { "\(stem($0))--\(stem(frame.file)).csv" } })
+        if let stray = names.sorted().first(where: { $0.hasSuffix(".csv") && !pairs.contains($0) }) {
+            throw RephotoError.badInput("\(folder.path)/\(stray.prefix(120)) names no pair of this sequence: a points file is points/<reference stem>--<frame stem>.csv")
+        }
     }
 
     /// The check every reader applies to a sequence's name, for writers to apply before they write one (`synth

@@ -160,12 +160,9 @@ public struct SessionEvaluator: Sendable {
         if let other = frames.first(where: { sequence.referenceFile(for: $0.element) != referenceFile }) {
             throw RephotoError.badInput("\(sequence.manifest.name): frame \(other.element.file) has its own reference; a session has one")
         }
-        if sequence.referenceCameraUnknown {
-            throw RephotoError.badInput("\(sequence.manifest.name): a guidance session needs its reference's camera; referenceIntrinsics \"unknown\" is not supported by --session yet")
-        }
         let camera = try sequence.camera()
         let reference = try estimator.prepareReference(estimator.load(contentsOfFile: sequence.path(of: referenceFile)),
-                                                       camera: try sequence.referenceCamera())
+                                                       camera: try sequence.referenceCamera(), cameraUnknown: sequence.referenceCameraUnknown)
         let referenceAttitude = try frames.first.flatMap { try sequence.attitudes(for: $0.element)?.reference }
         let session = GuidanceSession(estimator: estimator, reference: reference, camera: camera, referenceAttitude: referenceAttitude)
         var rows: [SessionRow] = []

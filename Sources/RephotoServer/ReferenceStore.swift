@@ -4,8 +4,9 @@ import RephotoKit
 
 /// Uploaded references, content-addressed (the id is the SHA-256 of the image bytes), on disk so a restart
 /// or another instance sharing the folder finds them: `<dir>/<id[0..1]>/<id>.image`, `<id>.json` (the
-/// camera given at upload) and `<id>.features-<settings>` (the prepared features per feature settings, derived
-/// files that `--store-bytes` bounds, least recently used out first). Writes go to a hidden temporary file
+/// camera given at upload, or that it is unknown), `<id>.features-<settings>` (the prepared features per feature
+/// settings, derived files that `--store-bytes` bounds, least recently used out first) and `<id>.points-<retake>`
+/// (points marked by hand between the reference and one retake, by the retake's hash; the newest `maxMarkFiles`). Writes go to a hidden temporary file
 /// renamed into place, so a reader never sees half a file and two instances writing the same id write the same
 /// bytes; temporaries a killed process left are removed at start. Without a folder the store is empty and
 /// references live only in the cache.
@@ -13,7 +14,12 @@ final class ReferenceStore: Sendable {
     struct Entry: Codable, Sendable {
         var camera: CameraIntrinsics?
         var bytes: Int
+        /// An old photo's camera nobody knows (`"intrinsics": "unknown"`): estimated for each retake. Absent when false.
+        var cameraUnknown: Bool?
     }
+
+    /// Marked points kept per reference: past it, the least recently written go first.
+    static let maxMarkFiles = 64
 
     /// A write or removal that failed, by what the client can do about it; never carries a path.
     enum Failure: Error, Equatable {
@@ -127,7 +133,7 @@ final class ReferenceStore: Sendable {
             let folder = directory.appendingPathComponent(shard)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 let path = folder.appendingPathComponent(name).path
-                let orphan = name.contains(".features-") && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(String(name.prefix(64)) + ".json").path)
+                let orphan = (name.contains(".features-") || name.contains(".points-")) && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(String(name.prefix(64)) + ".json").path)
                 if name.hasPrefix(".") || orphan, stale(path) { try? files.remove(path) }
             }
         }
@@ -152,12 +158,12 @@ final class ReferenceStore: Sendable {
         if mkdir(folder.path, 0o755) != 0, errno != EEXIST { throw Failure(errno: errno) }
     }
 
-    func put(_ id: String, image: Data, camera: CameraIntrinsics?) throws(Failure) {
+    func put(_ id: String, image: Data, camera: CameraIntrinsics?, cameraUnknown: Bool = false) throws(Failure) {
         guard let (imagePath, entryPath) = paths(id) else { return }
         try makeFolder(imagePath.deletingLastPathComponent())
         // The entry last: a reference exists once its entry does, and then its image is complete.
         try files.write(image, imagePath.path)
-        let entry = (try? JSONEncoder().encode(Entry(camera: camera, bytes: image.count))) ?? Data()
+        let entry = (try? JSONEncoder().encode(Entry(camera: camera, bytes: image.count, cameraUnknown: cameraUnknown ? true : nil))) ?? Data()
         try files.write(entry, entryPath.path)
     }
 
@@ -170,13 +176,13 @@ final class ReferenceStore: Sendable {
     /// The camera stored with a reference (nil also when unknown), without reading its image.
     func camera(_ id: String) -> CameraIntrinsics? { entry(id)?.camera }
 
-    func get(_ id: String) -> (image: Data, camera: CameraIntrinsics?)? {
+    func get(_ id: String) -> (image: Data, entry: Entry)? {
         guard let (imagePath, entryPath) = paths(id),
               let entryData = read(entryPath.path),
               let entry = try? JSONDecoder().decode(Entry.self, from: entryData),
               let image = read(imagePath.path), image.count == entry.bytes,
               Self.id(of: image) == id else { return nil }  // the id is the image's hash: a damaged image is no image
-        return (image, entry.camera)
+        return (image, entry)
     }
 
     /// Whether a stored reference is damaged for good, not merely unread for the moment (a read can fail under
@@ -270,6 +276,31 @@ final class ReferenceStore: Sendable {
         return evicted
     }
 
+    /// Points marked between a reference and one retake (`retake`: the retake's id, the SHA-256 of its bytes).
+    private func marksPath(_ id: String, retake: String) -> URL? {
+        guard Self.isValid(retake) else { return nil }
+        return paths(id).map { $0.image.deletingLastPathComponent().appendingPathComponent("\(id).points-\(retake.prefix(32))") }
+    }
+
+    /// Keeps a retake's marked points (a points file's text) with a stored reference; the reference's oldest marks
+    /// go past `maxMarkFiles`. Nothing is kept for a reference the store does not have.
+    func putMarks(_ id: String, retake: String, _ text: Data) throws(Failure) {
+        guard contains(id), let path = marksPath(id, retake: retake) else { return }
+        try files.write(text, path.path)
+        let folder = path.deletingLastPathComponent()
+        let kept = ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [])
+            .filter { $0.lastPathComponent.hasPrefix("\(id).points-") }
+            .map { ($0.path, (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast) }
+            .sorted { ($0.1, $0.0) > ($1.1, $1.0) }
+        for old in kept.dropFirst(Self.maxMarkFiles) where old.0 != path.path { try? files.remove(old.0) }
+    }
+
+    /// The marked points kept for a reference and a retake, nil when there are none.
+    func marks(_ id: String, retake: String) -> Data? {
+        guard contains(id), let path = marksPath(id, retake: retake) else { return nil }
+        return read(path.path)
+    }
+
     /// A short key of the feature settings, naming a features file.
     static func settingsKey(_ features: FeatureConfig) -> String {
         var settings = PipelineConfig()
@@ -294,7 +325,8 @@ final class ReferenceStore: Sendable {
         try files.remove(entryPath.path)
         try files.remove(imagePath.path)
         let folder = imagePath.deletingLastPathComponent()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasPrefix("\(id).features-") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        where name.hasPrefix("\(id).features-") || name.hasPrefix("\(id).points-") {
             try files.remove(folder.appendingPathComponent(name).path)
         }
         return existed
@@ -396,10 +428,13 @@ final class ReferenceCache: @unchecked Sendable {
         }
     }
 
-    /// The camera of the reference's most recently used prepared frame: without a store, the only record of
-    /// the camera an upload gave (scoring by id without it answered 404; probe).
-    func camera(id: String) -> CameraIntrinsics? {
-        lock.withLock { entries.filter { $0.key.hasPrefix(id + "|") && $0.value.registered }.max { $0.value.used < $1.value.used }?.value.camera }
+    /// The camera of the reference's most recently used prepared frame, or that it is unknown: without a store,
+    /// the only record of the camera an upload gave (scoring by id without it answered 404; probe).
+    func camera(id: String) -> (camera: CameraIntrinsics?, unknown: Bool)? {
+        lock.withLock {
+            entries.filter { $0.key.hasPrefix(id + "|") && $0.value.registered }.max { $0.value.used < $1.value.used }
+                .map { ($0.value.camera, $0.value.frame.cameraUnknown) }
+        }
     }
 
     var count: Int { lock.withLock { entries.count } }

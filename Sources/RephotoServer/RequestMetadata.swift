@@ -147,10 +147,16 @@ struct RequestMetadata: Decodable, Sendable {
         // requests asking a million samples of every search held both pipelines for minutes, FLANN at a million
         // checks held one for 14 minutes, and SIFT at 10 octave layers tripled a pipeline's memory (probes).
         for cap in costCaps {
-            guard let parameter = ParameterRegistry.parameter(cap.path),
-                  case .int(let limit) = parameter.value(in: base), case .int(let asked) = parameter.value(in: config) else { continue }
-            func size(_ n: Int) -> Int { cap.zeroIsUnlimited && n == 0 ? .max : n }
-            if size(asked) > size(limit) {
+            guard let parameter = ParameterRegistry.parameter(cap.path) else { continue }
+            let (limit, asked) = (parameter.value(in: base), parameter.value(in: config))
+            func size(_ value: ParameterValue) -> Double? {
+                switch value {
+                case .int(let n): cap.zeroIsUnlimited && n == 0 ? .infinity : Double(n)
+                case .double(let x): x
+                default: nil
+                }
+            }
+            if let a = size(asked), let l = size(limit), a > l {
                 throw ServerError.badRequest("metadata.config: \(cap.path) = \(asked) may not exceed the server's \(limit) (\(cap.cost))")
             }
         }
@@ -183,10 +189,15 @@ struct RequestMetadata: Decodable, Sendable {
         ("matching.lshKeySize", false, "memory"), ("features.sift.octaveLayers", false, "memory"),
         ("features.akaze.octaves", false, "memory"), ("features.akaze.octaveLayers", false, "memory"),
         ("features.orb.levels", false, "memory"), ("features.orb.patchSize", false, "time"), ("features.orb.edgeThreshold", false, "time"),
+        ("matching.guidedRadius", false, "time"),
     ]
 
     /// The reference's camera is said to be unknown (an old photo): estimated for each retake from its matches.
     static func cameraUnknown(_ photo: Photo?) -> Bool { photo?.intrinsics?.unknown == true }
+
+    /// Whether a photo's metadata says anything of its camera (a calibration, intrinsics or "unknown"); when the
+    /// reference's does not, a stored reference's own camera holds.
+    static func namesCamera(_ photo: Photo?) -> Bool { photo?.calibration != nil || photo?.intrinsics != nil }
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {

@@ -80,7 +80,7 @@ public enum RetakeServer {
             await answer {
                 let id = try referenceId(context.parameters.get("id") ?? "")
                 guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
-                return jsonResponse(.ok, try JSONOutput.encode(["id": id, "status": "known"]))
+                return jsonResponse(.ok, try JSONOutput.encode(service.referenceInfo(id)))
             }
         }
         router.delete("/v1/references/:id") { _, context in

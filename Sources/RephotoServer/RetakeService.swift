@@ -103,17 +103,15 @@ final class RetakeService: Sendable {
     func addReference(_ form: MultipartForm) async throws -> (id: String, created: Bool) {
         guard let image = form.parts["image"] else { throw ServerError.badRequest("missing part 'image' (the reference photo)") }
         let inputs = try inputs(form)
-        if inputs.referenceCameraUnknown {
-            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\" is not kept with a stored reference yet: give it in each score's metadata")
-        }
         let id = ReferenceStore.id(of: image)
         let first = adding.withLock { $0.insert(id).inserted }
         defer { if first { adding.withLock { _ = $0.remove(id) } } }
         let existed = !first || store.contains(id) || cache.contains(id: id)
-        // Uploading a known image again without a camera keeps the camera stored with it: it was overwritten
-        // with none, and scoring by id lost its pose (probe). A camera given replaces it.
-        let camera = inputs.referenceCamera ?? store.camera(id) ?? cache.camera(id: id)
-        let frame = try await prepared(id: id, image: image, camera: camera, settings: inputs.settings)
+        // Uploading a known image again without a camera keeps the camera stored with it (or that it is unknown):
+        // it was overwritten with none, and scoring by id lost its pose (probe). A camera given replaces it.
+        let (camera, unknown) = RequestMetadata.namesCamera(inputs.metadata.reference)
+            ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
+        let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: inputs.settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
         // stored, 201, and every score against it failed; probe).
         let needed = inputs.settings.minimumInliers
@@ -127,7 +125,9 @@ final class RetakeService: Sendable {
         do {
             // What the store holds already is not written again: a known reference is answered on a full or
             // read-only disk too.
-            if store.get(id).map({ $0.camera != camera }) ?? true { try store.put(id, image: image, camera: camera) }
+            if store.get(id).map({ $0.entry.camera != camera || ($0.entry.cameraUnknown ?? false) != unknown }) ?? true {
+                try store.put(id, image: image, camera: camera, cameraUnknown: unknown)
+            }
             if !store.hasFeatures(id, settingsKey: settingsKey) {
                 metrics.derivedEvicted.increment(by: Int64(try store.putFeatures(id, settingsKey: settingsKey, features)))
             }
@@ -142,6 +142,33 @@ final class RetakeService: Sendable {
                               "the reference's features take \(ReferenceCache.cost(frame)) bytes, more than --cache-bytes \(cache.capacity), and without --reference-store nothing else keeps them")
         }
         return (id, !existed)
+    }
+
+    /// The camera a reference was added with (the store's, else the cache's): nil and false when it had none.
+    func storedCamera(_ id: String) -> (camera: CameraIntrinsics?, unknown: Bool) {
+        if let entry = store.entry(id) { return (entry.camera, entry.cameraUnknown ?? false) }
+        return cache.camera(id: id) ?? (nil, false)
+    }
+
+    /// `GET /v1/references/{id}`'s answer: the camera it was added with, `"unknown"`, or none (absent).
+    struct ReferenceInfo: Encodable {
+        var id: String
+        var status = "known"
+        var intrinsics: CameraIntrinsics?
+        var cameraUnknown: Bool
+
+        func encode(to encoder: Encoder) throws {
+            enum Keys: String, CodingKey { case id, status, intrinsics }
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(status, forKey: .status)
+            if cameraUnknown { try c.encode("unknown", forKey: .intrinsics) } else { try c.encodeIfPresent(intrinsics, forKey: .intrinsics) }
+        }
+    }
+
+    func referenceInfo(_ id: String) -> ReferenceInfo {
+        let (camera, unknown) = storedCamera(id)
+        return ReferenceInfo(id: id, intrinsics: camera, cameraUnknown: unknown)
     }
 
     /// With a store, the store alone says: another instance sharing it may have deleted the reference.
@@ -243,20 +270,18 @@ final class RetakeService: Sendable {
 
     /// The reference from its bytes (`image`) or a stored `id`, one of them.
     func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
-        if inputs.referenceCameraUnknown, inputs.retakeCamera == nil {
-            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\" needs the retake's camera (metadata.retake.calibration or intrinsics) to estimate the reference's from")
+        let id = image.map(ReferenceStore.id(of:)) ?? id ?? ""
+        if image == nil, !ReferenceStore.isValid(id) {
+            throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
         }
-        if let image {
-            let id = ReferenceStore.id(of: image)
-            let camera = inputs.referenceCameraUnknown ? nil : inputs.referenceCamera ?? inputs.retakeCamera
-            return (try await prepared(id: id, image: image, camera: camera, cameraUnknown: inputs.referenceCameraUnknown, settings: inputs.settings),
-                    image, id, camera)
+        // An upload's camera is the metadata's (or the retake's); a stored reference's is its own unless the metadata names one.
+        let (given, unknown) = image != nil || RequestMetadata.namesCamera(inputs.metadata.reference)
+            ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
+        if unknown, inputs.retakeCamera == nil {
+            throw ServerError.badRequest("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")
         }
-        let id = id ?? ""
-        guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
-        let camera = inputs.metadata.reference == nil ? store.camera(id) ?? cache.camera(id: id) ?? inputs.retakeCamera : inputs.referenceCamera
-        return (try await prepared(id: id, image: nil, camera: camera, cameraUnknown: inputs.referenceCameraUnknown, settings: inputs.settings),
-                nil, id, camera)
+        let camera = unknown ? nil : given ?? inputs.retakeCamera
+        return (try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: inputs.settings), image, id, camera)
     }
 
     // MARK: scoring and alignment
@@ -266,19 +291,24 @@ final class RetakeService: Sendable {
         let inputs = try inputs(form)
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
-        let marks = try Self.marks(form)
-        let (reference, _, _, referenceCamera) = try await reference(form, inputs)
+        let given = try Self.marks(form)
+        let (reference, _, id, referenceCamera) = try await reference(form, inputs)
+        let (marks, kept) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera, attitudes = inputs.attitudes
-        return try await compute {
+        let answer = try await compute {
             let estimator = try PoseEstimator(config: config)
             let image = try estimator.decode(retake)
             do {
-                return try JSONOutput.encode(try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks))
+                var result = try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks)
+                if kept { result.marks?.kept = true }
+                return (try JSONOutput.encode(result), true)
             } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
-                return try JSONOutput.encode(try estimator.sensorOnly(reference: reference, current: image, camera: camera,
-                                                                      attitudes: attitudes!, failure: failure))
+                return (try JSONOutput.encode(try estimator.sensorOnly(reference: reference, current: image, camera: camera,
+                                                                       attitudes: attitudes!, failure: failure)), false)
             }
         }
+        if answer.1 { keep(form.parts["points"], reference: id, retake: retake) }
+        return answer.0
     }
 
     /// Points marked by hand, the part `points` (a points file's CSV, docs/server.md).
@@ -292,6 +322,20 @@ final class RetakeService: Sendable {
         }
     }
 
+    /// The marks kept with a stored reference for this retake (the same bytes), when a request gives none.
+    func keptMarks(_ id: String, retake: Data) -> (MarkedPoints?, Bool) {
+        guard let text = store.marks(id, retake: ReferenceStore.id(of: retake)),
+              let marks = try? MarkedPoints.parse(String(decoding: text, as: UTF8.self), name: "kept points") else { return (nil, false) }
+        return (marks, true)
+    }
+
+    /// Keeps marks a request gave, once they fitted its answer, with its reference when it is stored; a store that
+    /// cannot take them just now costs the answer nothing.
+    func keep(_ points: Data?, reference id: String, retake: Data) {
+        guard let points, store.contains(id) else { return }
+        try? store.putMarks(id, retake: ReferenceStore.id(of: retake), points)
+    }
+
     /// The retake warped into the reference's frame (alone, blended or split), encoded as JPEG or PNG.
     func align(_ form: MultipartForm) async throws -> (Data, contentType: String, warnings: [String]) {
         let inputs = try inputs(form)
@@ -302,8 +346,9 @@ final class RetakeService: Sendable {
         guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
         guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
-        let marks = try Self.marks(form)
+        let given = try Self.marks(form)
         let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
+        let (marks, _) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
         let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
         guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServerError.notFound("no stored image for reference \(id)") }
@@ -315,6 +360,7 @@ final class RetakeService: Sendable {
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
             return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), result.alignmentWarnings)
         }
+        keep(form.parts["points"], reference: id, retake: retake)
         return (data.0, format == "png" ? "image/png" : "image/jpeg", data.1)
     }
 }
@@ -329,11 +375,9 @@ extension RetakeService {
         if metadata.retake?.attitude != nil {
             throw ServerError.badRequest("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
         }
-        if RequestMetadata.cameraUnknown(metadata.reference) {
-            throw ServerError.badRequest("metadata.reference.intrinsics \"unknown\": a guidance session needs its reference's camera (not supported by sessions yet)")
-        }
         let inputs = Inputs(settings: try RequestMetadata.settings(base: settings.pipeline, overrides: overrides),
                             referenceCamera: try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory),
+                            referenceCameraUnknown: RequestMetadata.cameraUnknown(metadata.reference),
                             retakeCamera: try RequestMetadata.camera(metadata.retake, role: "retake", calibrationDirectory: settings.calibrationDirectory),
                             attitudes: nil, metadata: metadata)
         return (inputs, try RequestMetadata.attitude(metadata.reference, role: "reference"))

@@ -106,6 +106,10 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
                     "contrast \(referenceContrast), brightness \(referenceBrightness), blur \(referenceBlur), noise \(imageNoise)",
                     "contrast 0...10, brightness -255...255, blur 0...100 px, noise 0...255")
         try require((1...100).contains(jpegQuality), "jpeg quality", jpegQuality, "1...100")
+        // An old print has its own aging (grey, fading, blur, grain, JPEG 45): the plain reference's changes would be ignored.
+        if oldPrint, referenceContrast != 1 || referenceBrightness != 0 || referenceBlur != 0 {
+            throw RephotoError.badInput("--old-print ages the reference itself: leave out --reference-contrast, --reference-brightness and --reference-blur (given \(referenceContrast), \(referenceBrightness), \(referenceBlur))")
+        }
         try attitude.validate()
     }
 

@@ -76,6 +76,32 @@ import RephotoEvaluation
         #expect(typo?.message.contains("referenceIntrinsics 'unkown' must be \"unknown\" or an object") == true, "\(typo?.message ?? "")")
     }
 
+    /// Marked points beside a pair list: points/<reference stem>--<frame stem>.csv is read for its row, exactly, and
+    /// named in its errors; a row without one has none; a points file that names no pair is refused by name.
+    @Test func pointsFilesBelongToTheirPair() throws {
+        var pairs = Self.sample
+        pairs.manifest.reference = nil
+        pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")]
+        let dir = try Scratch.directory()
+        try pairs.write(to: dir)
+        let points = dir.appendingPathComponent("points")
+        try FileManager.default.createDirectory(at: points, withIntermediateDirectories: true)
+        let truthReference: [Point2] = (0..<5).map { (k: Int) -> Point2 in Point2(x: Double(10 * k + 1), y: Double(7 * k + 2) + 0.5) }
+        let truthCurrent: [Point2] = (0..<5).map { (k: Int) -> Point2 in Point2(x: Double(9 * k + 3), y: Double(8 * k + 4)) }
+        let rows: [String] = zip(truthReference, truthCurrent).map { (a: Point2, b: Point2) -> String in "\(a.x),\(a.y),\(b.x),\(b.y)" }
+        let lines = [MarkedPoints.header] + rows
+        try Data(lines.joined(separator: "\n").utf8).write(to: points.appendingPathComponent("old-a--b.csv"))
+        let back = try FrameSequence.load(from: dir)
+        let marks = try #require(try back.marks(for: back.frames[0]))
+        #expect(marks.reference == truthReference && marks.current == truthCurrent)
+        #expect(try back.marks(for: back.frames[1]) == nil)
+        let outside = #expect(throws: RephotoError.self) { try marks.check(referenceSize: ImageSize(width: 30, height: 30), currentSize: ImageSize(width: 100, height: 100)) }
+        #expect(outside?.message.hasPrefix("\(points.path)/old-a--b.csv: marked pair 4: reference point (31, 23.5) lies outside") == true, "\(outside?.message ?? "")")
+        try Data(lines.joined(separator: "\n").utf8).write(to: points.appendingPathComponent("old-a-b.csv"))
+        let stray = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(stray?.message == "\(points.path)/old-a-b.csv names no pair of this sequence: a points file is points/<reference stem>--<frame stem>.csv")
+    }
+
     static let header = "file,timestamp,qw,qx,qy,qz,gt_qw,gt_qx,gt_qy,gt_qz,gt_tx,gt_ty,gt_tz"
 
     @Test(arguments: [

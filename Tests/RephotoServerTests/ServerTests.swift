@@ -132,8 +132,6 @@ struct Upload {
         }
     }
 
-    /// A known image uploaded again without a camera keeps the camera stored with it (it was overwritten with
-    /// none, and scoring by id then gave no pose; probe); a camera given with it replaces it.
     /// An old photo of unknown camera (`"intrinsics": "unknown"`): the bundled synthetic reference shrunk to 0.7, so its
     /// focal length is exactly 0.7 x 391.64 px; the score reports it within 2 %. Where it cannot be used, it is refused.
     @Test func aReferenceOfUnknownCameraIsScoredWithItsEstimate() async throws {
@@ -156,8 +154,6 @@ struct Upload {
                  "/v1/retakes/score", "'unkown' is neither intrinsics {fx, fy, cx, cy} nor"),
                 (Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: #"{"retake": {"intrinsics": "unknown"}}"#),
                  "/v1/retakes/score", "metadata.retake.intrinsics: only the reference's camera may be"),
-                (Upload().adding("image", old).adding("metadata", json: cameras), "/v1/references", "is not kept with a stored reference yet"),
-                (Upload().adding("reference", old).adding("metadata", json: cameras), "/v1/sessions", "a guidance session needs its reference's camera"),
             ]
             for (upload, path, message) in refusals {
                 try await http.execute(uri: path, method: .post, headers: upload.headers, body: upload.body) { response in
@@ -167,6 +163,8 @@ struct Upload {
         }
     }
 
+    /// A known image uploaded again without a camera keeps the camera stored with it (it was overwritten with
+    /// none, and scoring by id then gave no pose; probe); a camera given with it replaces it.
     @Test func uploadingAReferenceAgainKeepsItsCamera() async throws {
         let settings = try Self.settings()
         let graf1 = try Upload.image("graf1.png")
@@ -423,6 +421,7 @@ struct Upload {
             ("a million samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"essential": {"maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("every keypoint", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"maxKeypoints": 0}}}"#), .badRequest, "bad_input"),
             ("a thousand FLANN checks", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "flannChecks": 1000}}}"#), .badRequest, "bad_input"),
+            ("a wide guided search", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"guidedRadius": 30}}}"#), .badRequest, "bad_input"),
             ("ten SIFT octave layers", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"detector": "sift", "sift": {"octaveLayers": 10}}}}"#), .badRequest, "bad_input"),
             ("a 32-bit LSH key", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "lshKeySize": 32}}}"#), .badRequest, "bad_input"),
             ("a tiny navigation target", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"navigation": {"targetFraction": 1e-10}}}"#), .badRequest, "bad_input"),
@@ -434,6 +433,7 @@ struct Upload {
                         "a million samples": "metadata.config: pose.essential.maxIterations = 1000000 may not exceed the server's 20000 (time)",
                         "every keypoint": "metadata.config: features.maxKeypoints = 0 may not exceed the server's 20000 (time)",
                         "a thousand FLANN checks": "metadata.config: matching.flannChecks = 1000 may not exceed the server's 50 (time)",
+                        "a wide guided search": "metadata.config: matching.guidedRadius = 30 may not exceed the server's 5 (time)",
                         "ten SIFT octave layers": "metadata.config: features.sift.octaveLayers = 10 may not exceed the server's 3 (memory)",
                         "a 32-bit LSH key": "metadata.config: matching.lshKeySize = 32 is out of range",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
@@ -680,6 +680,110 @@ struct Upload {
                 let marks = json?["marks"] as? [String: Any]
                 #expect(marks?["count"] as? Int == 5 && marks?["guided"] as? Bool == true)
             }
+        }
+    }
+
+    /// "unknown" is a property of a stored reference: kept on upload (and when the image comes again bare), shown by
+    /// GET, used by a score by id, which estimates the focal length (truth: 0.7 x 391.64 px) and then needs the
+    /// retake's camera, and a guidance session on it; a camera given with the image again replaces it.
+    @Test func aStoredReferenceKeepsItsCameraUnknown() async throws {
+        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
+        let old = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path).resized(width: 336, height: 252).encoded(as: .png)
+        let retake = try Data(contentsOf: sequence.appendingPathComponent("frame-0000.jpg"))
+        let retakeCamera = #"{"intrinsics": {"fx": 391.6444049109095, "fy": 391.6444049109095, "cx": 239.5, "cy": 179.5}}"#
+        let truth = 0.7 * 391.6444049109095
+        try await Self.app(try Self.settings()).test(.router) { http in
+            let add = Upload().adding("image", old).adding("metadata", json: #"{"reference": {"intrinsics": "unknown"}}"#)
+            let id = try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { response in
+                #expect(response.status == .created, "\(String(buffer: response.body))")
+                return Self.json(response)["id"] as? String ?? ""
+            }
+            let bare = Upload().adding("image", old)
+            try await http.execute(uri: "/v1/references", method: .post, headers: bare.headers, body: bare.body) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { response in
+                #expect(Self.json(response)["intrinsics"] as? String == "unknown")
+            }
+            let score = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", retake)
+                .adding("metadata", json: #"{"retake": \#(retakeCamera)}"#)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok)
+                let camera = Self.json(response)["referenceCamera"] as? [String: Any]
+                #expect(abs((camera?["fx"] as? Double ?? 0) - truth) / truth < 0.02, "\(camera ?? [:])")
+            }
+            let noCamera = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", retake)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: noCamera.headers, body: noCamera.body) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("camera is \\\"unknown\\\" (as stored): estimating it needs the retake's camera"),
+                        "\(String(buffer: response.body))")
+            }
+            // A guidance session on it: the first frame's estimate is held and reported.
+            let open = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("metadata", json: #"{"retake": \#(retakeCamera)}"#)
+            let frames = try await http.execute(uri: "/v1/sessions", method: .post, headers: open.headers, body: open.body) { response in
+                #expect(response.status == .created, "\(String(buffer: response.body))")
+                return Self.json(response)["frames"] as? String ?? ""
+            }
+            let frame = Upload().adding("frame", retake)
+            try await http.execute(uri: frames, method: .post, headers: frame.headers, body: frame.body) { response in
+                let camera = Self.json(response)["referenceCamera"] as? [String: Any]
+                #expect(abs((camera?["fx"] as? Double ?? 0) - truth) / truth < 0.02, "\(camera ?? [:])")
+            }
+            let known = Upload().adding("image", old).adding("metadata", json: #"{"reference": {"intrinsics": {"fx": 274, "fy": 274, "cx": 167.5, "cy": 125.5}}}"#)
+            try await http.execute(uri: "/v1/references", method: .post, headers: known.headers, body: known.body) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { response in
+                #expect((Self.json(response)["intrinsics"] as? [String: Any])?["fx"] as? Double == 274)
+            }
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                #expect(response.status == .ok && Self.json(response)["referenceCamera"] == nil)
+            }
+        }
+    }
+
+    /// Marks given with a stored reference are kept with it for that retake: the same retake scored or aligned again
+    /// without them uses them (`marks.kept`); another retake does not, marks that do not fit are not kept, and deleting
+    /// the reference deletes them.
+    @Test func marksOnAStoredReferenceAreKeptForTheirRetake() async throws {
+        let settings = try Self.settings()
+        let graf1 = try Upload.image("graf1.png"), graf3 = try Upload.image("graf3.png")
+        // The same view in other bytes is another retake: marks are kept by the retake's hash.
+        let graf3JPEG = try Image(contentsOfFile: try Fixtures.sample("graf3.png")).encoded(as: .jpeg(quality: 95))
+        try await Self.app(settings).test(.router) { http in
+            // With a camera, a pose to check the marks against (without one they could not be refused).
+            let add = Upload().adding("image", graf1).adding("metadata", json: #"{"reference": {"intrinsics": {"fx": 800, "fy": 800, "cx": 400, "cy": 320}}}"#)
+            let id = try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { Self.json($0)["id"] as? String ?? "" }
+            func score(_ retake: Data, points: Data? = nil) -> Upload {
+                let upload = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", retake)
+                return points.map { upload.adding("points", $0) } ?? upload
+            }
+            // A mark 300 px off is refused, and not kept.
+            var lines = String(decoding: try Fixtures.grafMarks(), as: UTF8.self).split(separator: "\n").map(String.init)
+            var fields = lines[1].split(separator: ",").map { Double($0)! }
+            fields[2] += 300
+            lines[1] = fields.map { String($0) }.joined(separator: ",")
+            let slipped = score(graf3, points: Data(lines.joined(separator: "\n").utf8))
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: slipped.headers, body: slipped.body) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("marked pair 1 does not fit"), "\(String(buffer: response.body))")
+            }
+            let bare = score(graf3)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: bare.headers, body: bare.body) { response in
+                #expect(response.status == .ok && Self.json(response)["marks"] == nil)
+            }
+            let marked = score(graf3, points: try Fixtures.grafMarks())
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: marked.headers, body: marked.body) { response in
+                let marks = Self.json(response)["marks"] as? [String: Any]
+                #expect(marks?["count"] as? Int == 5 && marks?["kept"] == nil, "\(marks ?? [:])")
+            }
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: bare.headers, body: bare.body) { response in
+                let marks = Self.json(response)["marks"] as? [String: Any]
+                #expect(marks?["count"] as? Int == 5 && marks?["kept"] as? Bool == true, "\(marks ?? [:])")
+            }
+            let other = score(graf3JPEG)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: other.headers, body: other.body) { response in
+                #expect(Self.json(response)["marks"] == nil)
+            }
+            let folder = URL(fileURLWithPath: settings.referenceStore!).appendingPathComponent(String(id.prefix(2)))
+            func keptFiles() -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.contains(".points-") }.count }
+            #expect(keptFiles() == 1)
+            try await http.execute(uri: "/v1/references/\(id)", method: .delete) { #expect($0.status == .noContent) }
+            #expect(keptFiles() == 0)
         }
     }
 

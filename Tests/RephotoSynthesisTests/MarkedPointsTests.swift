@@ -25,7 +25,7 @@ import Testing
             #expect(error?.kind == .badInput && error?.message.contains(message) == true, "\(error?.message ?? "")")
         }
         let size = ImageSize(width: 100, height: 80)
-        #expect(throws: RephotoError.badInput("2 marked pairs: at least 5 are needed")) { try good.check(referenceSize: size, currentSize: size) }
+        #expect(throws: RephotoError.badInput("p.csv: 2 marked pairs: at least 5 are needed")) { try good.check(referenceSize: size, currentSize: size) }
         let outside = MarkedPoints(reference: Array(repeating: Point2(x: 10, y: 10), count: 5),
                                    current: Array(repeating: Point2(x: 10, y: 10), count: 4) + [Point2(x: 10, y: 90)])
         let error = #expect(throws: RephotoError.self) { try outside.check(referenceSize: size, currentSize: size) }

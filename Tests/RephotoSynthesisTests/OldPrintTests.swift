@@ -101,6 +101,6 @@ import Testing
             }
             #expect(estimated.referenceBorder == border)
         }
-        #expect(!focalErrors.isEmpty && focalErrors.allSatisfy { $0 < 5 }, "\(focalErrors)")
+        #expect(focalErrors.count >= frames.count - 1 && focalErrors.allSatisfy { $0 < 5 }, "\(focalErrors) on \(frames.count) frames")
     }
 }

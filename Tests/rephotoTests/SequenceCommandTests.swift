@@ -57,6 +57,7 @@ import Testing
             (["synth", "--out", Self.directory(), "--frames", "1000"], "frames = 1000 is out of range"),
             (["synth", "--out", Self.directory(), "--reference-blur", "1e9"], "image changes = contrast"),
             (["synth", "--out", Self.directory(), "--heading", "inf"], "heading = inf is out of range"),
+            (["synth", "--out", Self.directory(), "--old-print", "--reference-blur", "2"], "--old-print ages the reference itself: leave out --reference-contrast"),
             // Names every reader refuses were written (probe), one a path out of the folder.
             (["defaults", "--yaml", "--markdown"], "--yaml and --markdown are two formats: give one"),
             (["synth", "--out", Self.directory(), "--name", "../evil"], "--name: name '../evil' must be 1 to 128 ASCII letters"),

@@ -7,6 +7,8 @@ import Foundation
 public struct MarkedPoints: Equatable, Sendable {
     public var reference: [Point2]
     public var current: [Point2]
+    /// Where they came from (a file, a request's part), named in every error about them.
+    public var name: String?
 
     /// The fewest marks a guide needs: a homography takes four, and one more tells a slip from the scene.
     public static let minimumCount = 5
@@ -14,11 +16,15 @@ public struct MarkedPoints: Equatable, Sendable {
     /// The CSV header of a points file.
     public static let header = "reference_x,reference_y,current_x,current_y"
 
-    public init(reference: [Point2], current: [Point2]) {
+    public init(reference: [Point2], current: [Point2], name: String? = nil) {
         precondition(reference.count == current.count)
         self.reference = reference
         self.current = current
+        self.name = name
     }
+
+    /// "`name`: " before a message about them, or nothing.
+    var source: String { name.map { "\($0): " } ?? "" }
 
     public var count: Int { reference.count }
 
@@ -54,7 +60,7 @@ public struct MarkedPoints: Equatable, Sendable {
             current.append(Point2(x: values[2]!, y: values[3]!))
         }
         guard sawHeader else { throw RephotoError.badInput("\(name) is empty: expected the header \(header) and at least \(minimumCount) pairs") }
-        return MarkedPoints(reference: reference, current: current)
+        return MarkedPoints(reference: reference, current: current, name: name)
     }
 
     /// Reads a points file of at most 1 MB.
@@ -72,17 +78,17 @@ public struct MarkedPoints: Equatable, Sendable {
     /// Refuses too few marks, and marks outside their images.
     public func check(referenceSize: ImageSize, currentSize: ImageSize) throws {
         guard count >= Self.minimumCount else {
-            throw RephotoError.badInput("\(count) marked pairs: at least \(Self.minimumCount) are needed")
+            throw RephotoError.badInput("\(source)\(count) marked pairs: at least \(Self.minimumCount) are needed")
         }
         func outside(_ p: Point2, _ size: ImageSize) -> Bool {
             !(p.x >= -0.5 && p.y >= -0.5 && p.x <= Double(size.width) - 0.5 && p.y <= Double(size.height) - 0.5)
         }
         for i in 0..<count {
             if outside(reference[i], referenceSize) {
-                throw RephotoError.badInput("marked pair \(i + 1): reference point (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) lies outside the \(referenceSize.width)x\(referenceSize.height) reference (-0.5 to width - 0.5)")
+                throw RephotoError.badInput("\(source)marked pair \(i + 1): reference point (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) lies outside the \(referenceSize.width)x\(referenceSize.height) reference (-0.5 to width - 0.5)")
             }
             if outside(current[i], currentSize) {
-                throw RephotoError.badInput("marked pair \(i + 1): current point (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))) lies outside the \(currentSize.width)x\(currentSize.height) current image (-0.5 to width - 0.5)")
+                throw RephotoError.badInput("\(source)marked pair \(i + 1): current point (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))) lies outside the \(currentSize.width)x\(currentSize.height) current image (-0.5 to width - 0.5)")
             }
         }
     }
@@ -97,7 +103,7 @@ public struct MarkedPoints: Equatable, Sendable {
         do {
             return try HomographyEstimate.estimate(correspondences, config: RobustConfig(method: .leastSquares, threshold: 1, confidence: 0.99, maxIterations: 1)).matrix
         } catch let error as RephotoError where error.kind == .estimationFailed {
-            throw RephotoError.badInput("the \(count) marked pairs fit no homography to guide matching (\(error.message)): are some the same point, or all on one line?")
+            throw RephotoError.badInput("\(source)the \(count) marked pairs fit no homography to guide matching (\(error.message)): are some the same point, or all on one line?")
         }
     }
 
@@ -145,4 +151,7 @@ public struct MarkedPointsReport: Encodable, Equatable, Sendable {
     /// The largest distance of a mark from the pose (its epipolar line), current pixels; nil when the pose's
     /// translation is undetermined (not rotation-only), which leaves nothing to check them against.
     @NullEncoded public var largestPixels: Double?
+    /// The worker's: true when the marks are those kept with a stored reference for this retake (docs/server.md);
+    /// absent when they came with the request.
+    public var kept: Bool?
 }

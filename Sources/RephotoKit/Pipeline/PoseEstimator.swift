@@ -121,7 +121,7 @@ public struct PoseEstimator: Sendable {
             let numbers = misfit.bad.map { String($0.number) }, distances = misfit.bad.map { fmt($0.pixels, 3) }
             let plural = misfit.bad.count != 1
             throw RephotoError.badInput(
-                "marked pair\(plural ? "s" : "") \(numbers.joined(separator: ", ")) do\(plural ? "" : "es") not fit the pose the matches give (\(misfit.result.counts.inliersEssential ?? 0) inliers): \(distances.joined(separator: ", ")) px off, over \(fmt(tolerance, 3)) px (matching.markTolerance \(fmt(config.matching.markTolerance)) % of the current image); check \(plural ? "them" : "it") or mark other points")
+                "\(marks.source)marked pair\(plural ? "s" : "") \(numbers.joined(separator: ", ")) do\(plural ? "" : "es") not fit the pose the matches give (\(misfit.result.counts.inliersEssential ?? 0) inliers): \(distances.joined(separator: ", ")) px off, over \(fmt(tolerance, 3)) px (matching.markTolerance \(fmt(config.matching.markTolerance)) % of the current image); check \(plural ? "them" : "it") or mark other points")
         }
         if let withoutPose { return withoutPose }
         throw failure ?? RephotoError.estimationFailed("no pose")
@@ -300,8 +300,8 @@ public struct PoseEstimator: Sendable {
         let parts = Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose, poseFailure: poseFailure,
                           poseRefusal: poseRefusal, sensor: sensor, counts: counts, warnings: warnings, alignmentWarnings: alignmentWarnings)
         var result = try assemble(parts, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera, attitudes: attitudes,
-                                  keypoints: keypoints, timings: timings, lensZoom: estimatedCamera?.zoom ?? 1)
-        result.referenceCamera = estimatedCamera
+                                  keypoints: keypoints, timings: timings, lensZoom: (estimatedCamera ?? reference.heldEstimate)?.zoom ?? 1)
+        result.referenceCamera = estimatedCamera ?? reference.heldEstimate
         result.referenceBorder = reference.border
         result.timings.total = milliseconds(since: total) + replayed
         return result

@@ -15,10 +15,14 @@ public final class ReferenceFrame: Sendable {
     public let border: PrintBorder?
     /// The reference image's decoder warning (damaged data), repeated in every result that uses it.
     public let decodeWarning: String?
+    /// An unknown camera estimated once and held from then on (a guidance session's): `camera` is it, and every
+    /// result reports it as `referenceCamera`.
+    public let heldEstimate: EstimatedReferenceCamera?
 
     init(size: ImageSize, features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false, border: PrintBorder? = nil,
-         detectMilliseconds: Double, matchIndex: MatchIndex?, decodeWarning: String?) {
+         detectMilliseconds: Double, matchIndex: MatchIndex?, decodeWarning: String?, heldEstimate: EstimatedReferenceCamera? = nil) {
         self.cameraUnknown = cameraUnknown
+        self.heldEstimate = heldEstimate
         self.border = border
         self.decodeWarning = decodeWarning
         self.size = size
@@ -32,5 +36,13 @@ public final class ReferenceFrame: Sendable {
     func with(camera: CameraIntrinsics) -> ReferenceFrame {
         ReferenceFrame(size: size, features: features, camera: camera, border: border, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex,
                        decodeWarning: decodeWarning)
+    }
+
+    /// This reference of unknown camera with `estimate` (one frame's) held as its camera: later frames are estimated
+    /// with it as known, and report it.
+    public func holding(_ estimate: EstimatedReferenceCamera) -> ReferenceFrame {
+        ReferenceFrame(size: size, features: features, camera: CameraIntrinsics(fx: estimate.fx, fy: estimate.fy, cx: estimate.cx, cy: estimate.cy, imageSize: size),
+                       border: border, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex, decodeWarning: decodeWarning,
+                       heldEstimate: estimate)
     }
 }

@@ -10,7 +10,12 @@ import Foundation
 /// (or the sensor guides alone), with the reason. Not safe for concurrent use: feed it from one task at a time.
 public final class GuidanceSession {
     public let estimator: PoseEstimator
+    /// The reference as given; with its camera unknown, the first robust update that determines the camera
+    /// (`pose.referenceFocal`) fixes it for the rest of the session (`working`), so the structure and the tracked
+    /// frames' poses rest on one camera.
     public let reference: ReferenceFrame
+    private var held: ReferenceFrame?
+    private var working: ReferenceFrame { held ?? reference }
     /// The current frames' camera (at any resolution: adapted to each frame).
     public let camera: CameraIntrinsics?
     /// The phone's attitude when the reference was taken: with each frame's, the sensor path runs beside vision.
@@ -114,7 +119,7 @@ public final class GuidanceSession {
                     return frame
                 } else if let attitudes {
                     tracks = Tracks()
-                    let sensor = try estimator.sensorOnly(reference: reference, current: image, camera: camera, attitudes: attitudes, failure: error)
+                    let sensor = try estimator.sensorOnly(reference: working, current: image, camera: camera, attitudes: attitudes, failure: error)
                     frame = SessionFrame(session: status, sensorOnly: sensor)
                     frame.session.source = .sensor
                     frame.session.reason = "vision failed on this frame (\(error.message)): guidance from the sensor path only"
@@ -164,7 +169,8 @@ public final class GuidanceSession {
     /// fixed structure places the frame (the step) and grows by its correspondences.
     private func robustUpdate(_ image: Image, index: Int, timestamp: Double?, currentCamera: CameraIntrinsics?,
                               attitudes: AttitudePair?) throws -> (result: PoseResult, step: Step?) {
-        let result = try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes)
+        let result = try estimator.estimate(reference: working, current: image, camera: camera, attitudes: attitudes)
+        if held == nil, reference.cameraUnknown, result.pose != nil, let estimate = result.referenceCamera { held = reference.holding(estimate) }
         let pairs = result.correspondences
         let verified = pairs.reference.indices.filter { result.homographyInliers[$0] || result.essentialInliers?[$0] == true }
         let order = pairs.matches.count == pairs.count ? pairs.reordered(verified).bestFirst(by: .ratio).map { verified[$0] } : verified
@@ -175,7 +181,7 @@ public final class GuidanceSession {
         seededTracks = tracks.count
         robustFrame = (index, timestamp)
 
-        guard let referenceCamera = reference.camera, let currentCamera, !pairs.matches.isEmpty else { return (result, nil) }
+        guard let referenceCamera = working.camera, let currentCamera, !pairs.matches.isEmpty else { return (result, nil) }
         var step: Step?
         if structure == nil, let pose = result.pose, let translation = pose.translation, let inliers = result.essentialInliers {
             let kept = pairs.reference.indices.filter { inliers[$0] }
@@ -252,6 +258,7 @@ public final class GuidanceSession {
         let needed = config.minimumInliers
         let homographyFailure = homography.inlierCount >= needed ? nil
             : "too few homography inliers among the tracked correspondences: \(homography.inlierCount) of \(pairs.count) (need \(needed))"
+        let reference = working
         let sensor = try attitudes.map { try estimator.sensorPath($0, reference: reference, currentSize: size, currentCamera: currentCamera) }
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: 0, matches: pairs.count,
                                        inliersHomography: homography.inlierCount, inliersEssential: nil)
@@ -273,14 +280,19 @@ public final class GuidanceSession {
             }
             counts.inliersEssential = pose?.essentialInliers
             timings.essential = milliseconds(since: start)
+        } else if reference.cameraUnknown, currentCamera != nil {
+            poseFailure = "the reference's camera is not determined yet: a robust update estimates it from its matches"
         } else {
             poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
         }
         let parts = PoseEstimator.Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose,
                                         poseFailure: poseFailure, poseRefusal: poseRefusal, sensor: sensor, counts: counts,
                                         warnings: pose?.warnings ?? [], alignmentWarnings: [])
-        let result = try estimator.assemble(parts, reference: reference, currentSize: size, currentCamera: currentCamera, attitudes: attitudes,
-                                            keypoints: "tracked correspondences: \(pairs.count)", timings: timings)
+        var result = try estimator.assemble(parts, reference: reference, currentSize: size, currentCamera: currentCamera, attitudes: attitudes,
+                                            keypoints: "tracked correspondences: \(pairs.count)", timings: timings,
+                                            lensZoom: reference.heldEstimate?.zoom ?? 1)
+        result.referenceCamera = reference.heldEstimate
+        result.referenceBorder = reference.border
         return (result, step)
     }
 }
