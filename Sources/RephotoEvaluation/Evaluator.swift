@@ -82,7 +82,12 @@ public struct Evaluator: Sendable {
         for sequence in sequences {
             let name = sequence.manifest.name
             let skip = Set((earlier[name] ?? []).map(\.index))
-            let rows = evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
+            // Old photos are detected with their own settings (features.oldPhotoClahe).
+            var evaluator = self
+            if sequence.referenceCameraUnknown, let adjusted = try? PoseEstimator(config: estimator.config.forReference(cameraUnknown: true)) {
+                evaluator.estimator = adjusted
+            }
+            let rows = evaluator.evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
             outcome.rows += rows
             if shouldStop?() == true { break }
             if thumbnails { outcome.thumbnails[name] = overlays(sequence, (earlier[name] ?? []) + rows) }

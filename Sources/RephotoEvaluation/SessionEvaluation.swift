@@ -152,7 +152,7 @@ public struct SessionEvaluator: Sendable {
 
     /// One session over a sequence's frames in file order; the reference is the manifest's, for every frame.
     func run(_ sequence: FrameSequence, config: PipelineConfig, name: String, frameDone: () -> Void) throws -> [SessionRow] {
-        let estimator = try PoseEstimator(config: config)
+        let estimator = try PoseEstimator(config: config.forReference(cameraUnknown: sequence.referenceCameraUnknown))
         let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) }
         guard let referenceFile = sequence.manifest.reference else {
             throw RephotoError.badInput("\(sequence.manifest.name): a session needs one reference (sequence.json's reference), not a list of pairs")

@@ -111,17 +111,18 @@ final class RetakeService: Sendable {
         // it was overwritten with none, and scoring by id lost its pose (probe). A camera given replaces it.
         let (camera, unknown) = RequestMetadata.namesCamera(inputs.metadata.reference)
             ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
-        let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: inputs.settings)
+        let settings = inputs.settings.forReference(cameraUnknown: unknown)
+        let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
         // stored, 201, and every score against it failed; probe).
-        let needed = inputs.settings.minimumInliers
+        let needed = settings.minimumInliers
         guard frame.features.count >= needed else {
             if !existed { cache.remove(id: id) }  // a known reference keeps what it had for other settings
             throw ServerError(.unprocessableContent, code: "estimation_failed", kind: .estimationFailed,
                               "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
         }
         let features = try frame.features.serialized()
-        let settingsKey = ReferenceStore.settingsKey(inputs.settings.features)
+        let settingsKey = ReferenceStore.settingsKey(settings.features)
         do {
             // What the store holds already is not written again: a known reference is answered on a full or
             // read-only disk too.
@@ -256,10 +257,20 @@ final class RetakeService: Sendable {
         return frame
     }
 
+    /// A request's reference, ready to score against: `camera` is the one it was prepared with, which the retake shares
+    /// when the metadata gives it none; `settings` are the request's, adjusted for an old photo (`forReference`).
+    struct PreparedReference {
+        var frame: ReferenceFrame
+        var image: Data?
+        var id: String
+        var camera: CameraIntrinsics?
+        var settings: PipelineConfig
+    }
+
     /// The reference of a scoring request: an uploaded part, or a stored id (its stored camera unless the
     /// metadata names one).
     /// `camera`: the one the reference was prepared with, which the retake shares when the metadata gives it none.
-    func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
+    func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> PreparedReference {
         if let image = form.parts["reference"] {
             if form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
             return try await reference(image: image, id: nil, inputs)
@@ -269,7 +280,7 @@ final class RetakeService: Sendable {
     }
 
     /// The reference from its bytes (`image`) or a stored `id`, one of them.
-    func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> (frame: ReferenceFrame, image: Data?, id: String, camera: CameraIntrinsics?) {
+    func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> PreparedReference {
         let id = image.map(ReferenceStore.id(of:)) ?? id ?? ""
         if image == nil, !ReferenceStore.isValid(id) {
             throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
@@ -281,7 +292,9 @@ final class RetakeService: Sendable {
             throw ServerError.badRequest("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")
         }
         let camera = unknown ? nil : given ?? inputs.retakeCamera
-        return (try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: inputs.settings), image, id, camera)
+        let settings = inputs.settings.forReference(cameraUnknown: unknown)
+        return PreparedReference(frame: try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings),
+                                 image: image, id: id, camera: camera, settings: settings)
     }
 
     // MARK: scoring and alignment
@@ -292,9 +305,10 @@ final class RetakeService: Sendable {
         guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
         let given = try Self.marks(form)
-        let (reference, _, id, referenceCamera) = try await reference(form, inputs)
+        let prepared = try await reference(form, inputs)
+        let (reference, id) = (prepared.frame, prepared.id)
         let (marks, kept) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
-        let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera, attitudes = inputs.attitudes
+        let config = prepared.settings, camera = inputs.retakeCamera ?? prepared.camera, attitudes = inputs.attitudes
         let answer = try await compute {
             let estimator = try PoseEstimator(config: config)
             let image = try estimator.decode(retake)
@@ -347,9 +361,10 @@ final class RetakeService: Sendable {
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
         guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
         let given = try Self.marks(form)
-        let (reference, referenceBytes, id, referenceCamera) = try await reference(form, inputs)
+        let prepared = try await reference(form, inputs)
+        let (reference, referenceBytes, id) = (prepared.frame, prepared.image, prepared.id)
         let (marks, _) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
-        let config = inputs.settings, camera = inputs.retakeCamera ?? referenceCamera
+        let config = prepared.settings, camera = inputs.retakeCamera ?? prepared.camera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
         guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServerError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
@@ -385,9 +400,9 @@ extension RetakeService {
 
     /// Opens a guidance session on a reference (its bytes, or a stored id) and returns the session's id.
     func openSession(inputs: Inputs, referenceAttitude: Attitude?, referenceId: String?, image: Data?) async throws -> String {
-        let (reference, _, _, referenceCamera) = try await reference(image: image, id: referenceId, inputs)
-        return try sessions.add(GuidanceSession(estimator: try PoseEstimator(config: inputs.settings), reference: reference,
-                                                camera: inputs.retakeCamera ?? referenceCamera, referenceAttitude: referenceAttitude))
+        let prepared = try await reference(image: image, id: referenceId, inputs)
+        return try sessions.add(GuidanceSession(estimator: try PoseEstimator(config: prepared.settings), reference: prepared.frame,
+                                                camera: inputs.retakeCamera ?? prepared.camera, referenceAttitude: referenceAttitude))
     }
 
     /// `POST /v1/sessions`: an uploaded `reference` or a stored `referenceId`, and `metadata`. Its id, its frames' path and how

@@ -25,6 +25,14 @@ enum MatchExport {
         /// The essential-matrix search's own pose before the gate and the model selection (rephoto's answer
         /// comes from it): the estimator alone, answering every pair as PoseLib does. nil: the search found none.
         var searched: Searched?
+        /// The reference's camera estimated by rephoto (an old photo's); nil otherwise or when none was.
+        var focal: Focal?
+    }
+
+    /// An old photo's answer (`referenceIntrinsics: "unknown"`): the estimated focal length, px of the reference file.
+    struct Focal: Encodable {
+        var fx: Double
+        var sigmaPercent: Double
     }
 
     struct Searched: Encodable {
@@ -46,6 +54,11 @@ enum MatchExport {
         /// alternating with the seed (a heading error between sessions). nil: that variant did not run.
         var sensorRotations: [Matrix3]?
         var homographyInliers: Int
+        /// An old photo (the sequence's referenceCamera is "unknown"): `referenceCamera` is then the row's true one
+        /// (gt_reference_*), and `phoneReferenceCamera` the current camera's lens scaled to the reference's longer side
+        /// and centred: the old photo taken as if by the phone, as rephoto assumed before issue 40.
+        var unknownReference: Bool?
+        var phoneReferenceCamera: Camera?
         /// One entry per seed (`pose.seed` = the configured seed + 0, 1, ...): each method's answer on these same matches.
         var runs: [[String: Answer]]
     }
@@ -99,9 +112,15 @@ enum MatchExport {
         defer { try? handle.close() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         for directory in sequences {
             let sequence = try FrameSequence.load(from: URL(fileURLWithPath: directory))
             guard let camera = try sequence.camera() else { throw RephotoError.badInput("\(directory): no intrinsics") }
+            if sequence.referenceCameraUnknown {
+                try exportOldPhotos(sequence, set: set, camera: camera, config: config.forReference(cameraUnknown: true), seeds: seeds,
+                                    handle: handle, encoder: encoder)
+                continue
+            }
             var references: [String: ReferenceFrame] = [:]
             for frame in sequence.currentFrames {
                 guard let truth = frame.truthRotation, let referenceFile = sequence.referenceFile(for: frame) else { continue }
@@ -160,6 +179,69 @@ enum MatchExport {
                 handle.write(try encoder.encode(record))
                 handle.write(Data("\n".utf8))
             }
+        }
+    }
+
+    /// Old photos: the pipeline's matches (at the print's scale, inside its border) are what every method is run on;
+    /// "rephoto" is the whole pipeline's answer with the reference's camera unknown (its focal length estimated), and
+    /// "rephoto-true-camera" is rephoto's estimator on them given the row's
+    /// true reference camera, the bound no user reaches.
+    static func exportOldPhotos(_ sequence: FrameSequence, set: String, camera: CameraIntrinsics, config: PipelineConfig, seeds: Int,
+                                handle: FileHandle, encoder: JSONEncoder) throws {
+        var references: [String: ReferenceFrame] = [:]
+        for frame in sequence.currentFrames {
+            guard let truth = frame.truthRotation, let k = frame.truthReferenceCamera, let referenceFile = sequence.referenceFile(for: frame) else { continue }
+            let estimator = try PoseEstimator(config: config)
+            let reference = try references[referenceFile] ?? estimator.prepareReference(try estimator.load(contentsOfFile: sequence.path(of: referenceFile)),
+                                                                                       camera: nil, cameraUnknown: true)
+            references[referenceFile] = reference
+            let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
+            let currentCamera = try camera.adapted(to: image.fullSize)
+            let trueCamera = CameraIntrinsics(fx: k.x, fy: k.y, cx: k.z, cy: k.w, imageSize: reference.size)
+            // The matches the pipeline computes (at the print's scale), whatever it then answers: every method gets them.
+            let side = Double(max(reference.features.imageSize.width, reference.features.imageSize.height)) * reference.features.analysisScale
+            let features = try Features(image: image, config: config.features.current(image.fullSize, referenceSide: side))
+            let matched = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+            let pairs = matched.reordered(matched.matches.indices.sorted { (matched.matches[$0].distance, $0) < (matched.matches[$1].distance, $1) })
+            let homography = pairs.count >= 4 ? try? HomographyEstimate.estimate(pairs, config: config.homography) : nil
+            let runs = try (0..<seeds).map { index -> [String: Answer] in
+                var seeded = config
+                seeded.pose.seed = config.pose.seed &+ index
+                let start = ContinuousClock.now
+                var answers: [String: Answer] = [:]
+                do {
+                    let result = try PoseEstimator(config: seeded).estimate(reference: reference, current: image, camera: currentCamera)
+                    let pose = result.pose
+                    answers["rephoto"] = Answer(status: pose == nil ? "failed" : "ok", reason: pose == nil ? result.warnings.first : nil,
+                                                rotation: pose?.rotation, translation: pose?.translation.map { [$0.x, $0.y, $0.z] },
+                                                rotationOnly: pose?.rotationOnly ?? false, milliseconds: milliseconds(ContinuousClock.now - start),
+                                                evidence: pose?.evidence, pureRotation: pose?.pureRotation, searched: nil,
+                                                focal: result.referenceCamera.map { Focal(fx: $0.fx, sigmaPercent: $0.focalSigmaPercent) })
+                } catch let error as RephotoError where error.kind == .estimationFailed {
+                    answers["rephoto"] = Answer(status: "failed", reason: error.message, rotation: nil, translation: nil, rotationOnly: false,
+                                                milliseconds: milliseconds(ContinuousClock.now - start), evidence: nil, pureRotation: nil, searched: nil)
+                }
+                if pairs.count >= 5, let homography {
+                    answers["rephoto-true-camera"] = try answer("rephoto-true-camera", seeded, pairs, trueCamera, currentCamera, homography)
+                }
+                return answers
+            }
+            // The phone's lens over the reference's longer side, centred: an old photo taken as if by the phone.
+            let scale = Double(max(reference.size.width, reference.size.height)) / Double(max(image.fullSize.width, image.fullSize.height))
+            let phone = CameraIntrinsics(fx: currentCamera.fx * scale, fy: currentCamera.fy * scale, cx: Double(reference.size.width - 1) / 2,
+                                         cy: Double(reference.size.height - 1) / 2, imageSize: reference.size)
+            func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
+                Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
+            }
+            let record = Pair(
+                set: set, pair: "\(sequence.manifest.name)/\(referenceFile)->\(frame.file)",
+                referenceCamera: shim(trueCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
+                reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
+                truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
+                sensorRotations: nil, homographyInliers: homography?.inlierCount ?? 0, unknownReference: true,
+                phoneReferenceCamera: shim(phone, reference.size), runs: runs)
+            handle.write(try encoder.encode(record))
+            handle.write(Data("\n".utf8))
         }
     }
 

@@ -52,11 +52,11 @@ struct PoseCommand: ParsableCommand {
                 throw RephotoError.badInput("--draw \(draw) must end in .jpg, .jpeg or .png")
             }
         }
-        let settings = try pipeline.resolve()
+        let referenceUnknown = referenceIntrinsics?.lowercased() == "unknown"
+        let settings = try pipeline.resolve().forReference(cameraUnknown: referenceUnknown)
         let estimator = try PoseEstimator(config: settings)
 
         let currentCamera = try camera(calibration, intrinsics, role: "")
-        let referenceUnknown = referenceIntrinsics?.lowercased() == "unknown"
         if referenceUnknown, referenceCalibration != nil {
             throw RephotoError.badInput("give either --reference-calibration or --reference-intrinsics unknown, not both")
         }

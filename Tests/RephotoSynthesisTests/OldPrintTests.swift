@@ -83,7 +83,9 @@ import Testing
         let estimator = try PoseEstimator(config: PipelineConfig())
         let referenceImage = try estimator.load(contentsOfFile: directory.appendingPathComponent("reference.jpg").path)
         let known = try estimator.prepareReference(referenceImage, camera: CameraIntrinsics(fx: truth.x, fy: truth.y, cx: truth.z, cy: truth.w))
-        let unknown = try estimator.prepareReference(referenceImage, camera: nil, cameraUnknown: true)
+        // As every entry point does for an old photo: detected with features.oldPhotoClahe.
+        let oldPhotos = try PoseEstimator(config: PipelineConfig().forReference(cameraUnknown: true))
+        let unknown = try oldPhotos.prepareReference(referenceImage, camera: nil, cameraUnknown: true)
         let border = try #require(unknown.border)
         #expect(border.center.distance(to: Point2(x: truth.z, y: truth.w)) < 0.06 * Double(border.width))
         #expect(known.border == nil)
@@ -94,7 +96,7 @@ import Testing
             let rotation = try #require(withTruth.pose?.rotation)
             let error = GroundTruthErrors.rotationError(estimate: rotation, truth: try #require(frame.truth.rotation))
             #expect(error < 1, "\(frame.file): \(error)°")
-            let estimated = try estimator.estimate(reference: unknown, current: image, camera: options.camera)
+            let estimated = try oldPhotos.estimate(reference: unknown, current: image, camera: options.camera)
             if estimated.pose != nil, let camera = estimated.referenceCamera {
                 focalErrors.append(abs(camera.fx / truth.x - 1) * 100)
                 #expect(GroundTruthErrors.rotationError(estimate: estimated.pose!.rotation, truth: frame.truth.rotation!) < 3)

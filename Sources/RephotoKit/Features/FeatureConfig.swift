@@ -21,6 +21,15 @@ public struct FeatureConfig: Equatable, Sendable {
     /// Contrast-limited adaptive histogram equalisation before detection (faded, low-contrast prints): its clip
     /// limit, 0 for none.
     public var clahe: Double = ParameterRegistry.defaultValue(\.features.clahe)
+    /// The clip limit `clahe` takes, when it is 0, for a reference of unknown camera (an old photo) and its frames.
+    public var oldPhotoClahe: Double = ParameterRegistry.defaultValue(\.features.oldPhotoClahe)
+    /// These settings for a reference of unknown camera (an old print) and the frames matched against it: `clahe`
+    /// becomes `oldPhotoClahe` unless it was set.
+    public func forUnknownReference() -> FeatureConfig {
+        var adjusted = self
+        if adjusted.clahe == 0 { adjusted.clahe = oldPhotoClahe }
+        return adjusted
+    }
     /// The current frame's analysis size is capped at this many times the reference's analysed longer side (0: off).
     public var currentScaleToReference: Double = ParameterRegistry.defaultValue(\.features.currentScaleToReference)
     /// The analysis size the cap never goes below.

@@ -19,6 +19,10 @@ public enum ParameterRegistry {
                  "keep at most this many keypoints per image, the strongest responses first (0 = all)"),
         .real("features.clahe", \.features.clahe, 0, atLeast: 0, atMost: 40,
               "contrast-limited adaptive histogram equalisation of both images before detection, for faded, low-contrast prints: its clip limit (2-4 typical, on tiles of about 128 analysis pixels); 0: none"),
+        // 3 from aged Herz-Jesu prints: with the true camera mAA@10 0.28 -> 0.72, with it unknown 0 -> 0.05 (rotation
+        // 0 -> 0.36); synthetic old prints 0.14 -> 0.88 (scripts/bench-old-photos; docs/configuration.md, "Old photos").
+        .real("features.oldPhotoClahe", \.features.oldPhotoClahe, 3, atLeast: 0, atMost: 40,
+              "the CLAHE clip limit used in place of features.clahe, when that is 0, for a reference of unknown camera (an old photo) and the frames matched against it; 0: none"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
         // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/configuration.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,

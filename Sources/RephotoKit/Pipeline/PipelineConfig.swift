@@ -33,6 +33,15 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     /// Checks every parameter's range and the rules between parameters; the error names the parameter.
     public func validate() throws { try ParameterRegistry.validate(self) }
 
+    /// These settings for a reference of unknown camera (an old photo) when `unknown`: its features and its frames'
+    /// are detected as `FeatureConfig.forUnknownReference` says.
+    public func forReference(cameraUnknown unknown: Bool) -> PipelineConfig {
+        guard unknown else { return self }
+        var adjusted = self
+        adjusted.features = features.forUnknownReference()
+        return adjusted
+    }
+
     /// Reads a JSON or YAML config file (by extension; otherwise JSON, then YAML) and validates it.
     public static func load(from path: String) throws -> PipelineConfig {
         let data = try readSmallFile(path, limit: 1 << 20)
