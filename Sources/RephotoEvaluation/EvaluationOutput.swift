@@ -164,7 +164,7 @@ public struct EvaluationComparison: Encodable, Sendable {
         ("medianTranslationErrorDegrees", false, { $0.medianTranslationErrorDegrees }),
         ("medianCornerErrorPixels", false, { $0.medianCornerErrorPixels }), ("medianScore", true, { $0.medianScore }),
         ("medianSensorVisionAngleDegrees", false, { $0.medianSensorVisionAngleDegrees }),
-        ("medianTotalMs", false, { $0.medianTimeMs["total"] }),
+        ("medianTotalMs", false, { $0.medianMilliseconds(.total) }),
     ]
 
     public static func compare(_ a: EvaluationSummary, _ b: EvaluationSummary) -> EvaluationComparison {

@@ -92,7 +92,7 @@ public enum EvaluationReport {
             out += "<tr><td>\(escape(name))</td><td>\(s.frames)</td><td>\(s.failures)</td><td>\(f(s.successRate * 100, 0))%</td>"
             out += "<td>\(f(s.maa5, 3))</td><td>\(f(s.maa10, 3))</td><td>\(f(s.rotationMaa5, 3))</td><td>\(f(s.rotationMaa10, 3))</td><td>\(f(s.medianRotationErrorDegrees))</td><td>\(f(s.p90RotationErrorDegrees))</td>"
             out += "<td>\(f(s.medianTranslationErrorDegrees))</td><td>\(f(s.medianCornerErrorPixels))</td><td>\(f(s.medianScore, 1))</td>"
-            out += "<td>\(f(s.medianSensorVisionAngleDegrees))</td><td>\(f(s.medianTimeMs["total"], 0))</td></tr>\n"
+            out += "<td>\(f(s.medianSensorVisionAngleDegrees))</td><td>\(f(s.medianMilliseconds(.total), 0))</td></tr>\n"
         }
         return out + "</table>\n"
     }

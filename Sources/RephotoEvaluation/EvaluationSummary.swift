@@ -26,8 +26,11 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     @NullEncoded public var medianScore: Double?
     @NullEncoded public var medianSensorVisionAngleDegrees: Double?
     @NullEncoded public var medianSensorRotationErrorDegrees: Double?
-    /// Median milliseconds per stage: detectCurrent, match, homography, essential, total.
+    /// Median milliseconds per stage (`TimedStage`'s names: detectCurrent, match, homography, essential, total); read
+    /// it through `medianMilliseconds`.
     public var medianTimeMs: [String: Double]
+
+    public func medianMilliseconds(_ stage: TimedStage) -> Double? { medianTimeMs[stage.rawValue] }
     /// Frames by the pose gate's cause of refusal (`pose_refusal`), and estimated poses by why their translation
     /// is undetermined (`translation_undetermined`): where the mAA was lost. Absent in older summaries.
     public var poseRefusals: [String: Int]?
@@ -42,9 +45,8 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
         // Rotation errors for mAA: every row whose sequence has rotation truth; failures at 180°.
         let rotation = rows.compactMap { r -> Double? in r.pairErrorDegrees == nil ? nil : (r.rotationErrorDegrees ?? 180) }
         var times: [String: Double] = [:]
-        for (key, path) in [("detectCurrent", \EvaluationRow.timeDetectCurrentMs), ("match", \.timeMatchMs), ("homography", \.timeHomographyMs),
-                            ("essential", \.timeEssentialMs), ("total", \.timeTotalMs)] {
-            if let m = Statistics.median(values(path, ok)) { times[key] = m }
+        for stage in TimedStage.allCases {
+            if let m = Statistics.median(values(stage.row, ok)) { times[stage.rawValue] = m }
         }
         return EvaluationStatistics(
             frames: rows.count, failures: rows.count - ok.count,
@@ -114,5 +116,21 @@ public enum Statistics {
         guard !errors.isEmpty else { return nil }
         let fractions = (1...n).map { t in Double(errors.filter { $0 < Double(t) }.count) / Double(errors.count) }
         return fractions.reduce(0, +) / Double(n)
+    }
+}
+
+/// The stages whose median time a summary reports (`medianTimeMs`), by their JSON names.
+public enum TimedStage: String, CaseIterable, Sendable {
+    case detectCurrent, match, homography, essential, total
+
+    /// The row's time of this stage.
+    var row: KeyPath<EvaluationRow, Double?> {
+        switch self {
+        case .detectCurrent: \.timeDetectCurrentMs
+        case .match: \.timeMatchMs
+        case .homography: \.timeHomographyMs
+        case .essential: \.timeEssentialMs
+        case .total: \.timeTotalMs
+        }
     }
 }

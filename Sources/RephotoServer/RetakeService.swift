@@ -312,13 +312,12 @@ final class RetakeService: Sendable {
         let answer = try await compute {
             let estimator = try PoseEstimator(config: config)
             let image = try estimator.decode(retake)
-            do {
-                var result = try estimator.estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks)
+            switch try estimator.answer(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks) {
+            case .vision(var result):
                 if kept { result.marks?.kept = true }
                 return (try JSONOutput.encode(result), true)
-            } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
-                return (try JSONOutput.encode(try estimator.sensorOnly(reference: reference, current: image, camera: camera,
-                                                                       attitudes: attitudes!, failure: failure)), false)
+            case .sensorOnly(let sensorOnly, _):
+                return (try JSONOutput.encode(sensorOnly), false)
             }
         }
         if answer.1 { keep(form.parts["points"], reference: id, retake: retake) }
@@ -444,16 +443,6 @@ extension RetakeService {
         let elapsed = ContinuousClock.now - start
         metrics.sessionFrameLatency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         return answer
-    }
-}
-
-/// The JSON the worker writes: `rephoto pose --json`'s encoding, compact.
-enum JSONOutput {
-    static func encode<T: Encodable>(_ value: T) throws -> Data {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return try e.encode(value)
     }
 }
 

@@ -110,9 +110,7 @@ enum MatchExport {
         guard FileManager.default.createFile(atPath: out, contents: nil) else { throw RephotoError.badInput("cannot create \(out)") }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         defer { try? handle.close() }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let encoder = JSONOutput.encoder(pretty: false)
         for directory in sequences {
             let sequence = try FrameSequence.load(from: URL(fileURLWithPath: directory))
             guard let camera = try sequence.camera() else { throw RephotoError.badInput("\(directory): no intrinsics") }

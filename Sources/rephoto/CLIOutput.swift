@@ -40,12 +40,7 @@ enum CLIOutput {
         }
     }
 
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return e
-    }()
+    static let encoder = JSONOutput.encoder(pretty: true)
 
     static func printJSON<T: Encodable>(_ value: T) throws {
         let data = try encoder.encode(value)

@@ -78,12 +78,11 @@ struct PoseCommand: ParsableCommand {
 
         let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown)
         var result: PoseResult
-        do {
-            result = try estimator.estimate(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes, marks: marks)
-        } catch let failure as RephotoError where failure.kind == .estimationFailed && attitudes != nil {
+        switch try estimator.answer(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes, marks: marks) {
+        case .vision(let answered):
+            result = answered
+        case .sensorOnly(let sensorOnly, let failure):
             // Too little signal in the images: the sensor path still says where to point; exit code stays 3.
-            let sensorOnly = try estimator.sensorOnly(reference: prepared, current: currentImage, camera: currentCamera,
-                                                      attitudes: attitudes!, failure: failure)
             if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
             CLIOutput.message(failure.message)
             throw ExitCode(failure.exitCode)

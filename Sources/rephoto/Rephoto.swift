@@ -7,6 +7,7 @@ struct Rephoto: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rephoto",
         abstract: "Pose estimation for rephotography: where to move the camera to retake a reference photo.",
+        version: RephotoVersion.description,
         subcommands: [PoseCommand.self, AlignCommand.self, ServeCommand.self, EvaluateCommand.self, TuneCommand.self, SynthCommand.self, ImportCommand.self, CalibrateCommand.self, DefaultsCommand.self])
 
     /// Exit codes: 0 success, 1 internal error, 2 bad input (including bad arguments), 3 could not estimate.

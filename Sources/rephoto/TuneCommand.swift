@@ -215,10 +215,8 @@ struct TuneCommand: ParsableCommand {
             let base = try PipelineConfig.decode(Data(manifest.base.utf8))
             let folder = URL(fileURLWithPath: out)
             try TuneCommand.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { String(decoding: try encoder.encode(records[$0]!), as: UTF8.self) }
-            try (lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")).write(to: folder.appendingPathComponent(Tuner.trialsFile), atomically: true, encoding: .utf8)
+            let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { try Tuner.trialLine(records[$0]!) }
+            try lines.reduce(Data(), +).write(to: folder.appendingPathComponent(Tuner.trialsFile), options: .atomic)
             print(try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder), terminator: "")
         }
     }

@@ -44,7 +44,6 @@ public enum Fixtures {
     }
     public static let strechaMissing = "../shared/datasets/strecha-herzjesu-p8 is absent: Strecha checks skipped"
 
-    /// A file with `data` in a fresh scratch folder (removed when the test process exits).
     /// Nine nested YAML anchors of nine aliases each: 300 bytes standing for 9^9 values (a "billion laughs").
     public static let yamlAliasBomb: String = {
         var text = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n"
@@ -52,6 +51,7 @@ public enum Fixtures {
         return text
     }()
 
+    /// A file with `data` in a fresh scratch folder (removed when the test process exits).
     public static func temporaryFile(_ name: String, _ data: Data) throws -> String {
         let url = try Scratch.directory().appendingPathComponent(name)
         try data.write(to: url)

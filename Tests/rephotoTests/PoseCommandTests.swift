@@ -8,6 +8,19 @@ import Testing
 
 @Suite struct PoseCommandTests {
     /// The JSON contract of docs/json-output.md, checked on graf1 -> graf3 against the published H1to3p.
+    /// `--version`: the package's version, the OpenCV the process loaded (Debian's 4.6.0) and the build, exit 0; the
+    /// completion script covers every subcommand.
+    @Test func versionAndCompletionsFollowTheCommandLineConventions() throws {
+        let version = try CLI.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("rephoto \(RephotoVersion.number) (OpenCV 4.6.0, "), "\(version.stdout)")
+        let completions = try CLI.run(["--generate-completion-script", "bash"])
+        #expect(completions.status == 0)
+        for command in ["pose", "align", "serve", "evaluate", "tune", "synth", "import", "calibrate", "defaults"] {
+            #expect(completions.stdout.contains(command), "\(command) missing from the bash completions")
+        }
+    }
+
     @Test func jsonContractOnGraf() throws {
         let run = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--json"])
         #expect(run.status == 0, "\(run.stderr)")

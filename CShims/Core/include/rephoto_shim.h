@@ -305,15 +305,20 @@ typedef struct rp_robust_params {
     int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
                              optimises them all, a certified one those RP_RIVAL_DEGREES or more from its rotation (other
                              basins), and takes the best; the rival is sought among them (0: none) */
-    double prior_R[9];    /* LO-MSAC only: an independent relative rotation (the phone's), used when prior_degrees > 0: */
-    double prior_degrees; /* when the pose is more than twice this from prior_R and a refined runner-up within it */
-    double prior_excess;  /* fits within prior_excess inliers' worth of MSAC cost and has guided_min_inliers inliers,
-                             that runner-up becomes the pose and the pose its rival (with a negative rival_excess) */
-    int reproductions;    /* LO-MSAC only: when the pose's log10_chance lies in (reproduce_above_log10_chance, */
-    double reproduce_above_log10_chance;  /* reproduce_max_log10_chance], more searches run (other seeds) until */
-    double reproduce_max_log10_chance;    /* this many have ended within reproduce_degrees of the pose in rotation */
-    double reproduce_degrees;             /* (each stops once it does), or more than reproduce_misses have ended */
-    int reproduce_misses;                 /* further */
+    /* LO-MSAC only, the prior: when the pose is more than twice prior_degrees from prior_R and a refined runner-up
+       within prior_degrees of it fits within prior_excess inliers' worth of MSAC cost with guided_min_inliers
+       inliers, that runner-up becomes the pose and the pose its rival (with a negative rival_excess). */
+    double prior_R[9];    /* an independent relative rotation (the phone's); used when prior_degrees > 0 */
+    double prior_degrees; /* how near the prior a runner-up must be, degrees */
+    double prior_excess;  /* how much worse than the pose it may fit, inliers' worth of MSAC cost */
+    /* LO-MSAC only, reproduction: when the pose's log10_chance lies in (reproduce_above_log10_chance,
+       reproduce_max_log10_chance], more searches run (other seeds) until `reproductions` of them have ended within
+       reproduce_degrees of the pose in rotation (each stops once it does), or more than reproduce_misses further. */
+    int reproductions;                    /* searches that must agree */
+    double reproduce_above_log10_chance;  /* the band of log10_chance that asks for them: its lower end */
+    double reproduce_max_log10_chance;    /* and its upper end */
+    double reproduce_degrees;             /* what agreeing means, rotation degrees */
+    int reproduce_misses;                 /* more than this many ending further stop them too */
     int guided_samples;   /* LO-MSAC with a prior only: when the pose's log10_chance exceeds guided_above_log10_chance,
                              a search near prior_R (prior_R turned by φ about prior_axis, |φ| <= prior_degrees, and a translation:
                              this many three-point samples, then local optimisation of the best on all five). Its
@@ -363,8 +368,8 @@ typedef struct rp_relative_pose {
     double translation_sigma_degrees;  /* 1-sigma (largest axis) of the translation direction */
     double parallax_degrees;    /* median angle between R b_reference and b_current over the inliers */
     double noise_pixels;        /* robust scale of the inliers' Sampson errors */
-    double gric_essential;      /* Torr's GRIC, on the inliers, of the essential matrix and of a */
-    double gric_homography;     /* homography (fitted robustly to them): the lower is the better model */
+    double gric_essential;      /* Torr's GRIC of the essential matrix, on the inliers; the lower model wins */
+    double gric_homography;     /* GRIC of a homography fitted robustly to the same inliers */
     double rotation_only_R[9];  /* pure rotation fitted to those inliers (orthogonal Procrustes, refitted) */
     int rotation_support;       /* inliers that rotation transfers within RP_TRANSFER_PER_SAMPSON x the threshold */
     double gric_rotation;       /* GRIC of that rotation as a homography of 3 parameters (on the same inliers and
@@ -533,7 +538,7 @@ int rp_detect_print_border(const rp_image *image, const rp_border_params *params
 
 /* ---------------------------------------------------------------- calibration I/O */
 
-/* Calibration files are read in Swift (RephotoKit's CalibrationFile), not by OpenCV's FileStorage parser,
+/* Calibration files are read in Swift (RephotoKit's CameraIntrinsics.load, FileStorageReader), not by OpenCV's FileStorage parser,
    which crashes on deep nesting and hangs on some small YAML files. */
 
 /* What a chessboard calibration adds to a calibration file: every field is written when set. */

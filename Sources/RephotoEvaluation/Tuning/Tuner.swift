@@ -127,9 +127,14 @@ public struct Tuner: Sendable {
     }
 
     static func append(_ record: TrialRecord, to handle: FileHandle) throws {
+        handle.write(try trialLine(record))
+    }
+
+    /// One record of trials.jsonl, its line ending included: the one encoding every writer of the file uses.
+    public static func trialLine(_ record: TrialRecord) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        handle.write(try encoder.encode(record) + Data("\n".utf8))
+        return try encoder.encode(record) + Data("\n".utf8)
     }
 
     /// Successive halving: every configuration on the first `minFrames` frames of each sequence, then the best

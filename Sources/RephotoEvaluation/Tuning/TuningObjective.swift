@@ -54,7 +54,7 @@ public struct TrialMetrics: Codable, Equatable, Sendable {
             r.pairErrorDegrees == nil && r.rotationErrorDegrees == nil && !r.failed ? nil : (r.failed ? 180 : r.rotationErrorDegrees ?? 180)
         })
         medianScoreFailedAt0 = Statistics.median(rows.map { $0.failed ? 0 : $0.score ?? 0 })
-        msPerFrame = statistics.medianTimeMs["total"]
+        msPerFrame = statistics.medianMilliseconds(.total)
         poseRefusals = statistics.poseRefusals
         undeterminedTranslations = statistics.undeterminedTranslations
     }

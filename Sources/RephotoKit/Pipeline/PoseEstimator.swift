@@ -251,7 +251,7 @@ public struct PoseEstimator: Sendable {
 
         // The pose answers from the essential matrix's own evidence, whatever the homography found.
         var pose: RelativePose?
-        var poseFailure: String?
+        var poseFailure: PoseFailure?
         var poseRefusal: PoseRefusal?
         if let referenceCamera = reference.camera, let currentCamera {
             start = ContinuousClock.now
@@ -280,7 +280,7 @@ public struct PoseEstimator: Sendable {
                 counts.inliersEssential = pose?.essentialInliers
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
-                poseFailure = error.message
+                poseFailure = .failed(error.message)
                 poseRefusal = error.refusal
             }
             timings.essential = milliseconds(since: start)
@@ -291,10 +291,10 @@ public struct PoseEstimator: Sendable {
                 timings.essential = (timings.essential ?? 0) + difference
             }
         } else if let cameraRefusal {
-            poseFailure = cameraRefusal.description
+            poseFailure = .failed(cameraRefusal.description)
             poseRefusal = cameraRefusal
         } else {
-            poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
+            poseFailure = .noIntrinsics
         }
 
         let parts = Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose, poseFailure: poseFailure,
@@ -375,6 +375,28 @@ extension PoseEstimator {
                                targetFraction: config.navigation.targetFraction)
     }
 
+    /// Why a frame has no pose: none was attempted (no cameras), or the estimation said why not.
+    package enum PoseFailure {
+        case noIntrinsics
+        case failed(String)
+
+        /// The result's warning.
+        var warning: String {
+            switch self {
+            case .noIntrinsics: "no intrinsics: pose not estimated (give a calibration or intrinsics)"
+            case .failed(let why): "pose not estimated: \(why)"
+            }
+        }
+
+        /// The clause an estimation failure's message gains.
+        var clause: String {
+            switch self {
+            case .noIntrinsics: warning
+            case .failed(let why): "pose: \(why)"
+            }
+        }
+    }
+
     /// What a frame's estimation found, before navigation and metrics are derived from it.
     package struct Parts {
         var pairs: Correspondences
@@ -382,7 +404,7 @@ extension PoseEstimator {
         /// Why the homography is too weak to navigate by; nil when it is not.
         var homographyFailure: String?
         var pose: RelativePose?
-        var poseFailure: String?
+        var poseFailure: PoseFailure?
         var poseRefusal: PoseRefusal?
         var sensor: SensorPath?
         var counts: PoseResult.Counts
@@ -403,7 +425,7 @@ extension PoseEstimator {
         if let homographyFailure {
             guard let pose, let referenceCamera = reference.camera, let currentCamera,
                   let inverse = referenceCamera.matrix.inverse else {
-                let why = poseFailure.map { "; \($0.hasPrefix("no intrinsics") ? $0 : "pose: \($0)")" } ?? ""
+                let why = poseFailure.map { "; \($0.clause)" } ?? ""
                 throw RephotoError(.estimationFailed, "\(homographyFailure)\(why); \(keypoints)", refusal: poseRefusal)
             }
             navigationHomography = (currentCamera.matrix * pose.rotation * inverse).normalizedHomography
@@ -411,7 +433,7 @@ extension PoseEstimator {
             warnings.append(alignmentWarnings.last!)
         }
         if let poseFailure {
-            warnings.append(poseFailure.hasPrefix("no intrinsics") ? poseFailure : "pose not estimated: \(poseFailure)")
+            warnings.append(poseFailure.warning)
         }
 
         let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,

@@ -34,3 +34,25 @@ extension PoseEstimator {
                                 sensor: sensor, warnings: ["vision failed (\(failure.message)): guidance from the sensor path only"])
     }
 }
+
+/// A retake's answer: vision's, or, when the images gave too little signal and the phone's attitudes came, the
+/// sensor path's with the reason (`failure`, which still decides the exit code: 3).
+public enum RetakeAnswer: Sendable {
+    case vision(PoseResult)
+    case sensorOnly(SensorOnlyResult, failure: RephotoError)
+}
+
+extension PoseEstimator {
+    /// `estimate`, falling back on the sensor path alone when vision cannot estimate and `attitudes` were given; any
+    /// other failure is thrown.
+    public func answer(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, attitudes: AttitudePair?,
+                       marks: MarkedPoints? = nil) throws -> RetakeAnswer {
+        do {
+            return .vision(try estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks))
+        } catch let failure as RephotoError where failure.kind == .estimationFailed {
+            guard let attitudes else { throw failure }
+            return .sensorOnly(try sensorOnly(reference: reference, current: image, camera: camera, attitudes: attitudes, failure: failure),
+                               failure: failure)
+        }
+    }
+}

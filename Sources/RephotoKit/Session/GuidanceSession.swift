@@ -262,7 +262,7 @@ public final class GuidanceSession {
         let sensor = try attitudes.map { try estimator.sensorPath($0, reference: reference, currentSize: size, currentCamera: currentCamera) }
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: 0, matches: pairs.count,
                                        inliersHomography: homography.inlierCount, inliersEssential: nil)
-        var pose: RelativePose?, poseFailure: String?, poseRefusal: PoseRefusal?, step: Step?
+        var pose: RelativePose?, poseFailure: PoseEstimator.PoseFailure?, poseRefusal: PoseRefusal?, step: Step?
         start = ContinuousClock.now
         if let referenceCamera = reference.camera, let currentCamera {
             if let placement = try place(pairs, camera: currentCamera, seed: UInt64(frameCount)), let structure {
@@ -274,16 +274,16 @@ public final class GuidanceSession {
                     pose = try RelativePose.estimate(pairs, referenceCamera: referenceCamera, currentCamera: currentCamera, homography: homography,
                                                      config: config.pose, sensorRotation: sensor?.rotation, sensorVertical: sensor?.referenceVertical)
                 } catch let error as RephotoError where error.kind == .estimationFailed {
-                    poseFailure = error.message
+                    poseFailure = .failed(error.message)
                     poseRefusal = error.refusal
                 }
             }
             counts.inliersEssential = pose?.essentialInliers
             timings.essential = milliseconds(since: start)
         } else if reference.cameraUnknown, currentCamera != nil {
-            poseFailure = "the reference's camera is not determined yet: a robust update estimates it from its matches"
+            poseFailure = .failed("the reference's camera is not determined yet: a robust update estimates it from its matches")
         } else {
-            poseFailure = "no intrinsics: pose not estimated (give a calibration or intrinsics)"
+            poseFailure = .noIntrinsics
         }
         let parts = PoseEstimator.Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose,
                                         poseFailure: poseFailure, poseRefusal: poseRefusal, sensor: sensor, counts: counts,
