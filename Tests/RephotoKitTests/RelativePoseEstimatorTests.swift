@@ -221,7 +221,7 @@ import RephotoShimTools
     /// noise a loss that trusts the closest points most is the more precise estimate. From a known pose, half of
     /// 150 correspondences localised 4 times worse than the rest, 150 outliers, 40 seeds: the polished poses' mean
     /// errors are 0.78 (rotation) and 0.80 (translation) of the MSAC refinement's. On Gaussian noise alone it costs
-    /// (1.15 and 1.12): the trade the default makes, docs/configuration.md.
+    /// (1.15 and 1.12): the trade the default makes, docs/decisions.md.
     @Test func theCauchyPolishIsMorePreciseOnMixedLocalisationNoise() throws {
         let r = Fixtures.rotationXYZ(degrees: 5, 25, -3)
         let direction = SIMD3(-2.0, 0.2, 0.6), t = direction / length(direction)

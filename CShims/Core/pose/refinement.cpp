@@ -191,7 +191,7 @@ double local_optimisation(const Bearings &x, double tau2, Pose &pose, std::mt199
 // The loss is Σ s² log(1 + r²/s²) over the Sampson errors of the correspondences within the threshold, with s =
 // `scale` times their robust noise, as PoseLib ends its estimate: the truncated quadratic weighs every inlier
 // alike up to the threshold, a Cauchy loss trusts the closest points most (pose.cauchyScale; the measurements are
-// in docs/configuration.md). A move of half a rival's separation or more in rotation (2.5 times it in
+// in docs/decisions.md). A move of half a rival's separation or more in rotation (2.5 times it in
 // translation) is not taken.
 void polish(const Bearings &x, double tau2, double scale, double floor, Pose &pose) {
     if (!(scale > 0)) return;

@@ -1,12 +1,12 @@
 /// The order PROSAC draws matches in, best first: by descriptor distance, or by Lowe's ratio, which puts true
 /// matches first more often on hard pairs (Strecha's wide pairs at 1280 px: 25-56 % true matches in the best
-/// quarter by ratio, 7-33 % by distance) yet did not answer better overall (docs/configuration.md).
+/// quarter by ratio, 7-33 % by distance) yet did not answer better overall (docs/decisions.md).
 public enum ProsacOrder: String, Codable, CaseIterable, Sendable {
     case ratio, distance
 }
 
 /// Settings of the essential-matrix pose and of the gate that decides whether to report it; defaults and
-/// ranges are declared in `ParameterRegistry`, the reasons in docs/configuration.md.
+/// ranges are declared in `ParameterRegistry`, the reasons in docs/decisions.md.
 public struct PoseConfig: Equatable, Sendable {
     public var essential: RobustConfig = RobustConfig(defaultsOf: \.pose.essential)
     /// LO-MSAC: samples solved whatever the adaptive bound says, and the sampler's seed.

@@ -8,7 +8,7 @@ public enum ParameterRegistry {
         // features: OpenCV 4.6's AKAZE::create, ORB::create and SIFT::create parameters, with OpenCV's defaults.
         .choice("features.detector", \.features.detector, DetectorKind.akaze, "feature detector and descriptor"),
         // 1600 from scripts/bench-memory: on Strecha's 28 pairs at least as accurate as full size (3072 px),
-        // and a 12 MP pair stays near 350 MB and 1 s; docs/configuration.md has the table.
+        // and a 12 MP pair stays near 350 MB and 1 s; docs/decisions.md has the table.
         .optionalInteger("features.maxDimension", \.features.maxDimension, 1600, min: 16, max: 1 << 20,
                          "analysis scale: detect on a copy downscaled so its longer side is at most this many pixels (null: full size)"),
         .optionalReal("features.scale", \.features.scale, above: 0, atMost: 1,
@@ -20,11 +20,11 @@ public enum ParameterRegistry {
         .real("features.clahe", \.features.clahe, 0, atLeast: 0, atMost: 40,
               "contrast-limited adaptive histogram equalisation of both images before detection, for faded, low-contrast prints: its clip limit (2-4 typical, on tiles of about 128 analysis pixels); 0: none"),
         // 3 from aged Herz-Jesu prints: with the true camera mAA@10 0.28 -> 0.72, with it unknown 0 -> 0.05 (rotation
-        // 0 -> 0.36); synthetic old prints 0.14 -> 0.88 (scripts/bench-old-photos; docs/configuration.md, "Old photos").
+        // 0 -> 0.36); synthetic old prints 0.14 -> 0.88 (scripts/bench-old-photos; docs/decisions.md, "Old photos").
         .real("features.oldPhotoClahe", \.features.oldPhotoClahe, 3, atLeast: 0, atMost: 40,
               "the CLAHE clip limit used in place of features.clahe, when that is 0, for a reference of unknown camera (an old photo) and the frames matched against it; 0: none"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
-        // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/configuration.md, "Old photos").
+        // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/decisions.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,
               "the current frame is analysed at no more than this many times the reference's analysed longer side (and never below 1,000 px by this rule), so that a small reference (an old print) meets it at a comparable pixel scale; no effect on references as large as the frame; 0: off"),
         .choice("features.referenceBorder", \.features.referenceBorder, BorderMode.auto,
@@ -112,11 +112,11 @@ public enum ParameterRegistry {
         .real("pose.screenOctaves", \.pose.screenOctaves, 1.5, above: 0, atMost: 20,
               "lo_msac: the sample screen's bound on how differently its keypoints' scales change (log2, largest minus smallest)"),
         .flag("pose.prosac", \.pose.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, in pose.prosacOrder)"),
-        // distance: ratio was better at 1280 px and worse elsewhere (docs/configuration.md, "PROSAC's order").
+        // distance: ratio was better at 1280 px and worse elsewhere (docs/decisions.md, "PROSAC's order").
         .choice("pose.prosacOrder", \.pose.prosacOrder, ProsacOrder.distance,
                 "lo_msac: PROSAC's order of the matches, by Lowe's ratio (nearest over second-nearest distance) or by descriptor distance"),
         .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt on the MSAC cost of the Sampson error after the estimator"),
-        // docs/configuration.md, "The Cauchy polish": real matches' errors within the threshold are heavy-tailed, and
+        // docs/decisions.md, "The Cauchy polish": real matches' errors within the threshold are heavy-tailed, and
         // on Strecha at full resolution the polish cut the per-pair errors by 12-18 % (PoseLib ends the same way).
         .real("pose.cauchyScale", \.pose.cauchyScale, 0.7, atLeast: 0, atMost: 100,
               "lo_msac with pose.refine: then a polish on a Cauchy loss of the Sampson errors within the threshold, its scale this many times their robust noise (1.4826 x median, at least 0.1 px); a move of 5° or more is not taken; 0: none"),
