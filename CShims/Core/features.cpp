@@ -89,7 +89,7 @@ void detect_features(const rp_image &source, const rp_detector_params &params, c
         small = equalised;
     }
     // ORB's pyramid levels shrink by scale_factor; one under a pixel fails inside cv::resize (a 40x40 upload at
-    // scaleFactor 2, found by probing). Levels under min_detection_side find nothing anyway: they are left out.
+    // scaleFactor 2). Levels under min_detection_side find nothing anyway: they are left out.
     rp_detector_params fitted = params;
     if (params.kind == RP_DETECTOR_ORB && params.orb_scale_factor > 1) {
         const double side = std::min(small.cols, small.rows);

@@ -55,7 +55,7 @@ int exif_orientation(const uint8_t *segment, size_t length) {
 }
 
 // Encoders write at most a few dozen scans (libjpeg's progressive script: 10); each costs a pass over the
-// whole image, so 20,000 repeated 75-byte scans in a 1.7 MB file held a pipeline for 15 minutes (probe).
+// whole image, so 20,000 repeated 75-byte scans in a 1.7 MB file held a pipeline for 15 minutes.
 constexpr int max_jpeg_scans = 100;
 
 rp_image_header probe_jpeg(const uint8_t *b, size_t n) {

@@ -135,7 +135,7 @@ public struct ChessboardCalibration: Sendable {
                 rp_chessboard_calibrate(flat, n, w, h, board.squareSize, views, width, height, &errors, errors.count, &fitted, fitted.count, &result, $0)
             }
             // Views that do not constrain the focal length still fit well: five copies of one view a few pixels
-            // apart gave fx 638 against 536, at 0.15 px, with exit 0 (found by probing). OpenCV's left01-14 give
+            // apart gave fx 638 against 536, at 0.15 px, with exit 0. OpenCV's left01-14 give
             // 0.25 % (all 13) to 1.2 % (the first 3); shifted or zoomed copies of one view 9-12 %.
             let k = result.calibration.K
             let sigma = result.intrinsics_sigma

@@ -21,7 +21,7 @@ public struct SequenceIntrinsics: Codable, Equatable, Sendable {
     private enum CodingKeys: String, CodingKey, CaseIterable { case fx, fy, cx, cy, distortion }
 
     public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)  // as the manifest's own keys: "fx_" was taken silently (probe)
+        try decoder.rejectUnknownKeys(CodingKeys.self)  // as the manifest's own keys: "fx_" was taken silently
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fx = try c.decode(Double.self, forKey: .fx)
         fy = try c.decode(Double.self, forKey: .fy)
@@ -278,7 +278,7 @@ public struct FrameSequence: Equatable, Sendable {
         if manifest.referenceIntrinsics == .unknown, manifest.intrinsics == nil, manifest.calibration == nil {
             throw RephotoError.badInput("\(manifestPath): referenceIntrinsics \"unknown\" needs the frames' camera (intrinsics or calibration) to estimate it from")
         }
-        // An empty name is the folder itself (every row then failed as "is a directory", exit 3, probe); a
+        // An empty name is the folder itself (every row then failed as "is a directory", exit 3); a
         // calibration path leaves the folder as an image's would.
         if manifest.reference == "" { throw RephotoError.badInput("\(manifestPath): reference is empty: name the reference image, or leave it out for a pair list") }
         if manifest.calibration == "" { throw RephotoError.badInput("\(manifestPath): calibration is empty: name the calibration file, or leave it out") }
@@ -315,7 +315,7 @@ public struct FrameSequence: Equatable, Sendable {
         }
     }
 
-    /// A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown (probe).
+    /// A sequence is its folder: a frame named ../../../etc/passwd was read, and its bytes shown.
     static func checkInside(_ name: String, place: String, what: String = "image") throws {
         if name.hasPrefix("/") || name.split(separator: "/").contains("..") {
             throw RephotoError.badInput("\(place): \(what) '\(name)' lies outside the sequence folder: name files inside it, relative to it")
@@ -360,7 +360,7 @@ public struct FrameSequence: Equatable, Sendable {
             if row.count == 1 && row[0].isEmpty { continue }  // blank line
             let place = "\(path) line \(line)"
             // An evaluation keeps a few KB per frame: the 64 MiB file cap alone let 2.4 million short rows through,
-            // some 8 GB (found by probing). An hour of 30 fps video is 108,000 frames.
+            // some 8 GB. An hour of 30 fps video is 108,000 frames.
             guard frames.count < maxFrames else {
                 throw RephotoError.badInput("\(place): more than \(maxFrames) frames in one sequence: split it into several")
             }
@@ -411,7 +411,7 @@ public struct FrameSequence: Equatable, Sendable {
             }
             if let h = try group(homographyColumns) {
                 let m = Matrix3(h)
-                // Judged at unit scale: one entry of 1e300 made the determinant overflow past the check (probe).
+                // Judged at unit scale: one entry of 1e300 made the determinant overflow past the check.
                 let scale = m.elements.map(abs).max() ?? 0
                 guard scale > 0, abs(m.scaled(by: 1 / scale).determinant) > 1e-12 else {
                     throw RephotoError.badInput("\(place): ground-truth homography is singular")

@@ -18,7 +18,7 @@ public enum SequenceImport {
             return url
         }
         // Every input is checked before anything is written: a missing one had left some sequences made, and the
-        // run again refused the folder as not empty (found by probing).
+        // run again refused the folder as not empty.
         for name in ["graf1.png", "graf3.png", "H1to3p.xml", "Blender_Suzanne1.jpg", "Blender_Suzanne2.jpg", "essential_mat_data.txt",
                      "leuvenA.jpg", "leuvenB.jpg", "aloeL.jpg", "aloeR.jpg"] {
             _ = try file(name)
@@ -97,7 +97,7 @@ public enum SequenceImport {
             guard v.count >= 24 else { throw RephotoError.badInput("\(path): expected K, distortion, R and C (24 numbers), found \(v.count)") }
             let image = String(cameraFile.dropLast(".camera".count))
             // The image's name becomes a path in the output: "..camera" named the output's parent, which the link
-            // step below then removed (found by probing).
+            // step below then removed.
             guard !image.isEmpty, !image.hasPrefix("."), !image.contains("/") else {
                 throw RephotoError.badInput("\(path): names no image file (\"\(image)\")")
             }
@@ -106,7 +106,7 @@ public enum SequenceImport {
                 throw RephotoError.badInput("\(images.appendingPathComponent(image).path): no such image for \(cameraFile)")
             }
             let rotation = Matrix3(Array(v[12..<21])), centre = SIMD3(v[21], v[22], v[23])
-            // Checked before anything is written: a degenerate camera became NaN or made-up truth (found by probing).
+            // Checked before anything is written: a degenerate camera became NaN or made-up truth.
             guard rotation.isRotation(tolerance: 1e-3) else {
                 throw RephotoError.badInput("\(path): R is not a rotation (orthonormal with determinant 1, to 1e-3)")
             }

@@ -119,7 +119,7 @@ public enum EvaluationOutput {
             if let run, run.state != .complete {
                 throw RephotoError.badInput("\(folder.path): that run is \(run.state.rawValue) (\(run.framesDone) of \(run.framesPlanned) frames); finish it with --resume before merging")
             }
-            // One summary of runs made with different settings (AKAZE beside ORB) describes neither (probe).
+            // One summary of runs made with different settings (AKAZE beside ORB) describes neither.
             if let run {
                 if let (first, path) = settings, first != run.settings {
                     throw RephotoError.badInput("\(folder.path) was evaluated with other settings than \(path) (their run.json differ): merge the shards of one run")

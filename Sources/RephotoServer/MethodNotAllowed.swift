@@ -3,7 +3,7 @@ import Hummingbird
 import Yams
 
 /// 405 with `Allow` for a method openapi.yaml does not define on a path it does: a wrong method was answered
-/// 404, as if the path did not exist (probe). The paths and methods are read from the served openapi.yaml, so
+/// 404, as if the path did not exist. The paths and methods are read from the served openapi.yaml, so
 /// the answer cannot drift from the documented API. HEAD is allowed wherever GET is.
 struct MethodNotAllowed<Context: RequestContext>: RouterMiddleware {
     struct Route: Sendable {

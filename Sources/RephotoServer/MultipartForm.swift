@@ -9,7 +9,7 @@ import Glibc
 ///
 /// Split here rather than by MultipartKit (4.7.1, the version this machine has): its byte-at-a-time parser
 /// took about 190 ns a byte on a body of repeated "\r\n--" in a release build, 12 s for a 64 MiB upload,
-/// on the request's own thread (a debug build, five times that, froze /healthz for 33 s; probe). The whole
+/// on the request's own thread (a debug build, five times that, froze /healthz for 33 s). The whole
 /// body is in memory, so the split is a search: memchr for each line feed, then a comparison that stops at the
 /// next one (the delimiter holds no other), which is linear in the body whatever its bytes.
 struct MultipartForm: Sendable {
@@ -43,7 +43,7 @@ struct MultipartForm: Sendable {
     }
 
     /// A `key=value` or `key="value"` parameter of a header value. A `;` or `=` inside quotes belongs to the
-    /// value: `filename="a;name=metadata"` named the part `metadata` when the header was split on every `;` (probe).
+    /// value: `filename="a;name=metadata"` named the part `metadata` when the header was split on every `;`.
     static func parameter(_ key: String, in header: String) -> String? {
         var pieces: [String] = [], piece = "", quoted = false, escaped = false
         for character in header {
@@ -105,7 +105,7 @@ struct MultipartForm: Sendable {
                 throw malformed("it ends inside part '\(name.prefix(64))', before its closing boundary")
             }
             let bodyEnd = max(bodyStart, end > 0 && bytes[end - 1] == carriageReturn ? end - 1 : end)
-            // A repeated part kept the first silently, and a misspelt one or one another operation reads was ignored (probe).
+            // A repeated part kept the first silently, and a misspelt one or one another operation reads was ignored.
             guard collected[name] == nil else { throw ServerError.badRequest("part '\(name.prefix(64))' given twice") }
             guard allowed.contains(name) else {
                 throw ServerError.badRequest("unknown part '\(name.prefix(64))' (this operation reads \(allowed.sorted().joined(separator: ", ")))")

@@ -203,7 +203,7 @@ final class ReferenceStore: Sendable {
 
     /// Whether a reference's entry no longer decodes while its image still hashes to its id (damage on disk, an
     /// edit by hand): the camera it held is lost, so the reference cannot be scored as uploaded, but the image is
-    /// intact and adding it again rewrites the entry. Removing it instead lost the image (found by probing).
+    /// intact and adding it again rewrites the entry. Removing it instead lost the image.
     func hasDamagedEntry(_ id: String) -> Bool {
         guard let (imagePath, entryPath) = paths(id), let entryData = read(entryPath.path),
               (try? JSONDecoder().decode(Entry.self, from: entryData)) == nil, let image = read(imagePath.path) else { return false }
@@ -217,7 +217,7 @@ final class ReferenceStore: Sendable {
 
     /// Saved with their SHA-256 after them: a damaged file is detected again rather than read. Fields edited in
     /// a file (the norm, the descriptor size, a keypoint made NaN) were read as they were, and answered as the
-    /// client's error or as a different score (probe).
+    /// client's error or as a different score.
     /// Written only for a stored reference; one deleted meanwhile (by this or another instance) takes it along.
     /// Returns the derived files evicted to stay within `derivedCapacity`.
     @discardableResult
@@ -352,7 +352,7 @@ final class ReferenceCache: @unchecked Sendable {
     private let lock = NSLock()
     // `registered`: added as a reference (POST /v1/references). A reference uploaded with a score is cached
     // too, for the next score, but is nobody's reference: it was reported known, so anyone could learn whether
-    // an image had been scored, and scored against by id (probe).
+    // an image had been scored, and scored against by id.
     private var entries: [String: (frame: ReferenceFrame, camera: CameraIntrinsics?, bytes: Int, used: UInt64, registered: Bool)] = [:]
     private var clock: UInt64 = 0
     private(set) var bytes = 0
@@ -429,7 +429,7 @@ final class ReferenceCache: @unchecked Sendable {
     }
 
     /// The camera of the reference's most recently used prepared frame, or that it is unknown: without a store,
-    /// the only record of the camera an upload gave (scoring by id without it answered 404; probe).
+    /// the only record of the camera an upload gave (scoring by id without it answered 404).
     func camera(id: String) -> (camera: CameraIntrinsics?, unknown: Bool)? {
         lock.withLock {
             entries.filter { $0.key.hasPrefix(id + "|") && $0.value.registered }.max { $0.value.used < $1.value.used }

@@ -145,7 +145,7 @@ struct RequestMetadata: Decodable, Sendable {
         }
         // A request's cost is the pipeline's, under --request-timeout, but a timed-out request runs on: two
         // requests asking a million samples of every search held both pipelines for minutes, FLANN at a million
-        // checks held one for 14 minutes, and SIFT at 10 octave layers tripled a pipeline's memory (probes).
+        // checks held one for 14 minutes, and SIFT at 10 octave layers tripled a pipeline's memory.
         for cap in costCaps {
             guard let parameter = ParameterRegistry.parameter(cap.path) else { continue }
             let (limit, asked) = (parameter.value(in: base), parameter.value(in: config))
@@ -166,7 +166,7 @@ struct RequestMetadata: Decodable, Sendable {
             throw ServerError.badRequest("metadata.config: matching.matcher opencv_brute_force is for checks: a request may choose brute_force or flann (time)")
         }
         // SIFT's float descriptors cost several times AKAZE's binary ones to match: at the 20,000-keypoint cap a
-        // Strecha pair matched in 9-19 s against AKAZE's 0.7 s (found by probing). A request that turns SIFT on
+        // Strecha pair matched in 9-19 s against AKAZE's 0.7 s. A request that turns SIFT on
         // keeps at most siftKeypoints a side (1.6 s); a server whose own settings use SIFT has chosen its cost.
         if config.features.detector == .sift, base.features.detector != .sift {
             let asked = config.features.maxKeypoints

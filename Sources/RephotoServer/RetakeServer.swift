@@ -124,7 +124,7 @@ public enum RetakeServer {
                                                      availableConnectionsDelegate: connections.gate)
         configuration.reuseAddress = true
         // A connection that sends no request part for `idleTimeout` is closed: 5,000 connections trickling a
-        // header were held open indefinitely, 54 MB of memory and the file descriptors with them (probe). A slow
+        // header were held open indefinitely, 54 MB of memory and the file descriptors with them. A slow
         // upload still sends its body in parts, each of which counts. Its first head must arrive within it.
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
         let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
@@ -176,7 +176,7 @@ public enum RetakeServer {
 
     /// The paths anyone may read, also during shutdown: health, readiness, metrics and the API document. Every
     /// other path needs the token: the router takes "//v1/retakes/score" for "/v1/retakes/score", and a check
-    /// for the "/v1/" prefix let it through unauthenticated (probe).
+    /// for the "/v1/" prefix let it through unauthenticated.
     static func isPublic(_ path: String) -> Bool {
         let segments = path.split(separator: "/")
         return segments.count == 1 && ["healthz", "readyz", "metrics", "openapi.yaml"].contains(segments[0])
@@ -342,7 +342,7 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         // after a 401, 404, 405 or 413): such a connection closes shortly after the answer. (Closing its input at
         // once made Hummingbird answer a second time, 400, for the body cut short.)
         // A response to CONNECT carries no framing (NIO writes neither a length nor chunks for it), so its client
-        // reads to the end of the connection: that end came only with the idle timeout (probe).
+        // reads to the end of the connection: that end came only with the idle timeout.
         if response.status.code >= 400, let context = context as? RetakeRequestContext,
            (RetakeServer.hasBody(request) && !context.body.read) || response.headers[.connection] == "close" || request.method == .connect {
             response.headers[.connection] = "close"

@@ -13,7 +13,7 @@ final class RetakeService: Sendable {
     let metrics: ServerMetrics
     let sessions: LiveSessions
     /// References being added now: concurrent uploads of one new image each found it absent and all answered
-    /// 201 (found by probing); the first one in flight creates it, the others find it known.
+    /// 201; the first one in flight creates it, the others find it known.
     private let adding = Mutex<Set<String>>([])
 
     /// `pool`: the compute pool to run on (one of `settings`' size is made when nil).
@@ -34,7 +34,7 @@ final class RetakeService: Sendable {
 
     /// The time a request's work must end by: set once per request (`withRequestDeadline`), so its several
     /// pipelines (preparing a reference, then scoring) share one --request-timeout. Each had its own, and a
-    /// request answered 200 well past it (probe).
+    /// request answered 200 well past it.
     @TaskLocal static var requestDeadline: ContinuousClock.Instant?
 
     /// Runs `body` with --request-timeout counted from now for every `compute` inside it.
@@ -55,7 +55,7 @@ final class RetakeService: Sendable {
         return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [pool, metrics] expired in
             try await pool.run(unless: {
                 // This job has left the queue, to run or to be dropped: an abandoned one's caller set the gauge
-                // while it still waited, and an idle worker reported it queued until the next request (probe).
+                // while it still waited, and an idle worker reported it queued until the next request.
                 metrics.queueDepth.set(Double(pool.queued))
                 guard expired() else { return false }
                 metrics.abandoned.increment()
@@ -108,13 +108,13 @@ final class RetakeService: Sendable {
         defer { if first { adding.withLock { _ = $0.remove(id) } } }
         let existed = !first || store.contains(id) || cache.contains(id: id)
         // Uploading a known image again without a camera keeps the camera stored with it (or that it is unknown):
-        // it was overwritten with none, and scoring by id lost its pose (probe). A camera given replaces it.
+        // it was overwritten with none, and scoring by id lost its pose. A camera given replaces it.
         let (camera, unknown) = RequestMetadata.namesCamera(inputs.metadata.reference)
             ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
         let settings = inputs.settings.forReference(cameraUnknown: unknown)
         let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
-        // stored, 201, and every score against it failed; probe).
+        // stored, 201, and every score against it failed).
         let needed = settings.minimumInliers
         guard frame.features.count >= needed else {
             if !existed { cache.remove(id: id) }  // a known reference keeps what it had for other settings
@@ -137,7 +137,7 @@ final class RetakeService: Sendable {
             throw ServerError(error)
         }
         // Without a store the cache is all that keeps it: a reference larger than --cache-bytes was answered 201
-        // and then not found (probe).
+        // and then not found.
         guard cache.register(id: id) || store.directory != nil else {
             throw ServerError(.init(code: 507, reasonPhrase: "Insufficient Storage"), code: "no_room", kind: .unavailable,
                               "the reference's features take \(ReferenceCache.cost(frame)) bytes, more than --cache-bytes \(cache.capacity), and without --reference-store nothing else keeps them")

@@ -52,7 +52,7 @@ public struct ServerSettings: Sendable {
         maxConnections ?? max(8, min(1024, descriptors / 2))
     }
     /// Longer side of an aligned image, pixels: both photos are decoded no larger (JPEGs by DCT scaling). At full
-    /// size, aligning two 39 MP photos peaked at 799 MB, where a pipeline is budgeted about 350 MB (probe).
+    /// size, aligning two 39 MP photos peaked at 799 MB, where a pipeline is budgeted about 350 MB.
     public var alignMaxDimension = 4096
     /// Content-addressed reference store shared by instances (nil: references live in memory only).
     public var referenceStore: String?
@@ -85,7 +85,7 @@ public struct ServerSettings: Sendable {
         }
         guard (0...65535).contains(port) else { throw RephotoError.badInput("\(given("--port", port)) is not a TCP port") }
         // Bounded: every pipeline is a thread made up front (5,000 could not all be made), and a timeout becomes
-        // a Duration (1e19 s overflowed it and stopped the worker on its first request; probe).
+        // a Duration (1e19 s overflowed it and stopped the worker on its first request).
         guard (1...1024).contains(concurrency) else { throw RephotoError.badInput("\(given("--concurrency", concurrency)) must be 1 to 1024") }
         guard (0...1_000_000).contains(queueLength) else { throw RephotoError.badInput("\(given("--queue-length", queueLength)) must be 0 to 1000000") }
         guard maxBodyBytes >= 1024 else { throw RephotoError.badInput("\(given("--max-body-bytes", maxBodyBytes)) is too small for an upload") }

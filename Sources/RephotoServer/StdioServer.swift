@@ -16,7 +16,7 @@ public enum StdioServer {
         let input = FileHandle.standardInput
         var line = Data(), overflow = false
         // Foundation's non-throwing reads and writes trap on an error (stdout full, a client gone with SIGPIPE
-        // ignored, stdin a directory: a crash with a stack trace, found by probing); these end the worker with one line.
+        // ignored, stdin a directory: a crash with a stack trace); these end the worker with one line.
         func answer(_ text: Data) async throws {
             let response: Data
             if overflow {
@@ -67,7 +67,7 @@ public enum StdioServer {
             guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw ServerError.badRequest("a request line must be one JSON object")
             }
-            // JSONSerialization keeps the last of a key given twice: {"path": a, "path": b} scored b (probe).
+            // JSONSerialization keeps the last of a key given twice: {"path": a, "path": b} scored b.
             if let repeated = repeatedKey(data) {
                 throw ServerError.badRequest("key '\(repeated.prefix(40))' given twice in one object")
             }

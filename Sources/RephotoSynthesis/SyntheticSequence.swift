@@ -96,7 +96,7 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
             try require(travel + 2 * tremorMetres < sceneFar - sceneNear, "frames x step + 2 x tremor", travel + 2 * tremorMetres,
                         "under the street's length, scene far - scene near = \(sceneFar - sceneNear) metres")
         }
-        // Upper bounds too: past them the truth overflowed to NaN or OpenCV refused the blur (found by probing).
+        // Upper bounds too: past them the truth overflowed to NaN or OpenCV refused the blur.
         try require(abs(headingDegrees) <= 360, "heading", headingDegrees, "-360...360 degrees")
         try require(tremorDegrees >= 0 && tremorDegrees <= 10 && tremorMetres >= 0 && tremorMetres <= 1, "tremor",
                     "\(tremorDegrees)°, \(tremorMetres) m", "0...10 degrees and 0...1 metre")

@@ -16,7 +16,7 @@ enum CLIOutput {
     }
 
     /// `text` with control characters written as escapes (`String.visible`): a newline in a file name split the
-    /// one-line message, and an ESC sequence in one reached the terminal (probe).
+    /// one-line message, and an ESC sequence in one reached the terminal.
     static func visible(_ text: String) -> String { text.visible }
 
     /// One line for people on stderr, "rephoto: " first; control characters in it (a path's, a file's) escaped.

@@ -18,7 +18,7 @@ struct CalibrateCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() throws {
-        // Every part a number: "9x6x" was taken as 9x6 (probe).
+        // Every part a number: "9x6x" was taken as 9x6.
         let parts = board.lowercased().split(separator: "x", omittingEmptySubsequences: false).compactMap { Int($0) }
         guard parts.count == 2, board.lowercased().split(separator: "x", omittingEmptySubsequences: false).count == 2 else { throw RephotoError.badInput("--board '\(board)' must be WIDTHxHEIGHT inner corners, e.g. 9x6") }
         guard ["yml", "yaml", "xml", "json"].contains((out as NSString).pathExtension.lowercased()) else {

@@ -46,7 +46,7 @@ struct PoseCommand: ParsableCommand {
         // Probe: --draw on the reference replaced the photo with the drawing, exit 0.
         if let draw {
             try OutputPaths.checkFile(draw, apartFrom: [reference, current] + [calibration, referenceCalibration, pipeline.config, points].compactMap { $0 }, option: "--draw")
-            // As align's --out: PNG data under a .gif name was written with exit 0 (probe).
+            // As align's --out: PNG data under a .gif name was written with exit 0.
             let lower = draw.lowercased()
             guard lower.hasSuffix(".png") || lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") else {
                 throw RephotoError.badInput("--draw \(draw) must end in .jpg, .jpeg or .png")

@@ -16,7 +16,7 @@ struct SynthCommand: ParsableCommand {
     @OptionGroup var options: SyntheticSequenceOptions
 
     /// Marks a folder synth is still writing: a run killed half-way left frames that made the folder "not empty" to
-    /// the run again (found by probing). A marked folder's own files are cleared by the next run; nothing else is.
+    /// the run again. A marked folder's own files are cleared by the next run; nothing else is.
     static let unfinishedMarker = ".rephoto-synth-unfinished"
 
     func run() throws {

@@ -192,7 +192,7 @@ struct TuneCommand: ParsableCommand {
                 if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
                     throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
                 }
-                // A whole run beside a shard, or one shard twice (the same folder given twice), overlaps too (probe).
+                // A whole run beside a shard, or one shard twice (the same folder given twice), overlaps too.
                 guard (manifest.shard == nil) == (other.shard == nil) else {
                     throw RephotoError.badInput("\(folder) is \(other.shard.map { "shard \($0)" } ?? "a whole run") but \(first) is \(manifest.shard.map { "shard \($0)" } ?? "a whole run"): merge the shards of one split")
                 }

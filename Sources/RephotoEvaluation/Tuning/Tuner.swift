@@ -236,7 +236,7 @@ public struct Tuner: Sendable {
                 out[[record.trial, record.rung ?? 0]] = record
             } catch {
                 // A kill mid-write tears only the last line, which has no newline yet; any other line that is no
-                // record is damage, and was kept silently in the resumed file and merged (found by probing).
+                // record is damage, and was kept silently in the resumed file and merged.
                 if index == lines.count - 1 { continue }
                 throw RephotoError.badInput("\(file.path) line \(index + 1) is not a trial record (\(ConfigFile.describe(error))): the file is damaged; remove the line, or start the run afresh")
             }

@@ -233,7 +233,7 @@ public struct TuningSpace: Sendable, Equatable {
     }
 
     /// A rotation written as `rephoto defaults --yaml` prints it, [[1, 0, 0], [0, -1, 0], [0, 0, -1]], as the
-    /// one-line text its parser reads; nil for anything else (a space refused the printed form, found by probing).
+    /// one-line text its parser reads; nil for anything else (a space refused the printed form).
     private static func matrixText(_ parameter: Parameter, _ node: Node) -> String? {
         guard case .rotation = parameter.domain, let rows = node.sequence, rows.count == 3 else { return nil }
         let cells = rows.map { $0.sequence?.compactMap { $0.scalar?.string } ?? [] }

@@ -68,7 +68,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
                 throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) must be positive")
             }
             // Larger than any sensor and than the images the pixel limits admit: named as a size, not reported
-            // later as a lens whose distortion moves the corners 1000-fold (probe).
+            // later as a lens whose distortion moves the corners 1000-fold.
             guard imageSize.width <= 1 << 20, imageSize.height <= 1 << 20 else {
                 throw RephotoError.badInput("\(source): image size \(imageSize.width)x\(imageSize.height) is over 1048576 pixels a side: not a camera's")
             }
@@ -125,7 +125,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
             throw RephotoError.badInput("\(source): tangential distortion \(fmt(p)) (p1, p2) is beyond any lens's (|p| <= 0.1)")
         }
         // Thin-prism terms are of the tangential terms' order; a Scheimpflug sensor tilts by degrees, not radians
-        // (a tilt of 10 rad was taken and turned a 26° pose into a confident 34°, found by probing).
+        // (a tilt of 10 rad was taken and turned a 26° pose into a confident 34°).
         if distortion.count >= 12, let s = distortion[8...11].first(where: { abs($0) > 0.1 }) {
             throw RephotoError.badInput("\(source): thin-prism distortion \(fmt(s)) (s1..s4) is beyond any lens's (|s| <= 0.1)")
         }
@@ -200,7 +200,7 @@ public struct CameraIntrinsics: Codable, Hashable, Sendable {
 /// "1.1e+02", which no one reads as an instruction.
 package func fmt(_ value: Double, _ digits: Int = 3) -> String {
     let text = String(format: "%.\(digits)g", value)
-    // Spelt out below 10^15; past it the exponent form stays (1e+308 was printed with all 309 digits; probe).
+    // Spelt out below 10^15; past it the exponent form stays (1e+308 was printed with all 309 digits).
     guard text.contains("e"), value.isFinite, abs(value) < 1e15 else { return text }
     return abs(value) >= 1 ? String(format: "%.0f", value) : formatNumber(Double(String(format: "%.\(digits - 1)e", value)) ?? value)
 }

@@ -86,7 +86,7 @@ public final class Image: @unchecked Sendable {
     /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
     /// `image` false: any small file (a points file), not checked for an image format.
     package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes, image: Bool = true) throws -> Data {
-        // The system's own reason: a link to itself read "is a directory" through Foundation (probe).
+        // The system's own reason: a link to itself read "is a directory" through Foundation.
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw RephotoError.badInput(errno == ENOENT || errno == ENOTDIR ? "\(path): no such file"

@@ -15,7 +15,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         case .int(let v): String(v)
         case .double(let v): formatNumber(v)
         case .bool(let v): v ? "true" : "false"
-        // A value echoed in a message stays one readable line (a 900 KB string was printed whole; probe).
+        // A value echoed in a message stays one readable line (a 900 KB string was printed whole).
         case .string(let v): v.count > 80 ? "\(v.prefix(60))… (\(v.count) characters)" : v
         case .matrix(let m): "[" + m.rows.map { "[" + $0.map(formatNumber).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
         case .null: "null"

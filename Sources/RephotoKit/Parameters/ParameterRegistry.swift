@@ -65,12 +65,12 @@ public enum ParameterRegistry {
         .real("matching.markTolerance", \.matching.markTolerance, 1.5, above: 0, atMost: 100,
               "marked points farther than this from the pose found (their epipolar distance; % of the current image's longer side) are refused as inconsistent, by number"),
         .integer("matching.lshTableNumber", \.matching.lshTableNumber, 6, min: 1, max: 64, "FLANN LSH hash tables (binary descriptors)"),
-        // FLANN keeps a bitset of 2^bits per table: 32 bits took 23 GB (probe), 24 take 2 MB a table.
+        // FLANN keeps a bitset of 2^bits per table: 32 bits took 23 GB, 24 take 2 MB a table.
         .integer("matching.lshKeySize", \.matching.lshKeySize, 12, min: 1, max: 24, "FLANN LSH key bits"),
         .integer("matching.lshMultiProbeLevel", \.matching.lshMultiProbeLevel, 1, min: 0, max: 4, "FLANN LSH multi-probe level"),
         .integer("matching.kdTrees", \.matching.kdTrees, 5, min: 1, max: 64, "FLANN KD-trees (float descriptors)"),
         // More checks cost more than exact matching: SIFT on a Strecha pair (5,013 keypoints) matched in 0.15 s by
-        // brute force, 1.0 s by FLANN at 1,000 checks, 10.5 s at 10,000 (and 1,000,000 ran for minutes, probe).
+        // brute force, 1.0 s by FLANN at 1,000 checks, 10.5 s at 10,000 (and 1,000,000 ran for minutes).
         .integer("matching.flannChecks", \.matching.flannChecks, 50, min: 1, max: 2_000, "FLANN leaves checked per search (beyond about 1,000, exact matching is faster)"),
 
         // robust estimators

@@ -126,7 +126,7 @@ public struct SensorPath: Encodable, Sendable {
         let warning = offAxis < minLevelTiltDegrees
             ? String(format: "the camera points within %.1f° of straight %@: the level angle is undefined", offAxis, gravity.z > 0 ? "down" : "up")
             : nil
-        // + 0 turns atan2's -0 (gravity straight down the frame, x = -0) into 0: JSON printed "-0" (probe).
+        // + 0 turns atan2's -0 (gravity straight down the frame, x = -0) into 0: JSON printed "-0".
         return Level(angleDegrees: angle * 180 / .pi + 0,
                      rectangle: Quadrilateral.centred(in: frameSize, fraction: targetFraction).mapped(by: turn), warning: warning)
     }

@@ -1,6 +1,6 @@
 /// A number written the way a CSV column or a command-line value is: decimal, optionally signed, with an optional
 /// fraction and exponent, and finite. Swift's `Double(_:)` also reads hexadecimal ("0x1" is 1), "nan" and "inf",
-/// which no sensor log writes: a quaternion column holding "0x1" was taken as 1 (found by probing).
+/// which no sensor log writes: a quaternion column holding "0x1" was taken as 1.
 package func decimalNumber<S: StringProtocol>(_ text: S) -> Double? {
     guard isDecimalNumeral(text), let value = Double(String(text)), value.isFinite else { return nil }
     return value

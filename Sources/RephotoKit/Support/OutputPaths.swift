@@ -2,7 +2,7 @@ import Foundation
 
 /// Outputs must never land on inputs: a results folder on a sequence rewrote its frames.csv, an import into
 /// its own source replaced the photos by links to themselves, an aligned image written over its reference
-/// destroyed it (all found by probing). Paths are compared canonically: symlinks resolved, and an output that
+/// destroyed it. Paths are compared canonically: symlinks resolved, and an output that
 /// does not exist yet through its deepest existing ancestor.
 package enum OutputPaths {
     /// The canonical form of `path`, existing or not.
@@ -63,11 +63,11 @@ package enum OutputPaths {
 
     /// A new sequence goes into a new or empty folder (hidden files aside, which no writer names): written into
     /// another sequence it replaced that one's frames.csv and left its frames behind as strays, and written into
-    /// a folder of sequences it made their parent a sequence (probe).
+    /// a folder of sequences it made their parent a sequence.
     package static func checkEmptyFolder(_ output: String, option: String = "--out") throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) else {
-            // A link to nothing is no new folder: the write failed halfway, after the other outputs (probe).
+            // A link to nothing is no new folder: the write failed halfway, after the other outputs.
             if (try? FileManager.default.destinationOfSymbolicLink(atPath: output)) != nil {
                 throw RephotoError.badInput("\(option) \(output) is a symbolic link to nothing: name a new or empty folder")
             }
@@ -83,7 +83,7 @@ package enum OutputPaths {
     /// Refuses an output folder that is an input folder; with `disjoint`, also one inside an input folder or
     /// holding one (an import's links would replace the files they point to).
     package static func checkFolder(_ output: String, apartFrom inputs: [String], disjoint: Bool = false, option: String = "--out") throws {
-        // An empty path is the current folder to the file system: its files were overwritten (probe).
+        // An empty path is the current folder to the file system: its files were overwritten.
         guard !output.isEmpty else { throw RephotoError.badInput("\(option) is empty: name a folder") }
         let out = canonical(output)
         for input in inputs {

@@ -36,7 +36,7 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     /// The longest message kept whole. A message quotes what it refuses, and a config file's 900 KB key made a
-    /// 1.8 MB "line" (found by probing): past this, its start and end are kept, which name the problem and the value.
+    /// 1.8 MB "line": past this, its start and end are kept, which name the problem and the value.
     public static let maxMessageCharacters = 1_000
 
     package static func bounded(_ message: String) -> String {
