@@ -20,6 +20,7 @@ failures and undetermined translations 180°; mAA@N the mean over thresholds 1..
 method estimated one.
 """
 import argparse
+import csv
 import json
 import sys
 import time
@@ -109,12 +110,13 @@ def main():
                                      "focal_error": abs(f / f_true - 1) * 100 if f else None, "ms": ms})
 
     if args.csv:
-        with open(args.csv, "w") as f:
-            f.write("set,pair,method,seed,matches,answered,pair_error_deg,rotation_error_deg,focal_error_percent,ms\n")
-            for r in rows:
-                fe = "" if r["focal_error"] is None else f"{r['focal_error']:.3f}"
-                f.write(f"{r['set']},{r['pair']},{r['method']},{r['seed']},{r['matches']},{int(r['answered'])},{r['error']:.4f},"
-                        f"{r['rotation_error']:.4f},{fe},{r['ms']:.3f}\n")
+        columns = [("set", "set", "{}"), ("pair", "pair", "{}"), ("method", "method", "{}"), ("seed", "seed", "{}"),
+                   ("matches", "matches", "{}"), ("answered", "answered", "{:d}"), ("pair_error_deg", "error", "{:.4f}"),
+                   ("rotation_error_deg", "rotation_error", "{:.4f}"), ("focal_error_percent", "focal_error", "{:.3f}"), ("ms", "ms", "{:.3f}")]
+        with open(args.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow([c[0] for c in columns])
+            out.writerows([["" if r[key] is None else form.format(r[key]) for _, key, form in columns] for r in rows])
 
     seeds = sorted({r["seed"] for r in rows})
     print(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}; means over seeds. pair error = max(rotation, translation direction), "

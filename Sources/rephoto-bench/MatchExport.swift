@@ -11,6 +11,10 @@ enum MatchExport {
         var distortion: [Double]
         var width: Int
         var height: Int
+
+        init(_ c: CameraIntrinsics, _ size: ImageSize) {
+            (K, distortion, width, height) = (c.matrix, c.distortion, size.width, size.height)
+        }
     }
 
     struct Answer: Encodable {
@@ -164,12 +168,9 @@ enum MatchExport {
                     }
                     return answers
                 }
-                func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
-                    Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
-                }
                 let record = Pair(
                     set: set, pair: "\(sequence.manifest.name)/\(referenceFile)->\(frame.file)",
-                    referenceCamera: shim(referenceCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
+                    referenceCamera: Camera(referenceCamera, reference.size), currentCamera: Camera(currentCamera, image.fullSize),
                     reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
                     truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
                     sensorRotations: sensorRotations.allSatisfy { $0 != nil } ? sensorRotations.compactMap { $0 } : nil,
@@ -228,16 +229,13 @@ enum MatchExport {
             let scale = Double(max(reference.size.width, reference.size.height)) / Double(max(image.fullSize.width, image.fullSize.height))
             let phone = CameraIntrinsics(fx: currentCamera.fx * scale, fy: currentCamera.fy * scale, cx: Double(reference.size.width - 1) / 2,
                                          cy: Double(reference.size.height - 1) / 2, imageSize: reference.size)
-            func shim(_ c: CameraIntrinsics, _ size: ImageSize) -> Camera {
-                Camera(K: c.matrix, distortion: c.distortion, width: size.width, height: size.height)
-            }
             let record = Pair(
                 set: set, pair: "\(sequence.manifest.name)/\(referenceFile)->\(frame.file)",
-                referenceCamera: shim(trueCamera, reference.size), currentCamera: shim(currentCamera, image.fullSize),
+                referenceCamera: Camera(trueCamera, reference.size), currentCamera: Camera(currentCamera, image.fullSize),
                 reference: pairs.reference.map { [$0.x, $0.y] }, current: pairs.current.map { [$0.x, $0.y] },
                 truthRotation: truth.rotationMatrix, truthTranslation: frame.truthTranslation.map { [$0.x, $0.y, $0.z] },
                 sensorRotations: nil, homographyInliers: homography?.inlierCount ?? 0, unknownReference: true,
-                phoneReferenceCamera: shim(phone, reference.size), runs: runs)
+                phoneReferenceCamera: Camera(phone, reference.size), runs: runs)
             handle.write(try encoder.encode(record))
             handle.write(Data("\n".utf8))
         }

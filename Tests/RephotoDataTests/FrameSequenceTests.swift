@@ -34,12 +34,19 @@ import RephotoEvaluation
         #expect(abs(length(try #require(back.frames[1].truth.translation)) - 1) < 1e-15)
     }
 
-    @Test func pairListRoundTrips() throws {
+    /// The sample as a pair list of `frames` (each naming its reference), changed by `change`, written to a fresh folder.
+    static func pairList(_ frames: [SequenceFrame], _ change: (inout FrameSequence) -> Void = { _ in }) throws -> (FrameSequence, URL) {
         var pairs = Self.sample
         pairs.manifest.reference = nil
-        pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "b.jpg")]
+        pairs.frames = frames
+        change(&pairs)
         let dir = try Scratch.directory()
         try pairs.write(to: dir)
+        return (pairs, dir)
+    }
+
+    @Test func pairListRoundTrips() throws {
+        let (pairs, dir) = try Self.pairList([SequenceFrame(file: "b.jpg", referenceFile: "a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "b.jpg")])
         let back = try FrameSequence.load(from: dir)
         #expect(back.frames == pairs.frames)
         #expect(back.referenceFile(for: back.frames[1]) == "b.jpg")
@@ -49,13 +56,10 @@ import RephotoEvaluation
     /// camera in gt_reference_fx, fy, cx, cy; both read back exactly.
     @Test func referenceCamerasRoundTrip() throws {
         for setting in [ReferenceIntrinsics.unknown, .known(SequenceIntrinsics(fx: 900.5, fy: 901, cx: 399.5, cy: 260.25, distortion: []))] {
-            var pairs = Self.sample
-            pairs.manifest.reference = nil
-            pairs.manifest.referenceIntrinsics = setting
-            pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")]
-            pairs.frames[0].truthReferenceCamera = SIMD4(900.25, 901.5, 394.75, 261.5)
-            let dir = try Scratch.directory()
-            try pairs.write(to: dir)
+            let (pairs, dir) = try Self.pairList([SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")]) {
+                $0.manifest.referenceIntrinsics = setting
+                $0.frames[0].truthReferenceCamera = SIMD4(900.25, 901.5, 394.75, 261.5)
+            }
             let back = try FrameSequence.load(from: dir)
             #expect(back.manifest == pairs.manifest)
             #expect(back.frames == pairs.frames)
@@ -79,11 +83,7 @@ import RephotoEvaluation
     /// Marked points beside a pair list: points/<reference stem>--<frame stem>.csv is read for its row, exactly, and
     /// named in its errors; a row without one has none; a points file that names no pair is refused by name.
     @Test func pointsFilesBelongToTheirPair() throws {
-        var pairs = Self.sample
-        pairs.manifest.reference = nil
-        pairs.frames = [SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")]
-        let dir = try Scratch.directory()
-        try pairs.write(to: dir)
+        let (_, dir) = try Self.pairList([SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")])
         let points = dir.appendingPathComponent("points")
         try FileManager.default.createDirectory(at: points, withIntermediateDirectories: true)
         let truthReference: [Point2] = (0..<5).map { (k: Int) -> Point2 in Point2(x: Double(10 * k + 1), y: Double(7 * k + 2) + 0.5) }
