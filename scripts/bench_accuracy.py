@@ -125,58 +125,66 @@ def run_opencv(pair, a, b, threshold):
     return R, t.ravel(), ms
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc):
+    """The command line both benchmark tables take: export files, --csv, --threshold."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("exports", nargs="+")
     parser.add_argument("--csv")
     parser.add_argument("--threshold", type=float, default=1.0, help="pixels (rephoto's pose.essential.threshold)")
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    rows = []
-    objective = []  # (set, rephoto-search's cost, PoseLib's cost, each method's pair error in that run)
-    for path in args.exports:
+
+def exported_pairs(paths):
+    """Every pair of rephoto-bench export-matches files, in order."""
+    for path in paths:
         with open(path) as f:
             for line in f:
-                if not line.strip():
-                    continue
-                pair = json.loads(line)
-                a = np.array(pair["reference"], float).reshape(-1, 2)
-                b = np.array(pair["current"], float).reshape(-1, 2)
-                T = np.array(pair["truthRotation"], float)
-                tt = pair.get("truthTranslation")
-                # One run per seed: rephoto's answers come from the export (pose.seed = the configured seed + 0, 1,
-                # ...), PoseLib is run here with seed 0, 1, ...; OpenCV's USAC has a fixed internal state, so it repeats itself.
-                for seed, methods in enumerate(pair["runs"]):
-                    answers = {}
-                    for name, answer in sorted(methods.items()):
-                        R = np.array(answer["rotation"], float) if answer["status"] == "ok" else None
-                        answers[name] = (R, answer.get("translation"), answer["milliseconds"], answer.get("rotationOnly", False))
-                        if name == "rephoto" and "searched" in answer:
-                            # The estimator alone: the search's pose before the gate, answered whenever it found one.
-                            searched = answer.get("searched")
-                            answers["rephoto-search"] = (np.array(searched["rotation"], float) if searched else None,
-                                                         searched["translation"] if searched else None, answer["milliseconds"], False)
-                    R, t, ms = run_poselib(pair, a, b, args.threshold, seed)
-                    answers["poselib-2.0.5"] = (R, t, ms, False)
-                    R, t, ms = run_pycolmap(pair, a, b, args.threshold, seed)
-                    answers["pycolmap-4.2.1"] = (R, t, ms, False)
-                    R, t, ms = run_opencv(pair, a, b, args.threshold)
-                    answers["opencv-usac-magsac"] = (R, t, ms, False)
-                    first = len(rows)
-                    for name, (R, t, ms, rotation_only) in answers.items():
-                        er = rotation_error(R, T) if R is not None else 180.0
-                        et = translation_error(t, tt) if (R is not None and t is not None and tt is not None) else (None if tt is None else 180.0)
-                        rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
-                                     "answered": R is not None, "rotation_error": er, "translation_error": et,
-                                     "rotation_only": rotation_only, "translation_given": t is not None, "ms": ms})
-                    if "rephoto-search" in answers and tt is not None:
-                        ra, rb = pair["referenceCamera"], pair["currentCamera"]
-                        na, nb = undistorted(a, ra), undistorted(b, rb)
-                        focal = 0.25 * (ra["K"][0][0] + ra["K"][1][1] + rb["K"][0][0] + rb["K"][1][1])
-                        ours, theirs = answers["rephoto-search"], answers["poselib-2.0.5"]
-                        errors = {r["method"]: max(r["rotation_error"], r["translation_error"]) for r in rows[first:]}
-                        objective.append((pair["set"], msac_cost(ours[0], ours[1], na, nb, focal, args.threshold),
-                                          msac_cost(theirs[0], theirs[1], na, nb, focal, args.threshold), errors))
+                if line.strip():
+                    yield json.loads(line)
+
+
+def main():
+    args = arguments(__doc__)
+    rows = []
+    objective = []  # (set, rephoto-search's cost, PoseLib's cost, each method's pair error in that run)
+    for pair in exported_pairs(args.exports):
+        a = np.array(pair["reference"], float).reshape(-1, 2)
+        b = np.array(pair["current"], float).reshape(-1, 2)
+        T = np.array(pair["truthRotation"], float)
+        tt = pair.get("truthTranslation")
+        # One run per seed: rephoto's answers come from the export (pose.seed = the configured seed + 0, 1,
+        # ...), PoseLib is run here with seed 0, 1, ...; OpenCV's USAC has a fixed internal state, so it repeats itself.
+        for seed, methods in enumerate(pair["runs"]):
+            answers = {}
+            for name, answer in sorted(methods.items()):
+                R = np.array(answer["rotation"], float) if answer["status"] == "ok" else None
+                answers[name] = (R, answer.get("translation"), answer["milliseconds"], answer.get("rotationOnly", False))
+                if name == "rephoto" and "searched" in answer:
+                    # The estimator alone: the search's pose before the gate, answered whenever it found one.
+                    searched = answer.get("searched")
+                    answers["rephoto-search"] = (np.array(searched["rotation"], float) if searched else None,
+                                                 searched["translation"] if searched else None, answer["milliseconds"], False)
+            R, t, ms = run_poselib(pair, a, b, args.threshold, seed)
+            answers["poselib-2.0.5"] = (R, t, ms, False)
+            R, t, ms = run_pycolmap(pair, a, b, args.threshold, seed)
+            answers["pycolmap-4.2.1"] = (R, t, ms, False)
+            R, t, ms = run_opencv(pair, a, b, args.threshold)
+            answers["opencv-usac-magsac"] = (R, t, ms, False)
+            first = len(rows)
+            for name, (R, t, ms, rotation_only) in answers.items():
+                er = rotation_error(R, T) if R is not None else 180.0
+                et = translation_error(t, tt) if (R is not None and t is not None and tt is not None) else (None if tt is None else 180.0)
+                rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
+                             "answered": R is not None, "rotation_error": er, "translation_error": et,
+                             "rotation_only": rotation_only, "translation_given": t is not None, "ms": ms})
+            if "rephoto-search" in answers and tt is not None:
+                ra, rb = pair["referenceCamera"], pair["currentCamera"]
+                na, nb = undistorted(a, ra), undistorted(b, rb)
+                focal = 0.25 * (ra["K"][0][0] + ra["K"][1][1] + rb["K"][0][0] + rb["K"][1][1])
+                ours, theirs = answers["rephoto-search"], answers["poselib-2.0.5"]
+                errors = {r["method"]: max(r["rotation_error"], r["translation_error"]) for r in rows[first:]}
+                objective.append((pair["set"], msac_cost(ours[0], ours[1], na, nb, focal, args.threshold),
+                                  msac_cost(theirs[0], theirs[1], na, nb, focal, args.threshold), errors))
 
     if args.csv:
         with open(args.csv, "w") as f:

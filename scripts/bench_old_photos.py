@@ -19,9 +19,7 @@ failures and undetermined translations 180°; mAA@N the mean over thresholds 1..
 "wrong": a pose given with a pair error over 10° (its rotation alone when it leaves the translation undetermined). Focal error: |f / f_true - 1| in %, over the pairs where the
 method estimated one.
 """
-import argparse
 import csv
-import json
 import sys
 import time
 
@@ -29,7 +27,7 @@ import cv2
 import numpy as np
 import poselib
 
-from bench_accuracy import maa, poselib_camera, rotation_error, run_poselib, translation_error
+from bench_accuracy import arguments, exported_pairs, maa, rotation_error, run_poselib, translation_error
 
 
 def run_fundamental_focal(pair, a, b, threshold, seed):
@@ -63,51 +61,41 @@ def run_fundamental_focal(pair, a, b, threshold, seed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("exports", nargs="+")
-    parser.add_argument("--csv")
-    parser.add_argument("--threshold", type=float, default=1.0, help="pixels (rephoto's pose.essential.threshold)")
-    args = parser.parse_args()
-
+    args = arguments(__doc__)
     rows = []
-    for path in args.exports:
-        with open(path) as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                pair = json.loads(line)
-                if not pair.get("unknownReference"):
-                    continue
-                a = np.array(pair["reference"], float).reshape(-1, 2)
-                b = np.array(pair["current"], float).reshape(-1, 2)
-                T = np.array(pair["truthRotation"], float)
-                tt = pair.get("truthTranslation")
-                f_true = 0.5 * (pair["referenceCamera"]["K"][0][0] + pair["referenceCamera"]["K"][1][1])
-                phone = dict(pair, referenceCamera=pair["phoneReferenceCamera"])
-                for seed, methods in enumerate(pair["runs"]):
-                    answers = {}
-                    for name in ("rephoto", "rephoto-true-camera"):
-                        answer = methods.get(name)
-                        ok = answer is not None and answer["status"] == "ok"
-                        focal = answer.get("focal") if answer else None
-                        answers[name] = (np.array(answer["rotation"], float) if ok else None, answer.get("translation") if ok else None,
-                                         answer["milliseconds"] if answer else 0.0, focal["fx"] if focal and name == "rephoto" else None)
-                    for name, p in (("poselib-true-camera", pair), ("poselib-phone-camera", phone)):
-                        if len(a) >= 5:
-                            R, t, ms = run_poselib(p, a, b, args.threshold, seed)
-                        else:
-                            R, t, ms = None, None, 0.0
-                        answers[name] = (R, t, ms, None)
-                    R, t, f1, ms = run_fundamental_focal(pair, a, b, args.threshold, seed)
-                    answers["poselib-fundamental-focal"] = (R, t, ms, f1)
-                    for name, (R, t, ms, f) in answers.items():
-                        er = rotation_error(R, T) if R is not None else 180.0
-                        et = translation_error(t, tt) if (R is not None and t is not None) else 180.0
-                        # A translation left undetermined counts 180° in mAA but is no confident answer about it.
-                        confident = er if t is None else max(er, et)
-                        rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
-                                     "answered": R is not None, "error": max(er, et), "confident_error": confident, "rotation_error": er,
-                                     "focal_error": abs(f / f_true - 1) * 100 if f else None, "ms": ms})
+    for pair in exported_pairs(args.exports):
+        if not pair.get("unknownReference"):
+            continue
+        a = np.array(pair["reference"], float).reshape(-1, 2)
+        b = np.array(pair["current"], float).reshape(-1, 2)
+        T = np.array(pair["truthRotation"], float)
+        tt = pair.get("truthTranslation")
+        f_true = 0.5 * (pair["referenceCamera"]["K"][0][0] + pair["referenceCamera"]["K"][1][1])
+        phone = dict(pair, referenceCamera=pair["phoneReferenceCamera"])
+        for seed, methods in enumerate(pair["runs"]):
+            answers = {}
+            for name in ("rephoto", "rephoto-true-camera"):
+                answer = methods.get(name)
+                ok = answer is not None and answer["status"] == "ok"
+                focal = answer.get("focal") if answer else None
+                answers[name] = (np.array(answer["rotation"], float) if ok else None, answer.get("translation") if ok else None,
+                                 answer["milliseconds"] if answer else 0.0, focal["fx"] if focal and name == "rephoto" else None)
+            for name, p in (("poselib-true-camera", pair), ("poselib-phone-camera", phone)):
+                if len(a) >= 5:
+                    R, t, ms = run_poselib(p, a, b, args.threshold, seed)
+                else:
+                    R, t, ms = None, None, 0.0
+                answers[name] = (R, t, ms, None)
+            R, t, f1, ms = run_fundamental_focal(pair, a, b, args.threshold, seed)
+            answers["poselib-fundamental-focal"] = (R, t, ms, f1)
+            for name, (R, t, ms, f) in answers.items():
+                er = rotation_error(R, T) if R is not None else 180.0
+                et = translation_error(t, tt) if (R is not None and t is not None) else 180.0
+                # A translation left undetermined counts 180° in mAA but is no confident answer about it.
+                confident = er if t is None else max(er, et)
+                rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
+                             "answered": R is not None, "error": max(er, et), "confident_error": confident, "rotation_error": er,
+                             "focal_error": abs(f / f_true - 1) * 100 if f else None, "ms": ms})
 
     if args.csv:
         columns = [("set", "set", "{}"), ("pair", "pair", "{}"), ("method", "method", "{}"), ("seed", "seed", "{}"),
