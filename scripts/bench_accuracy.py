@@ -143,6 +143,15 @@ def exported_pairs(paths):
                     yield json.loads(line)
 
 
+def table_start(rows, note, header):
+    """Prints how many seeds the rows hold with `note`, then the table's header and rule; returns the seeds."""
+    seeds = sorted({r["seed"] for r in rows})
+    print(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}{note}")
+    print(header)
+    print("-" * len(header))
+    return seeds
+
+
 def main():
     args = arguments(__doc__)
     rows = []
@@ -194,13 +203,10 @@ def main():
                 f.write(f"{r['set']},{r['pair']},{r['method']},{r['seed']},{r['matches']},{int(r['answered'])},{r['rotation_error']:.4f},{et},"
                         f"{int(r['rotation_only'])},{r['ms']:.3f}\n")
 
-    seeds = sorted({r["seed"] for r in rows})
-    print(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}: every number is the mean over seeds (fail, wrong: per run), "
-          "mAA@10 range: the lowest and highest seed; times over every run")
-    header = (f"{'set':<14} {'method':<22} {'pairs':>5} {'fail':>5} {'medR°':>6} {'medt°':>6} {'mAA@5':>6} {'mAA@10':>6} "
-              f"{'range':>11} {'wrong':>5} {'rotOnly':>7} {'med ms':>7} {'p99 ms':>7}")
-    print(header)
-    print("-" * len(header))
+    seeds = table_start(rows, ": every number is the mean over seeds (fail, wrong: per run), mAA@10 range: the lowest and highest "
+                              "seed; times over every run",
+                        f"{'set':<14} {'method':<22} {'pairs':>5} {'fail':>5} {'medR°':>6} {'medt°':>6} {'mAA@5':>6} {'mAA@10':>6} "
+                        f"{'range':>11} {'wrong':>5} {'rotOnly':>7} {'med ms':>7} {'p99 ms':>7}")
     sets = list(dict.fromkeys(r["set"] for r in rows))
     for s in sets:
         methods = list(dict.fromkeys(r["method"] for r in rows if r["set"] == s))

@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 import poselib
 
-from bench_accuracy import arguments, exported_pairs, maa, rotation_error, run_poselib, translation_error
+from bench_accuracy import arguments, exported_pairs, maa, rotation_error, run_poselib, table_start, translation_error
 
 
 def run_fundamental_focal(pair, a, b, threshold, seed):
@@ -106,13 +106,10 @@ def main():
             out.writerow([c[0] for c in columns])
             out.writerows([["" if r[key] is None else form.format(r[key]) for _, key, form in columns] for r in rows])
 
-    seeds = sorted({r["seed"] for r in rows})
-    print(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}; means over seeds. pair error = max(rotation, translation direction), "
-          "failures 180°; rot mAA@10 on rotation alone")
-    header = (f"{'set':<16} {'method':<26} {'pairs':>5} {'fail':>5} {'wrong':>5} {'mAA@5':>6} {'mAA@10':>6} {'rot@10':>6} "
-              f"{'median°':>7} {'focal n':>7} {'med f %':>7} {'med ms':>7}")
-    print(header)
-    print("-" * len(header))
+    seeds = table_start(rows, "; means over seeds. pair error = max(rotation, translation direction), failures 180°; rot mAA@10 on "
+                              "rotation alone",
+                        f"{'set':<16} {'method':<26} {'pairs':>5} {'fail':>5} {'wrong':>5} {'mAA@5':>6} {'mAA@10':>6} {'rot@10':>6} "
+                        f"{'median°':>7} {'focal n':>7} {'med f %':>7} {'med ms':>7}")
     for s in dict.fromkeys(r["set"] for r in rows):
         for m in dict.fromkeys(r["method"] for r in rows if r["set"] == s):
             runs = [[r for r in rows if r["set"] == s and r["method"] == m and r["seed"] == seed] for seed in seeds]
