@@ -295,6 +295,12 @@ final class ReferenceStore: Sendable {
         for old in kept.dropFirst(Self.maxMarkFiles) where old.0 != path.path { try? files.remove(old.0) }
     }
 
+    /// Whether any marks are kept with the reference: a score without them hashes its retake only then.
+    func hasMarks(_ id: String) -> Bool {
+        guard let folder = paths(id)?.image.deletingLastPathComponent() else { return false }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).contains { $0.hasPrefix("\(id).points-") }
+    }
+
     /// The marked points kept for a reference and a retake, nil when there are none.
     func marks(_ id: String, retake: String) -> Data? {
         guard contains(id), let path = marksPath(id, retake: retake) else { return nil }

@@ -337,7 +337,7 @@ final class RetakeService: Sendable {
 
     /// The marks kept with a stored reference for this retake (the same bytes), when a request gives none.
     func keptMarks(_ id: String, retake: Data) -> (MarkedPoints?, Bool) {
-        guard let text = store.marks(id, retake: ReferenceStore.id(of: retake)),
+        guard store.hasMarks(id), let text = store.marks(id, retake: ReferenceStore.id(of: retake)),
               let marks = try? MarkedPoints.parse(String(decoding: text, as: UTF8.self), name: "kept points") else { return (nil, false) }
         return (marks, true)
     }
