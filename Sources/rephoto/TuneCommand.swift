@@ -12,50 +12,6 @@ struct TuneCommand: ParsableCommand {
         subcommands: [Run.self, Merge.self],
         defaultSubcommand: Run.self)
 
-    /// What a tuning folder was made with: a resume or a merge must match it.
-    struct Manifest: Codable, Equatable {
-        var objective: TuningObjective
-        var maxMsPerFrame: Double?
-        var base: String  // the base configuration as JSON
-        /// Each tuning sequence as "name (N frames)": another data set under the same names is refused.
-        var sequences: [String]
-        var holdout: [String]? = nil
-        /// "i/n" when sharded; a resume must run the same shard, a merge takes every shard of one run.
-        var shard: String? = nil
-        /// Each tuning sequence's digests as `evaluate --resume` keeps them (EvaluationRunState), in `sequences`
-        /// order: the same name and frame count is no proof that the truth or the images are the same. Absent
-        /// in folders written before they were added.
-        var sequenceDigests: [String]? = nil
-        var imageDigests: [String]? = nil
-
-        func unsharded() -> Manifest {
-            var copy = self
-            copy.shard = nil
-            return copy
-        }
-
-        /// The settings alone; the data's digests are compared on their own, to name the sequence that changed.
-        func withoutDigests() -> Manifest {
-            var copy = self
-            copy.sequenceDigests = nil
-            copy.imageDigests = nil
-            return copy
-        }
-
-        /// The first sequence whose digests differ from `earlier`'s (absent digests are not compared). Image
-        /// stamps (modification times) only with `images`: shards merged from other machines differ in them.
-        func changedSequence(since earlier: Manifest, images: Bool) -> String? {
-            func differ(_ a: [String]?, _ b: [String]?) -> Int? {
-                guard let a, let b else { return nil }
-                return zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? (a.count == b.count ? nil : min(a.count, b.count))
-            }
-            func name(_ index: Int) -> String { index < sequences.count ? sequences[index] : "a sequence" }
-            if let index = differ(earlier.sequenceDigests, sequenceDigests) { return "\(name(index)) (sequence.json or frames.csv)" }
-            if images, let index = differ(earlier.imageDigests, imageDigests) { return "\(name(index)) (a file added, removed or rewritten)" }
-            return nil
-        }
-    }
-
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a search (the default subcommand).")
 
@@ -73,96 +29,21 @@ struct TuneCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: "Also keep features in this folder, so later runs (and other shards) do not detect them again.") var cache: String?
 
         func run() throws {
-            guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
             guard let objective = TuningObjective(rawValue: objective) else {
                 throw RephotoError.badInput("--objective '\(objective)' is not one of \(TuningObjective.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            if let maxMsPerFrame { guard maxMsPerFrame > 0, maxMsPerFrame.isFinite else { throw RephotoError.badInput("--max-ms-per-frame \(maxMsPerFrame) must be positive") } }
-            let parsed = try TuningSpace.load(from: space)
-            // Exactly two whole numbers: empty or extra parts (0//2, /0/2, 0/a/2) were dropped and read as 0/2.
-            let parsedShard = try shard.map { text -> (index: Int, count: Int) in
-                let parts = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
-                guard parts.count == 2, let index = parts[0], let count = parts[1], count >= 1, (0..<count).contains(index) else {
-                    throw RephotoError.badInput("--shard '\(text)' must be i/n with 0 <= i < n")
-                }
-                return (index, count)
-            }
-            let spaceText = try TuneCommand.text(space)
-            let base = try config.map { try PipelineConfig.load(from: $0) } ?? PipelineConfig()
-            guard !data.isEmpty else { throw RephotoError.badInput("--data needs at least one sequence folder") }
-            let folders = try SequenceDiscovery.find(data)
-            let (loaded, broken) = Evaluator.load(folders)
-            if let first = broken.first { throw RephotoError.badInput("\(first.path): \(first.error)") }
-            guard !loaded.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(data.joined(separator: ", "))") }
-            var sequences = loaded, heldOut: [FrameSequence] = []
-            if let holdout {
-                guard holdout > 0, holdout < 1 else { throw RephotoError.badInput("--holdout \(holdout) must be a fraction between 0 and 1") }
-                (sequences, heldOut) = Tuner.split(loaded, holdout: holdout)
-                guard !sequences.isEmpty, !heldOut.isEmpty else {
-                    throw RephotoError.badInput("--holdout \(holdout) leaves no sequence on one side of \(loaded.count)")
-                }
-            }
-            if cache?.isEmpty == true { throw RephotoError.badInput("--cache needs a folder") }
-            let disk = try cache.map { try FeatureCacheDirectory(URL(fileURLWithPath: $0)) }
-            if let disk, !disk.isWritable {
-                CLIOutput.message("warning: --cache \(disk.root.path) is not writable: features are read from it, new ones are not kept")
-            }
-            var tuner = Tuner(space: parsed, sequences: sequences, objective: objective, jobs: jobs, maxMsPerFrame: maxMsPerFrame, base: base,
-                              cache: disk)
-            if let shard, let parsedShard {
-                tuner.shard = parsedShard
-                let count = try parsed.configurationCount()
-                if parsedShard.index >= count {
-                    CLIOutput.message("warning: shard \(shard) has no trials (the space has \(count)): nothing to run")
-                }
-            }
-            try tuner.validate()
-            if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
-
-            let folder = URL(fileURLWithPath: out)
-            let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
-                                    sequences: sequences.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
-                                    holdout: holdout == nil ? nil : heldOut.map { "\($0.manifest.name) (\($0.currentFrames.count) frames)" },
-                                    shard: shard == nil ? nil : "\(tuner.shard.index)/\(tuner.shard.count)",
-                                    sequenceDigests: sequences.map { EvaluationRunState.digest(ofSequenceAt: $0.directory?.path ?? "") },
-                                    imageDigests: sequences.map { EvaluationRunState.imageDigest(ofSequenceAt: $0.directory?.path ?? "", results: folder.path) })
-            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest, resume: resume)
+            var run = TuningRun(space: space, data: data, objective: objective, jobs: jobs, out: out)
+            (run.maxMsPerFrame, run.shard, run.resume, run.config, run.holdout, run.cache) = (maxMsPerFrame, shard, resume, config, holdout, cache)
             let progress = Progress(label: "tune")
-            let records = try tuner.run(in: folder) { done, total, best in
+            let outcome = try run.run(progress: { done, total, best in
                 let note = best.map { "best \(objective.rawValue) \($0.objective.map { String(format: "%.4f", $0) } ?? "-") (trial \($0.trial)) " } ?? ""
                 progress.update(done, of: total, note: note)
+            }, warn: CLIOutput.message)
+            print(outcome.summary + (outcome.heldOut ?? ""), terminator: "")
+            if let trials = outcome.noWinner {
+                throw RephotoError.estimationFailed("every frame failed in all \(trials) trials (rephoto evaluate --config \(out)/best.yaml shows why)")
             }
-            let count = try parsed.configurationCount()
-            // A line edited by hand outside the space's trials is not part of this run.
-            let all = try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values.filter { (0..<count).contains($0.trial) }
-            print(try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder), terminator: "")
-            let finished = all.isEmpty ? records : all
-            if !finished.isEmpty, finished.allSatisfy({ $0.metrics.frames > 0 && $0.metrics.failures == $0.metrics.frames }) {
-                // Outputs are written, but no configuration estimated anything: that is not a winner.
-                throw RephotoError.estimationFailed("every frame failed in all \(finished.count) trials (rephoto evaluate --config \(out)/best.yaml shows why)")
-            }
-            if !heldOut.isEmpty, let best = Tuner.ranked(all.isEmpty ? records : all, objective).first {
-                // The winner on sequences the search never saw: a large drop is overfitting.
-                let config = try parsed.config(for: try best.parameters.map { pair in
-                    (pair[0], try ParameterRegistry.parameter(pair[0])!.parse(pair[1]))
-                }, base: base)
-                var evaluator = try Evaluator(config: config, jobs: jobs)
-                evaluator.thumbnails = false
-                evaluator.featureCache = tuner.featureCache
-                evaluator.stageCache = tuner.stageCache
-                let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
-                func count(_ n: Int) -> String { n == 1 ? "1 sequence" : "\(n) sequences" }
-                let text = String(format: "held out (%@): %@ %@ against %@ on the %@ tuned\n", count(heldOut.count), objective.rawValue,
-                                  objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", count(sequences.count))
-                print(text, terminator: "")
-                let summaryFile = folder.appendingPathComponent("summary.txt")
-                let earlier = (try? String(contentsOf: summaryFile, encoding: .utf8)) ?? ""
-                try (earlier + text).write(to: summaryFile, atomically: true, encoding: .utf8)
-            }
-            let counts = tuner.featureCache.counts
-            let stages = tuner.stageCache.counts
-            let fromDisk = cache == nil ? "" : ", \(counts.loaded) read from \(cache!)"
-            print("feature cache: \(counts.detections) detections, \(counts.reuses) reused\(fromDisk); searches: \(stages.runs) run, \(stages.reuses) reused")
+            print(outcome.caches)
         }
     }
 
@@ -173,103 +54,7 @@ struct TuneCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: "Output folder.") var out = "tuning"
 
         func run() throws {
-            guard let first = folders.first else { throw RephotoError.badInput("give the shard folders to merge") }
-            let spaceText = try TuneCommand.text("\(first)/space.yaml")
-            let manifest = try TuneCommand.manifest("\(first)/tune.json")
-            // Keyed by trial and rung: successive halving's earlier rungs stay, as in the run's own trials.jsonl.
-            var records: [[Int]: TrialRecord] = [:]
-            var shards: [String: String] = [:]
-            for folder in folders {
-                let text = try TuneCommand.text("\(folder)/space.yaml")
-                let other = try TuneCommand.manifest("\(folder)/tune.json")
-                guard text == spaceText, other.unsharded().withoutDigests() == manifest.unsharded().withoutDigests() else {
-                    throw RephotoError.badInput("\(folder) was tuned with another space or other settings than \(first)")
-                }
-                if let changed = other.changedSequence(since: manifest, images: false) {
-                    throw RephotoError.badInput("\(folder) was tuned on other data than \(first): \(changed) differs")
-                }
-                // Shards of different splits overlap and leave gaps: i/3 and j/2 are not one run.
-                if let a = manifest.shard, let b = other.shard, a.split(separator: "/").last != b.split(separator: "/").last {
-                    throw RephotoError.badInput("\(folder) is shard \(b) but \(first) is shard \(a): merge the shards of one split")
-                }
-                // A whole run beside a shard, or one shard twice (the same folder given twice), overlaps too.
-                guard (manifest.shard == nil) == (other.shard == nil) else {
-                    throw RephotoError.badInput("\(folder) is \(other.shard.map { "shard \($0)" } ?? "a whole run") but \(first) is \(manifest.shard.map { "shard \($0)" } ?? "a whole run"): merge the shards of one split")
-                }
-                let shard = other.shard ?? "the whole run"
-                if let twice = shards[shard] {
-                    throw RephotoError.badInput("\(folder) and \(twice) are both \(shard == "the whole run" ? shard : "shard \(shard)"): give each shard once")
-                }
-                shards[shard] = folder
-                for record in try Tuner.readRecords(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[[record.trial, record.rung ?? 0]] = record }
-            }
-            let space = try TuningSpace.parse(spaceText)
-            let count = try space.configurationCount()
-            records = records.filter { (0..<count).contains($0.key[0]) }
-            // The leaderboard ranks each configuration at its last rung.
-            let latest = Tuner.latest(records.values)
-            if latest.count < count {
-                // A partial merge is useful while shards still run, but its winner is provisional: say so.
-                CLIOutput.message("warning: \(count - latest.count) of \(count) trials are missing (a shard not merged or not finished): the best may be among them")
-            }
-            let base = try PipelineConfig.decode(Data(manifest.base.utf8))
-            let folder = URL(fileURLWithPath: out)
-            try TuneCommand.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false)
-            let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { try Tuner.trialLine(records[$0]!) }
-            try lines.reduce(Data(), +).write(to: folder.appendingPathComponent(Tuner.trialsFile), options: .atomic)
-            print(try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder), terminator: "")
+            print(try TuningRun.merge(folders, out: out, warn: CLIOutput.message), terminator: "")
         }
-    }
-
-    static func text(_ path: String) throws -> String {
-        guard let text = String(data: try readSmallFile(path, limit: 1 << 20), encoding: .utf8) else {
-            throw RephotoError.badInput("\(path): not UTF-8 text")
-        }
-        return text
-    }
-
-    static func manifest(_ path: String) throws -> Manifest {
-        do {
-            return try JSONDecoder().decode(Manifest.self, from: readSmallFile(path, limit: 1 << 20))
-        } catch let error as RephotoError {
-            throw error
-        } catch {
-            throw RephotoError.badInput("\(path): not a tuning run's tune.json")
-        }
-    }
-
-    /// A fresh folder (an earlier run's outputs removed), or on --resume the same space and settings.
-    static func prepare(_ folder: URL, space: String, manifest: Manifest, resume: Bool) throws {
-        let fm = FileManager.default
-        let spaceFile = folder.appendingPathComponent("space.yaml"), manifestFile = folder.appendingPathComponent("tune.json")
-        if resume {
-            guard let oldSpace = try? text(spaceFile.path), let oldManifest = try? TuneCommand.manifest(manifestFile.path) else {
-                throw RephotoError.badInput("--resume: \(folder.path) holds no tuning run")
-            }
-            guard oldSpace == space, oldManifest.withoutDigests() == manifest.withoutDigests() else {
-                throw RephotoError.badInput("--resume: \(folder.path) was tuned with another space or other settings")
-            }
-            // Kept trials were scored against the data as it was: as `evaluate --resume`, refuse a change.
-            if let changed = manifest.changedSequence(since: oldManifest, images: true) {
-                throw RephotoError.badInput("--resume: \(changed) changed since the run in \(folder.path) began; start afresh without --resume")
-            }
-            return
-        }
-        // Empty, under a file, not writable, or holding what no tuning run wrote: one clear line.
-        _ = try EvaluationOutput.prepare(folder.path) { (try? TuneCommand.manifest($0.appendingPathComponent("tune.json").path)) != nil }
-        if let earlier = try? Tuner.readRecords(folder.appendingPathComponent(Tuner.trialsFile)), !earlier.isEmpty {
-            // Replaced as `evaluate` replaces an earlier run, but said: a long sweep is not lost unnoticed. Halving
-            // evaluates a configuration once per rung: both counts, so the message says what is thrown away.
-            let trials = Set(earlier.map(\.trial)).count
-            let what = trials == earlier.count ? "\(trials) trials" : "\(trials) trials, \(earlier.count) records over the rungs"
-            CLIOutput.message("replacing the earlier tuning run in \(folder.path) (\(what); --resume would have continued it)")
-        }
-        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
-            try? fm.removeItem(at: folder.appendingPathComponent(name))
-        }
-        try space.write(to: spaceFile, atomically: true, encoding: .utf8)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try encoder.encode(manifest).write(to: manifestFile)
     }
 }

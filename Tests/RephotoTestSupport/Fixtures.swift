@@ -13,6 +13,15 @@ public struct FixtureMissing: Error, CustomStringConvertible {
 public enum Fixtures {
     public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// A four-trial grid search space over two parameters, small enough for a test's tuning run.
+    public static let tuningSpace = """
+        strategy: grid
+        fixed: {features.maxDimension: 320}
+        parameters:
+          matching.ratio: [0.7, 0.9]
+          pose.essential.threshold: {values: [0.5, 2]}
+        """
+
     public static func sample(_ name: String) throws -> String {
         let path = packageRoot.appendingPathComponent(".cache/opencv-samples/\(name)").path
         guard FileManager.default.fileExists(atPath: path) else {

@@ -6,13 +6,7 @@ import Testing
 
 /// `rephoto tune` on a tiny space over two synthetic sequences.
 @Suite struct TuneCommandTests {
-    static let space = """
-        strategy: grid
-        fixed: {features.maxDimension: 320}
-        parameters:
-          matching.ratio: [0.7, 0.9]
-          pose.essential.threshold: {values: [0.5, 2]}
-        """
+    static let space = Fixtures.tuningSpace
 
     static func data() throws -> String {
         let root = SequenceCommandTests.directory()
