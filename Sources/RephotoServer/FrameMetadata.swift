@@ -12,28 +12,28 @@ struct FrameMetadata: Decodable, Sendable {
 
     static func parse(_ data: Data?) throws -> FrameMetadata {
         guard let data, !data.isEmpty else { return FrameMetadata() }
-        guard data.count <= 16 << 10 else { throw ServerError.badRequest("metadata is \(data.count) bytes, more than 16 KiB") }
+        guard data.count <= 16 << 10 else { throw ServiceError.badInput("metadata is \(data.count) bytes, more than 16 KiB") }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
+            throw ServiceError.badInput("metadata is not JSON (\(ConfigFile.describe(error)))")
         }
-        guard let fields = object as? [String: Any] else { throw ServerError.badRequest("metadata must be a JSON object") }
+        guard let fields = object as? [String: Any] else { throw ServiceError.badInput("metadata must be a JSON object") }
         if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw ServerError.badRequest("metadata: unknown key '\(unknown.prefix(80))' (a frame's metadata has attitude, timestamp)")
+            throw ServiceError.badInput("metadata: unknown key '\(unknown.prefix(80))' (a frame's metadata has attitude, timestamp)")
         }
         do {
             try ConfigFile.refuseRepeatedKeys(data, what: "metadata")
             let metadata = try JSONDecoder().decode(FrameMetadata.self, from: data)
-            if let t = metadata.timestamp, !t.isFinite { throw ServerError.badRequest("metadata.timestamp \(t) is not a finite number") }
+            if let t = metadata.timestamp, !t.isFinite { throw ServiceError.badInput("metadata.timestamp \(t) is not a finite number") }
             return metadata
-        } catch let error as ServerError {
+        } catch let error as ServiceError {
             throw error
         } catch let error as RephotoError {
-            throw ServerError.badRequest(error.message)
+            throw ServiceError.badInput(error.message)
         } catch {
-            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error, json: data))")
+            throw ServiceError.badInput("metadata: \(ConfigFile.describe(error, json: data))")
         }
     }
 

@@ -134,7 +134,7 @@ struct LiveSessionSocket: Sendable {
                                 // Bad metadata is answered and its frame is then sent without it: the session goes on.
                                 do {
                                     metadata = try FrameMetadata.parse(Data(text.utf8))
-                                } catch let error as ServerError {
+                                } catch let error as ServiceError {
                                     metadata = nil
                                     await fail(error)
                                 }
@@ -160,7 +160,7 @@ struct LiveSessionSocket: Sendable {
                     pending.finish()
                 } catch {
                     // A failed opening ends the session; the transport's own errors end it silently.
-                    if state.id == nil || error is ServerError || error is RephotoError {
+                    if state.id == nil || error is ServerError || error is ServiceError || error is RephotoError {
                         await fail(error)
                         if state.id == nil { await end("the session could not be opened", code: .policyViolation) }
                     }

@@ -97,7 +97,7 @@ final class LiveSessions: Sendable {
             return true
         }
         guard added else {
-            var full = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+            var full = ServiceError(.unavailable, code: "unavailable", kind: .unavailable,
                                    "\(limit) guidance sessions are open, the most this worker keeps (--max-sessions): close one, or try again once one has gone idle")
             full.retryAfterSeconds = 1
             throw full
@@ -114,14 +114,14 @@ final class LiveSessions: Sendable {
         guard let entry = open.withLock({ $0[id] }) else { throw Self.unknown(id) }
         if !paced, let wait = entry.admit() {
             metrics.sessionFramesSkipped.increment()
-            var fast = ServerError(.tooManyRequests, code: "rate", kind: .unavailable,
+            var fast = ServiceError(.tooManyRequests, code: "rate", kind: .unavailable,
                                    "frame dropped: session \(id) takes at most \(String(format: "%g", maxFps)) frames per second (--session-max-fps)")
             fast.retryAfterSeconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             throw fast
         }
         guard let skipped = entry.take() else {
             metrics.sessionFramesSkipped.increment()
-            throw ServerError(.tooManyRequests, code: "busy", kind: .unavailable,
+            throw ServiceError(.tooManyRequests, code: "busy", kind: .unavailable,
                               "frame dropped: session \(id) is computing an earlier frame (the newest frame wins; the next answer counts the dropped ones)")
         }
         defer { entry.release() }
@@ -156,14 +156,14 @@ final class LiveSessions: Sendable {
         return closed
     }
 
-    static func unknown(_ id: String) -> ServerError {
-        ServerError.notFound("no open session \(id.prefix(80)) (never opened, closed, or idle past --session-idle-timeout)")
+    static func unknown(_ id: String) -> ServiceError {
+        ServiceError.notFound("no open session \(id.prefix(80)) (never opened, closed, or idle past --session-idle-timeout)")
     }
 
     /// A session id in a path: 32 lowercase hex digits, else 400.
     static func checkId(_ id: String) throws -> String {
         guard id.count == 32, id.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
-            throw ServerError.badRequest("'\(id.prefix(80))' is not a session id (32 lowercase hex digits)")
+            throw ServiceError.badInput("'\(id.prefix(80))' is not a session id (32 lowercase hex digits)")
         }
         return id
     }

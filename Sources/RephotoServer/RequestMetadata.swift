@@ -90,7 +90,7 @@ struct RequestMetadata: Decodable, Sendable {
         for (key, child) in object.sorted(by: { $0.key < $1.key }) {
             let place = path.isEmpty ? key : "\(path).\(key)"
             guard let expected = known[key] else {
-                throw ServerError.badRequest("metadata: unknown key '\(place)' (\(path.isEmpty ? "the metadata" : path) has \(known.keys.sorted().joined(separator: ", ")))")
+                throw ServiceError.badInput("metadata: unknown key '\(place)' (\(path.isEmpty ? "the metadata" : path) has \(known.keys.sorted().joined(separator: ", ")))")
             }
             try refuseUnknownKeys(child, expected, at: place)
         }
@@ -99,13 +99,13 @@ struct RequestMetadata: Decodable, Sendable {
     /// The part's bytes, decoded; the raw `config` object is kept for the registry.
     static func parse(_ data: Data?) throws -> (RequestMetadata, config: Data?) {
         guard let data, !data.isEmpty else { return (RequestMetadata(), nil) }
-        guard data.count <= 64 << 10 else { throw ServerError.badRequest("metadata is \(data.count) bytes, more than 64 KiB") }
+        guard data.count <= 64 << 10 else { throw ServiceError.badInput("metadata is \(data.count) bytes, more than 64 KiB") }
         do {
             let metadata = try JSONDecoder().decode(RequestMetadata.self, from: data)
             do {
                 try ConfigFile.refuseRepeatedKeys(data, what: "metadata")
             } catch let error as RephotoError {
-                throw ServerError.badRequest(error.message)
+                throw ServiceError.badInput(error.message)
             }
             let parsed = try JSONSerialization.jsonObject(with: data)
             try refuseUnknownKeys(parsed, Keys.metadata, at: "")
@@ -113,17 +113,17 @@ struct RequestMetadata: Decodable, Sendable {
             if metadata.hasConfig, let object = parsed as? [String: Any], let tree = object["config"] {
                 // JSONSerialization traps (not throws) on a top-level value that is no object: check first.
                 guard let settings = tree as? [String: Any], JSONSerialization.isValidJSONObject(settings) else {
-                    throw ServerError.badRequest("metadata.config must be an object of settings, as in a config file")
+                    throw ServiceError.badInput("metadata.config must be an object of settings, as in a config file")
                 }
                 config = try JSONSerialization.data(withJSONObject: settings)
             }
             return (metadata, config)
-        } catch let error as ServerError {
+        } catch let error as ServiceError {
             throw error
         } catch let error as DecodingError {
-            throw ServerError.badRequest("metadata: \(ConfigFile.describe(error, json: data))")
+            throw ServiceError.badInput("metadata: \(ConfigFile.describe(error, json: data))")
         } catch {
-            throw ServerError.badRequest("metadata is not JSON (\(ConfigFile.describe(error)))")
+            throw ServiceError.badInput("metadata is not JSON (\(ConfigFile.describe(error)))")
         }
     }
 
@@ -135,13 +135,13 @@ struct RequestMetadata: Decodable, Sendable {
         do {
             config = try base.overriding(with: overrides)
         } catch let error as RephotoError {
-            throw ServerError.badRequest("metadata.config: \(error.message)")
+            throw ServiceError.badInput("metadata.config: \(error.message)")
         }
         guard config.maxBytes <= base.maxBytes, config.maxPixels <= base.maxPixels else {
-            throw ServerError.badRequest("metadata.config may lower maxBytes and maxPixels, not raise them")
+            throw ServiceError.badInput("metadata.config may lower maxBytes and maxPixels, not raise them")
         }
         if let limit = base.features.maxDimension, (config.features.maxDimension ?? Int.max) > limit {
-            throw ServerError.badRequest("metadata.config: features.maxDimension may not exceed the server's \(limit) (memory)")
+            throw ServiceError.badInput("metadata.config: features.maxDimension may not exceed the server's \(limit) (memory)")
         }
         // A request's cost is the pipeline's, under --request-timeout, but a timed-out request runs on: two
         // requests asking a million samples of every search held both pipelines for minutes, FLANN at a million
@@ -157,13 +157,13 @@ struct RequestMetadata: Decodable, Sendable {
                 }
             }
             if let a = size(asked), let l = size(limit), a > l {
-                throw ServerError.badRequest("metadata.config: \(cap.path) = \(asked) may not exceed the server's \(limit) (\(cap.cost))")
+                throw ServiceError.badInput("metadata.config: \(cap.path) = \(asked) may not exceed the server's \(limit) (\(cap.cost))")
             }
         }
         // cv::BFMatcher is there to check our matcher against, at 2-3 times its time (19.5 CPU-s with
         // matching.mutual on a textured 1600 px pair, 5.5 at the defaults): a server chooses it, not a request.
         if config.matching.matcher == .opencvBruteForce, base.matching.matcher != .opencvBruteForce {
-            throw ServerError.badRequest("metadata.config: matching.matcher opencv_brute_force is for checks: a request may choose brute_force or flann (time)")
+            throw ServiceError.badInput("metadata.config: matching.matcher opencv_brute_force is for checks: a request may choose brute_force or flann (time)")
         }
         // SIFT's float descriptors cost several times AKAZE's binary ones to match: at the 20,000-keypoint cap a
         // Strecha pair matched in 9-19 s against AKAZE's 0.7 s. A request that turns SIFT on
@@ -203,12 +203,12 @@ struct RequestMetadata: Decodable, Sendable {
     static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {
         guard let photo else { return nil }
         if photo.calibration != nil && photo.intrinsics != nil {
-            throw ServerError.badRequest("metadata.\(role): give calibration or intrinsics, not both")
+            throw ServiceError.badInput("metadata.\(role): give calibration or intrinsics, not both")
         }
         if let name = photo.calibration {
             let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
             guard !name.isEmpty, name.count <= 64, name.first != ".", name.allSatisfy(allowed.contains) else {
-                throw ServerError.badRequest("metadata.\(role).calibration '\(name)' must be a plain name from the server's calibration folder")
+                throw ServiceError.badInput("metadata.\(role).calibration '\(name)' must be a plain name from the server's calibration folder")
             }
             for ext in ["yml", "yaml", "xml", "json"] {
                 let path = "\(calibrationDirectory)/\(name).\(ext)"
@@ -216,14 +216,14 @@ struct RequestMetadata: Decodable, Sendable {
                     do {
                         return try CameraIntrinsics.load(from: path)
                     } catch let error as RephotoError {
-                        throw ServerError(.internalServerError, code: "internal", kind: .internal, "calibration '\(name)' on the server is unreadable: \(error.message)")
+                        throw ServiceError(.internal, code: "internal", kind: .internal, "calibration '\(name)' on the server is unreadable: \(error.message)")
                     }
                 }
             }
-            throw ServerError.badRequest("metadata.\(role).calibration: no calibration named '\(name)'")
+            throw ServiceError.badInput("metadata.\(role).calibration: no calibration named '\(name)'")
         }
         if let i = photo.intrinsics, i.unknown {
-            guard role == "reference" else { throw ServerError.badRequest("metadata.\(role).intrinsics: only the reference's camera may be \"unknown\"") }
+            guard role == "reference" else { throw ServiceError.badInput("metadata.\(role).intrinsics: only the reference's camera may be \"unknown\"") }
             return nil
         }
         if let i = photo.intrinsics {
@@ -232,7 +232,7 @@ struct RequestMetadata: Decodable, Sendable {
             do {
                 try camera.validate("metadata.\(role).intrinsics")
             } catch let error as RephotoError {
-                throw ServerError.badRequest(error.message)
+                throw ServiceError.badInput(error.message)
             }
             return camera
         }
@@ -241,12 +241,12 @@ struct RequestMetadata: Decodable, Sendable {
 
     static func attitude(_ photo: Photo?, role: String) throws -> Attitude? {
         guard let a = photo?.attitude else { return nil }
-        guard a.quaternion.count == 4 else { throw ServerError.badRequest("metadata.\(role).attitude.quaternion needs 4 numbers w, x, y, z") }
+        guard a.quaternion.count == 4 else { throw ServiceError.badInput("metadata.\(role).attitude.quaternion needs 4 numbers w, x, y, z") }
         do {
             return try Attitude(quaternion: Quaternion(w: a.quaternion[0], x: a.quaternion[1], y: a.quaternion[2], z: a.quaternion[3]),
                                 frame: a.frame ?? .xArbitraryZVertical, orientation: a.orientation ?? .portrait)
         } catch let error as RephotoError {
-            throw ServerError.badRequest("metadata.\(role).attitude: \(error.message)")
+            throw ServiceError.badInput("metadata.\(role).attitude: \(error.message)")
         }
     }
 }

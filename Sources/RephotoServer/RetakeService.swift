@@ -82,7 +82,7 @@ final class RetakeService: Sendable {
         let referenceCamera = try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory)
         let retakeCamera = try RequestMetadata.camera(metadata.retake, role: "retake", calibrationDirectory: settings.calibrationDirectory)
         let a0 = try RequestMetadata.attitude(metadata.reference, role: "reference"), a1 = try RequestMetadata.attitude(metadata.retake, role: "retake")
-        if (a0 == nil) != (a1 == nil) { throw ServerError.badRequest("metadata: give an attitude for both photos or for neither") }
+        if (a0 == nil) != (a1 == nil) { throw ServiceError.badInput("metadata: give an attitude for both photos or for neither") }
         let attitudes = a0.flatMap { r in a1.map { AttitudePair(reference: r, current: $0) } }
         let unknown = RequestMetadata.cameraUnknown(metadata.reference)
         return Inputs(settings: config, referenceCamera: referenceCamera, referenceCameraUnknown: unknown, retakeCamera: retakeCamera,
@@ -101,7 +101,7 @@ final class RetakeService: Sendable {
 
     /// Stores a reference (validated by preparing it) and returns its id; `created` is false when it existed.
     func addReference(_ form: MultipartForm) async throws -> (id: String, created: Bool) {
-        guard let image = form.parts["image"] else { throw ServerError.badRequest("missing part 'image' (the reference photo)") }
+        guard let image = form.parts["image"] else { throw ServiceError.badInput("missing part 'image' (the reference photo)") }
         let inputs = try inputs(form)
         let id = ReferenceStore.id(of: image)
         let first = adding.withLock { $0.insert(id).inserted }
@@ -118,7 +118,7 @@ final class RetakeService: Sendable {
         let needed = settings.minimumInliers
         guard frame.features.count >= needed else {
             if !existed { cache.remove(id: id) }  // a known reference keeps what it had for other settings
-            throw ServerError(.unprocessableContent, code: "estimation_failed", kind: .estimationFailed,
+            throw ServiceError(.estimationFailed, code: "estimation_failed", kind: .estimationFailed,
                               "the reference has \(frame.features.count) keypoints, fewer than a pose needs (\(needed), minimumInliers): a featureless or blank image")
         }
         let features = try frame.features.serialized()
@@ -134,12 +134,12 @@ final class RetakeService: Sendable {
             }
         } catch {
             if !existed { cache.remove(id: id) }
-            throw ServerError(error)
+            throw ServiceError(error)
         }
         // Without a store the cache is all that keeps it: a reference larger than --cache-bytes was answered 201
         // and then not found.
         guard cache.register(id: id) || store.directory != nil else {
-            throw ServerError(.init(code: 507, reasonPhrase: "Insufficient Storage"), code: "no_room", kind: .unavailable,
+            throw ServiceError(.noRoom, code: "no_room", kind: .unavailable,
                               "the reference's features take \(ReferenceCache.cost(frame)) bytes, more than --cache-bytes \(cache.capacity), and without --reference-store nothing else keeps them")
         }
         return (id, !existed)
@@ -181,7 +181,7 @@ final class RetakeService: Sendable {
         do {
             try store.delete(id)
         } catch {
-            throw ServerError(error, doing: "reference \(id) was not deleted")
+            throw ServiceError(error, doing: "reference \(id) was not deleted")
         }
         cache.remove(id: id)
         return known
@@ -194,18 +194,18 @@ final class RetakeService: Sendable {
         if let stored = store.get(id) { return stored.image }
         guard store.contains(id) else { return nil }
         if store.hasDamagedEntry(id) {
-            throw ServerError(.internalServerError, code: "internal", kind: .internal,
+            throw ServiceError(.internal, code: "internal", kind: .internal,
                               "reference \(id)'s entry in --reference-store is unreadable (its image is intact and kept): add the reference again, with its camera, to rewrite it")
         }
         guard store.isDamaged(id) else {
-            var unread = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+            var unread = ServiceError(.unavailable, code: "unavailable", kind: .unavailable,
                                      "reference \(id)'s image could not be read from --reference-store just now")
             unread.retryAfterSeconds = 1
             throw unread
         }
         _ = try? store.delete(id)
         cache.remove(id: id)
-        throw ServerError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
+        throw ServiceError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
     }
 
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
@@ -215,7 +215,7 @@ final class RetakeService: Sendable {
         // through any instance holds at once everywhere (one stat a request).
         if image == nil, store.directory != nil, !store.contains(id) {
             cache.remove(id: id)
-            throw ServerError.notFound("no reference with id \(id)")
+            throw ServiceError.notFound("no reference with id \(id)")
         }
         if let hit = cache.get(key, registeredOnly: image == nil) {
             metrics.cacheHits.increment()
@@ -240,8 +240,8 @@ final class RetakeService: Sendable {
             }
         }
         guard let bytes = try image ?? storedImage(id) else {
-            guard cache.contains(id: id) else { throw ServerError.notFound("no reference with id \(id)") }
-            throw ServerError.notFound("reference \(id) is kept prepared only for other feature settings or another camera, and without --reference-store its image is not kept: upload it again with these, or run the worker with a store")
+            guard cache.contains(id: id) else { throw ServiceError.notFound("no reference with id \(id)") }
+            throw ServiceError.notFound("reference \(id) is kept prepared only for other feature settings or another camera, and without --reference-store its image is not kept: upload it again with these, or run the worker with a store")
         }
         let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
@@ -272,10 +272,10 @@ final class RetakeService: Sendable {
     /// `camera`: the one the reference was prepared with, which the retake shares when the metadata gives it none.
     func reference(_ form: MultipartForm, _ inputs: Inputs) async throws -> PreparedReference {
         if let image = form.parts["reference"] {
-            if form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
+            if form.parts["referenceId"] != nil { throw ServiceError.badInput("give 'reference' or 'referenceId', not both") }
             return try await reference(image: image, id: nil, inputs)
         }
-        guard let raw = form.parts["referenceId"] else { throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'") }
+        guard let raw = form.parts["referenceId"] else { throw ServiceError.badInput("missing part 'reference' (image) or 'referenceId'") }
         return try await reference(image: nil, id: String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), inputs)
     }
 
@@ -283,13 +283,13 @@ final class RetakeService: Sendable {
     func reference(image: Data?, id: String?, _ inputs: Inputs) async throws -> PreparedReference {
         let id = image.map(ReferenceStore.id(of:)) ?? id ?? ""
         if image == nil, !ReferenceStore.isValid(id) {
-            throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
+            throw ServiceError.badInput("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
         }
         // An upload's camera is the metadata's (or the retake's); a stored reference's is its own unless the metadata names one.
         let (given, unknown) = image != nil || RequestMetadata.namesCamera(inputs.metadata.reference)
             ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
         if unknown, inputs.retakeCamera == nil {
-            throw ServerError.badRequest("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")
+            throw ServiceError.badInput("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")
         }
         let camera = unknown ? nil : given ?? inputs.retakeCamera
         let settings = inputs.settings.forReference(cameraUnknown: unknown)
@@ -302,7 +302,7 @@ final class RetakeService: Sendable {
     /// The score document: `rephoto pose --json`'s, or the sensor-only one when vision failed but attitudes came.
     func score(_ form: MultipartForm) async throws -> Data {
         let inputs = try inputs(form)
-        guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        guard let retake = form.parts["retake"] else { throw ServiceError.badInput("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
         let given = try Self.marks(form)
         let prepared = try await reference(form, inputs)
@@ -327,11 +327,11 @@ final class RetakeService: Sendable {
     /// Points marked by hand, the part `points` (a points file's CSV, docs/server.md).
     static func marks(_ form: MultipartForm) throws -> MarkedPoints? {
         guard let data = form.parts["points"] else { return nil }
-        guard data.count <= 1 << 20 else { throw ServerError.badRequest("part 'points' has \(data.count) bytes, over 1 MB") }
+        guard data.count <= 1 << 20 else { throw ServiceError.badInput("part 'points' has \(data.count) bytes, over 1 MB") }
         do {
             return try MarkedPoints.parse(String(decoding: data, as: UTF8.self), name: "part 'points'")
         } catch let error as RephotoError {
-            throw ServerError.badRequest(error.message)
+            throw ServiceError.badInput(error.message)
         }
     }
 
@@ -352,20 +352,20 @@ final class RetakeService: Sendable {
     /// The retake warped into the reference's frame (alone, blended or split), encoded as JPEG or PNG.
     func align(_ form: MultipartForm) async throws -> (Data, contentType: String, warnings: [String]) {
         let inputs = try inputs(form)
-        guard let retake = form.parts["retake"] else { throw ServerError.badRequest("missing part 'retake' (the new photo)") }
+        guard let retake = form.parts["retake"] else { throw ServiceError.badInput("missing part 'retake' (the new photo)") }
         try checkUpload(retake, inputs.settings)
         let options = inputs.metadata.align
         let format = (options?.format ?? "jpeg").lowercased()
-        guard ["jpeg", "jpg", "png"].contains(format) else { throw ServerError.badRequest("metadata.align.format '\(format)' must be jpeg or png") }
+        guard ["jpeg", "jpg", "png"].contains(format) else { throw ServiceError.badInput("metadata.align.format '\(format)' must be jpeg or png") }
         let mode = options?.mode ?? .warped, opacity = options?.opacity ?? 0.5
-        guard opacity >= 0, opacity <= 1 else { throw ServerError.badRequest("metadata.align.opacity \(opacity) is not in 0...1") }
+        guard opacity >= 0, opacity <= 1 else { throw ServiceError.badInput("metadata.align.opacity \(opacity) is not in 0...1") }
         let given = try Self.marks(form)
         let prepared = try await reference(form, inputs)
         let (reference, referenceBytes, id) = (prepared.frame, prepared.image, prepared.id)
         let (marks, _) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
         let config = prepared.settings, camera = inputs.retakeCamera ?? prepared.camera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
-        guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServerError.notFound("no stored image for reference \(id)") }
+        guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServiceError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
             let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera, marks: marks)
@@ -387,7 +387,7 @@ extension RetakeService {
     func sessionInputs(metadata data: Data?) throws -> (Inputs, Attitude?) {
         let (metadata, overrides) = try RequestMetadata.parse(data)
         if metadata.retake?.attitude != nil {
-            throw ServerError.badRequest("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
+            throw ServiceError.badInput("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
         }
         let inputs = Inputs(settings: try RequestMetadata.settings(base: settings.pipeline, overrides: overrides),
                             referenceCamera: try RequestMetadata.camera(metadata.reference, role: "reference", calibrationDirectory: settings.calibrationDirectory),
@@ -408,9 +408,9 @@ extension RetakeService {
     /// long it may idle.
     func openSession(_ form: MultipartForm) async throws -> Data {
         let (inputs, attitude) = try sessionInputs(metadata: form.parts["metadata"])
-        if form.parts["reference"] != nil, form.parts["referenceId"] != nil { throw ServerError.badRequest("give 'reference' or 'referenceId', not both") }
+        if form.parts["reference"] != nil, form.parts["referenceId"] != nil { throw ServiceError.badInput("give 'reference' or 'referenceId', not both") }
         guard form.parts["reference"] != nil || form.parts["referenceId"] != nil else {
-            throw ServerError.badRequest("missing part 'reference' (image) or 'referenceId'")
+            throw ServiceError.badInput("missing part 'reference' (image) or 'referenceId'")
         }
         let id = try await openSession(inputs: inputs, referenceAttitude: attitude,
                                        referenceId: form.parts["referenceId"].map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) },
@@ -421,7 +421,7 @@ extension RetakeService {
 
     /// `POST /v1/sessions/{id}/frames`: a `frame` (JPEG, HEIC, ...) and its `metadata` (attitude, timestamp).
     func sessionFrame(_ id: String, _ form: MultipartForm) async throws -> Data {
-        guard let bytes = form.parts["frame"] else { throw ServerError.badRequest("missing part 'frame' (the current camera frame)") }
+        guard let bytes = form.parts["frame"] else { throw ServiceError.badInput("missing part 'frame' (the current camera frame)") }
         return try await sessionFrame(id, bytes: bytes, metadata: try FrameMetadata.parse(form.parts["metadata"]), skipped: 0)
     }
 
@@ -451,8 +451,8 @@ extension RetakeService {
 /// so work that has not started yet can be dropped.
 enum Deadline {
     /// The answer to a request past --request-timeout (`seconds`).
-    static func timeout(_ seconds: Double) -> ServerError {
-        var timeout = ServerError(.serviceUnavailable, code: "timeout", kind: .unavailable, "the request took longer than \(seconds) s (--request-timeout)")
+    static func timeout(_ seconds: Double) -> ServiceError {
+        var timeout = ServiceError(.unavailable, code: "timeout", kind: .unavailable, "the request took longer than \(seconds) s (--request-timeout)")
         timeout.retryAfterSeconds = 1
         return timeout
     }

@@ -21,42 +21,28 @@ struct ServerError: Error, Sendable {
     static func badRequest(_ message: String) -> ServerError { ServerError(.badRequest, code: "bad_input", message) }
     static func notFound(_ message: String) -> ServerError { ServerError(.notFound, code: "not_found", message) }
 
-    /// The library's error with its status: 413 too large, 415 unsupported format, 400 other bad input,
-    /// 422 too little signal, 503 no capacity, 500 a bug.
-    init(_ error: RephotoError) {
-        switch (error.kind, error.reason) {
-        case (.badInput, .tooLarge?): status = .contentTooLarge
-        case (.badInput, .unsupportedFormat?): status = .unsupportedMediaType
-        case (.badInput, _): status = .badRequest
-        case (.estimationFailed, _): status = .unprocessableContent
-        case (.unavailable, _):
-            status = .serviceUnavailable
-            retryAfterSeconds = 1
-        case (.internal, _): status = .internalServerError
+    /// The service's error with its status: 400 bad input, 404 not found, 413 too large, 415 unsupported format,
+    /// 422 too little signal, 429 too many requests, 503 unavailable, 507 no room, 500 a bug.
+    init(_ error: ServiceError) {
+        switch error.cause {
+        case .badInput: status = .badRequest
+        case .notFound: status = .notFound
+        case .tooLarge: status = .contentTooLarge
+        case .unsupportedFormat: status = .unsupportedMediaType
+        case .estimationFailed: status = .unprocessableContent
+        case .tooManyRequests: status = .tooManyRequests
+        case .unavailable: status = .serviceUnavailable
+        case .noRoom: status = .init(code: 507, reasonPhrase: "Insufficient Storage")
+        case .internal: status = .internalServerError
         }
-        envelope = ErrorEnvelope(error)
+        envelope = error.envelope
+        retryAfterSeconds = error.retryAfterSeconds
     }
 
-    /// A store that cannot be written: 507 when it is full, 503 when it cannot be changed now, 500 otherwise;
-    /// the message names no path.
-    init(_ failure: ReferenceStore.Failure, doing what: String = "the reference was not stored") {
-        switch failure {
-        case .noRoom:
-            self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), code: "no_room", kind: .unavailable, "\(what): \(failure.reason)")
-        case .readOnly:
-            self.init(.serviceUnavailable, code: "unavailable", kind: .unavailable, "\(what): \(failure.reason)")
-            retryAfterSeconds = 30
-        case .io:
-            self.init(.internalServerError, code: "internal", kind: .internal, "\(what): \(failure.reason)")
-        }
-    }
-
-    init(_ error: Error, doing what: String = "the reference was not stored") {
-        if let failure = error as? ReferenceStore.Failure { self.init(failure, doing: what) } else { self = Self.wrapping(error) }
-    }
+    init(_ error: RephotoError) { self.init(ServiceError(error)) }
 
     static func wrapping(_ error: Error) -> ServerError {
         if let e = error as? ServerError { return e }
-        return ServerError(RephotoError.wrapping(error))
+        return ServerError(ServiceError.wrapping(error))
     }
 }

@@ -43,8 +43,8 @@ import Testing
         files.remove = { _ throws(ReferenceStore.Failure) in throw .readOnly }
         let store = try ReferenceStore(directory: settings.referenceStore, files: files)
         let service = try RetakeService(settings: settings, metrics: ServerMetrics(), store: store)
-        let error = #expect(throws: ServerError.self) { try service.deleteReference(id) }
-        #expect(error?.status == .serviceUnavailable && error?.envelope.error.code == "unavailable")
+        let error = #expect(throws: ServiceError.self) { try service.deleteReference(id) }
+        #expect(error.map { ServerError($0).status } == .serviceUnavailable && error?.envelope.error.code == "unavailable")
         #expect(error?.envelope.error.message == "reference \(id) was not deleted: the store cannot be written (read-only or not permitted)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
         #expect(service.hasReference(id))
@@ -61,8 +61,8 @@ import Testing
         let full = try RetakeService(settings: settings, metrics: ServerMetrics(), store: try ReferenceStore(directory: directory, files: files))
         let add = Upload().adding("image", try Upload.image("graf1.png"))
         let form = try MultipartForm(contentType: add.headers[.contentType], body: add.body, allowed: RetakeServer.referenceParts)
-        let error = await #expect(throws: ServerError.self) { try await full.addReference(form) }
-        #expect(error?.status.code == 507 && error?.envelope.error.code == "no_room")
+        let error = await #expect(throws: ServiceError.self) { try await full.addReference(form) }
+        #expect(error.map { ServerError($0).status.code } == 507 && error?.envelope.error.code == "no_room")
         #expect(error?.envelope.error.message == "the reference was not stored: no space left on the store's disk")
         #expect(error.map { !$0.envelope.error.message.contains("/") } == true)
         let id = ReferenceStore.id(of: try Upload.image("graf1.png"))
@@ -72,8 +72,8 @@ import Testing
         try? FileManager.default.removeItem(at: shard)
         try Data().write(to: shard)
         let broken = try RetakeService(settings: settings, metrics: ServerMetrics())
-        let failure = await #expect(throws: ServerError.self) { try await broken.addReference(form) }
-        #expect(failure?.status == .internalServerError && failure.map { !$0.envelope.error.message.contains(directory) } == true,
+        let failure = await #expect(throws: ServiceError.self) { try await broken.addReference(form) }
+        #expect(failure.map { ServerError($0).status } == .internalServerError && failure.map { !$0.envelope.error.message.contains(directory) } == true,
                 "\(failure?.envelope.error.message ?? "")")
         try FileManager.default.removeItem(at: shard)
         let (_, created) = try await broken.addReference(form)

@@ -353,8 +353,8 @@ struct Upload {
         #expect {
             try service.storedImage(id)
         } throws: { error in
-            guard let error = error as? ServerError else { return false }
-            return error.status == .serviceUnavailable && error.retryAfterSeconds == 1 && error.envelope.error.message.contains("could not be read")
+            guard let error = error as? ServiceError else { return false }
+            return ServerError(error).status == .serviceUnavailable && error.retryAfterSeconds == 1 && error.message.contains("could not be read")
         }
         #expect(failing.contains(id))
         let working = try RetakeService(settings: settings, metrics: ServerMetrics())
@@ -823,8 +823,8 @@ struct Upload {
                 try await service.compute { release.wait(); finished.withLock { $0 = true } }
             }
             Issue.record("a pipeline that could not end passed a 1 s deadline")
-        } catch let error as ServerError {
-            #expect(error.status == .serviceUnavailable && error.envelope.error.message == "the request took longer than 1.0 s (--request-timeout)")
+        } catch let error as ServiceError {
+            #expect(ServerError(error).status == .serviceUnavailable && error.message == "the request took longer than 1.0 s (--request-timeout)")
         }
         #expect(!finished.withLock { $0 })
         release.signal()
@@ -895,8 +895,8 @@ struct Upload {
             (#"{"features": {"detector": "orb", "orb": {"edgeThreshold": 1024}}}"#, "features.orb.edgeThreshold = 1024 may not exceed the server's 31 (time)"),
             (#"{"matching": {"matcher": "opencv_brute_force", "mutual": true}}"#, "matching.matcher opencv_brute_force is for checks"),
         ] {
-            let error = #expect(throws: ServerError.self) { try RequestMetadata.settings(base: PipelineConfig(), overrides: Data(json.utf8)) }
-            #expect(error?.status == .badRequest && error?.envelope.error.message.contains(message) == true, "\(error?.envelope.error.message ?? "")")
+            let error = #expect(throws: ServiceError.self) { try RequestMetadata.settings(base: PipelineConfig(), overrides: Data(json.utf8)) }
+            #expect(error.map { ServerError($0).status } == .badRequest && error?.message.contains(message) == true, "\(error?.message ?? "")")
         }
         #expect(try RequestMetadata.settings(base: PipelineConfig(), overrides: Data(#"{"features": {"orb": {"patchSize": 15, "edgeThreshold": 15}}}"#.utf8)).features.orb.patchSize == 15)
     }

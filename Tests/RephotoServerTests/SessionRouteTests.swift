@@ -132,7 +132,7 @@ import Testing
         let first = try await sessions.frame(id) { _, skipped in
             for _ in 0..<2 {
                 await #expect { try await sessions.frame(id) { _, _ in 0 } } throws: { error in
-                    (error as? ServerError)?.status == .tooManyRequests && (error as? ServerError)?.envelope.error.code == "busy"
+                    (error as? ServiceError).map { ServerError($0).status } == .tooManyRequests && (error as? ServiceError)?.envelope.error.code == "busy"
                 }
             }
             return skipped
@@ -153,8 +153,8 @@ import Testing
         let id = try sessions.add(GuidanceSession(estimator: estimator, reference: reference, camera: nil))
         #expect(try await sessions.frame(id) { _, _ in 1 } == 1)
         await #expect { try await sessions.frame(id) { _, _ in 0 } } throws: { error in
-            guard let error = error as? ServerError else { return false }
-            return error.status == .tooManyRequests && error.envelope.error.code == "rate" && error.retryAfterSeconds == 2
+            guard let error = error as? ServiceError else { return false }
+            return ServerError(error).status == .tooManyRequests && error.envelope.error.code == "rate" && error.retryAfterSeconds == 2
                 && error.envelope.error.message.contains("at most 0.5 frames per second (--session-max-fps)")
         }
         let start = ContinuousClock.now
