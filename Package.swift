@@ -2,6 +2,10 @@
 // Module graph and what each module is for: docs/architecture.md.
 import PackageDescription
 
+let openCVHeaders: [CXXSetting] = [.headerSearchPath("../OpenCVHeaders")]
+
+func openCV(_ modules: [String]) -> [LinkerSetting] { modules.map { .linkedLibrary("opencv_" + $0) } }
+
 let package = Package(
     name: "Rephoto",
     // No `platforms:`: the package is built and tested on Linux only (the shim uses glibc's random state).
@@ -11,6 +15,7 @@ let package = Package(
         .library(name: "RephotoSynthesis", targets: ["RephotoSynthesis"]),
         .library(name: "RephotoEvaluation", targets: ["RephotoEvaluation"]),
         .library(name: "RephotoServer", targets: ["RephotoServer"]),
+        .library(name: "RephotoMedia", type: .dynamic, targets: ["RephotoShimMedia"]),
         .executable(name: "rephoto", targets: ["rephoto"]),
     ],
     dependencies: [
@@ -29,20 +34,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
-        // OpenCV's compiler and linker flags come from pkg-config; nothing is compiled here.
-        .systemLibrary(
-            name: "COpenCV",
-            path: "Sources/COpenCV",
-            pkgConfig: "opencv4",
-            providers: [.apt(["libopencv-dev"])]
-        ),
+        // OpenCV is linked module by module rather than through pkg-config's opencv4 line, which names every module
+        // Debian builds and made the loader open 380 libraries at start (docs/decisions.md, "Start-up").
+        // CShims/OpenCVHeaders links to Debian's /usr/include/opencv4 (libopencv-dev: scripts/setup).
         // The production C API over OpenCV: images, features, matching, geometry, calibration I/O.
-        // libjpeg and libpng decode JPEGs and PNGs so their messages are kept; zlib checks PNG chunk CRCs; libheif decodes HEIC
-        // (libjpeg-dev and zlib1g-dev come with libopencv-dev, libheif-dev is its own package: scripts/setup).
-        .target(name: "RephotoShim", dependencies: ["COpenCV"], path: "CShims/Core", publicHeadersPath: "include",
-                linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("heif")]),
-        // Tools-only C entry points: rendering, image effects, drawing, chessboards, the benchmark's C++ pipeline.
-        .target(name: "RephotoShimTools", dependencies: ["RephotoShim", "COpenCV"], path: "CShims/Tools", publicHeadersPath: "include"),
+        // libjpeg and libpng read and write JPEGs and PNGs so their messages are kept; zlib checks PNG chunk CRCs;
+        // libheif decodes HEIC (libjpeg-dev and zlib1g-dev come with libopencv-dev, libheif-dev is its own package).
+        .target(name: "RephotoShim", path: "CShims/Core", publicHeadersPath: "include", cxxSettings: openCVHeaders,
+                linkerSettings: openCV(["core", "imgproc", "features2d", "flann", "calib3d", "video"])
+                    + ["jpeg", "png16", "z", "heif", "dl"].map { .linkedLibrary($0) }),
+        // Tools-only C entry points: rendering, image effects, drawing, chessboards, video, the benchmark's C++ pipeline.
+        .target(name: "RephotoShimTools", dependencies: ["RephotoShim"], path: "CShims/Tools", publicHeadersPath: "include",
+                cxxSettings: openCVHeaders, linkerSettings: openCV(["core", "imgproc", "features2d", "calib3d"])),
+        // The media plugin, libRephotoMedia.so: OpenCV's imgcodecs (TIFF, WebP, BMP, PNM, JPEG 2000) and videoio
+        // (FFmpeg), about 220 more libraries, which the shim loads only when a file needs them (media_plugin.cpp).
+        .target(name: "RephotoShimMedia", path: "CShims/Media", publicHeadersPath: "include", cxxSettings: openCVHeaders,
+                linkerSettings: openCV(["core", "imgcodecs", "videoio"])),
         // The core a worker links: the vision and sensor paths, their configuration and results.
         .target(name: "RephotoKit", dependencies: ["RephotoShim", .product(name: "Yams", package: "Yams")]),
         // Sequences on disk, importers, ground truth, chessboard calibration.

@@ -1,6 +1,7 @@
 #include "shim_internal.hpp"
 
-#include <opencv2/imgcodecs.hpp>
+#include "../Media/include/rephoto_media.h"
+
 #include <opencv2/imgproc.hpp>
 
 #include <cctype>
@@ -447,10 +448,13 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     } else if (h.format == RP_FORMAT_PNG) {
         out.mat = oriented(decode_png(bytes, length, grayscale, out.warning), h.orientation);
     } else {
-        cv::Mat encoded(1, int(length), CV_8U, const_cast<uint8_t *>(bytes));
         // OpenCV's decoders for TIFF, WebP, BMP, PNM and JPEG 2000; 16-bit and float data come out 8-bit,
         // EXIF orientation is applied where OpenCV reads it.
-        out.mat = cv::imdecode(encoded, grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
+        const std::string purpose = std::string("reading ") + format_name(h.format);
+        std::string error;
+        if (!media_plugin(purpose.c_str()).decode(bytes, length, grayscale, &out.mat, &error)) {
+            fail(RP_ERR_DECODE, cv::format("corrupt %s: %s", format_name(h.format), error.c_str()));
+        }
     }
     if (out.mat.empty()) {
         fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data", format_name(h.format), h.width, h.height));
@@ -542,9 +546,12 @@ int rp_image_encode(const rp_image *image, const char *extension, int quality, u
     *bytes = nullptr;
     *length = 0;
     return rp::guarded(status, [&] {
+        if (extension == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "extension is NULL");
+        const std::string kind(extension);
         std::vector<uint8_t> buffer;
-        std::vector<int> params{cv::IMWRITE_JPEG_QUALITY, std::max(0, std::min(100, quality))};
-        if (!cv::imencode(extension, image->mat, buffer, params)) rp::fail(RP_ERR_IO, std::string("could not encode as ") + extension);
+        if (kind == ".jpg" || kind == ".jpeg") buffer = rp::encode_jpeg(image->mat, quality);
+        else if (kind == ".png") buffer = rp::encode_png(image->mat);
+        else rp::fail(RP_ERR_UNSUPPORTED, "cannot encode as " + kind + " (.jpg and .png only)");
         *bytes = static_cast<uint8_t *>(std::malloc(buffer.size()));
         if (*bytes == nullptr) throw std::bad_alloc();
         std::memcpy(*bytes, buffer.data(), buffer.size());

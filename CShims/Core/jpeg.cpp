@@ -1,7 +1,8 @@
-// JPEG decoding through libjpeg(-turbo) directly rather than cv::imdecode: libjpeg's warnings about corrupt
-// data ("Corrupt JPEG data: 7 extraneous bytes before marker") go to stderr from inside OpenCV and the damaged
-// image comes back as if it were fine. Here every warning is kept with the image, so the caller can report it
-// or refuse the image. EXIF orientation is applied as OpenCV applies it.
+// JPEG through libjpeg(-turbo) directly rather than OpenCV's imgcodecs. Decoding: libjpeg's warnings about
+// corrupt data ("Corrupt JPEG data: 7 extraneous bytes before marker") go to stderr from inside OpenCV and the
+// damaged image comes back as if it were fine; here every warning is kept with the image, so the caller can
+// report it or refuse the image. EXIF orientation is applied as OpenCV applies it. Encoding uses the settings
+// cv::imencode uses, byte for byte; linking imgcodecs would load about 120 more libraries at start.
 #include "shim_internal.hpp"
 
 #include <opencv2/core.hpp>
@@ -9,7 +10,9 @@
 #include <csetjmp>
 #include <cstdio>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <jpeglib.h>
 
@@ -36,12 +39,41 @@ void on_message(j_common_ptr info, int level) {
     if (err->warnings++ == 0) (*info->err->format_message)(info, err->first_warning);
 }
 
+// libjpeg's error manager, zeroed, with the handlers above in place of printing and exiting.
+jpeg_error_mgr *handlers(ErrorManager &err) {
+    std::memset(&err, 0, sizeof(err));
+    jpeg_std_error(&err.pub);
+    err.pub.error_exit = on_error;
+    err.pub.emit_message = on_message;
+    return &err.pub;
+}
+
 // The setjmp regions hold only plain C data: nothing with a destructor lives across a longjmp.
 bool read_header(jpeg_decompress_struct *info, ErrorManager *err, const uint8_t *bytes, size_t length) {
     if (setjmp(err->jump)) return false;
     jpeg_create_decompress(info);
     jpeg_mem_src(info, bytes, static_cast<unsigned long>(length));
     jpeg_read_header(info, TRUE);
+    return true;
+}
+
+bool write_pixels(jpeg_compress_struct *info, ErrorManager *err, const cv::Mat &image, int quality, unsigned char **out,
+                  unsigned long *length) {
+    if (setjmp(err->jump)) return false;
+    jpeg_create_compress(info);
+    jpeg_mem_dest(info, out, length);
+    info->image_width = JDIMENSION(image.cols);
+    info->image_height = JDIMENSION(image.rows);
+    info->input_components = image.channels();
+    info->in_color_space = image.channels() == 1 ? JCS_GRAYSCALE : JCS_EXT_BGR;
+    jpeg_set_defaults(info);
+    jpeg_set_quality(info, quality, TRUE);
+    jpeg_start_compress(info, TRUE);
+    while (info->next_scanline < info->image_height) {
+        JSAMPROW row = const_cast<uint8_t *>(image.ptr<uint8_t>(int(info->next_scanline)));
+        jpeg_write_scanlines(info, &row, 1);
+    }
+    jpeg_finish_compress(info);
     return true;
 }
 
@@ -79,10 +111,7 @@ cv::Mat oriented(const cv::Mat &image, int orientation) {
 cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning) {
     jpeg_decompress_struct info;
     ErrorManager err;
-    std::memset(&err, 0, sizeof(err));
-    info.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = on_error;
-    err.pub.emit_message = on_message;
+    info.err = handlers(err);
     if (!read_header(&info, &err, bytes, length)) {
         jpeg_destroy_decompress(&info);
         fail(RP_ERR_DECODE, std::string("corrupt JPEG: ") + err.fatal);
@@ -108,6 +137,32 @@ cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int ori
         if (err.warnings > 1) warning += cv::format(" (and %d more warnings)", err.warnings - 1);
     }
     return oriented(image, orientation);
+}
+
+std::vector<uint8_t> encode_jpeg(const cv::Mat &image, int quality) {
+    if (image.depth() != CV_8U || (image.channels() != 1 && image.channels() != 3)) {
+        fail(RP_ERR_INVALID_ARGUMENT, "JPEG encoding takes 8-bit grey or BGR pixels");
+    }
+    jpeg_compress_struct info;
+    ErrorManager err;
+    info.err = handlers(err);
+    unsigned char *buffer = nullptr;
+    unsigned long length = 0;
+    const bool ok = write_pixels(&info, &err, image, std::max(0, std::min(100, quality)), &buffer, &length);
+    jpeg_destroy_compress(&info);
+    // libjpeg's memory destination is malloc'ed; it is released whether or not the encoding finished.
+    std::vector<uint8_t> out;
+    if (ok && buffer != nullptr) {
+        try {
+            out.assign(buffer, buffer + length);
+        } catch (...) {
+            std::free(buffer);
+            throw;
+        }
+    }
+    std::free(buffer);
+    if (!ok) fail(RP_ERR_IO, std::string("could not encode as JPEG: ") + err.fatal);
+    return out;
 }
 
 }  // namespace rp

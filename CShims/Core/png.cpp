@@ -1,11 +1,13 @@
-// PNG decoding through libpng's simplified API rather than cv::imdecode: OpenCV 4.6 leaves libpng's default
+// PNG through libpng's simplified API rather than OpenCV's imgcodecs: OpenCV 4.6 leaves libpng's default
 // handlers in place, which print "libpng error: IDAT: invalid literal/lengths set" and "libpng warning: ..."
-// lines on stderr. The simplified API keeps its messages in the png_image instead.
+// lines on stderr. The simplified API keeps its messages in the png_image instead, and leaving imgcodecs out
+// saves loading about 120 libraries at start.
 #include "shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 
 #include <cstring>
+#include <vector>
 
 #include <png.h>
 
@@ -57,6 +59,31 @@ cv::Mat decode_png(const uint8_t *bytes, size_t length, bool grayscale, std::str
     if (grayscale && colour) cv::cvtColor(raw, out, cv::COLOR_BGR2GRAY);
     else if (!grayscale && !colour) cv::cvtColor(raw, out, cv::COLOR_GRAY2BGR);
     else out = raw;
+    return out;
+}
+
+std::vector<uint8_t> encode_png(const cv::Mat &image) {
+    if (image.depth() != CV_8U || (image.channels() != 1 && image.channels() != 3)) {
+        fail(RP_ERR_INVALID_ARGUMENT, "PNG encoding takes 8-bit grey or BGR pixels");
+    }
+    png_image header;
+    std::memset(&header, 0, sizeof(header));
+    header.version = PNG_IMAGE_VERSION;
+    header.width = png_uint_32(image.cols);
+    header.height = png_uint_32(image.rows);
+    header.format = image.channels() == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_BGR;
+    header.flags = PNG_IMAGE_FLAG_FAST;  // zlib's fastest level, as cv::imencode's default
+    const png_int_32 stride = png_int_32(image.step / image.elemSize1());
+    png_alloc_size_t length = 0;
+    // The first call measures, the second writes.
+    if (!png_image_write_to_memory(&header, nullptr, &length, 0, image.data, stride, nullptr)) {
+        fail(RP_ERR_IO, std::string("could not encode as PNG: ") + header.message);
+    }
+    std::vector<uint8_t> out(length);
+    if (!png_image_write_to_memory(&header, out.data(), &length, 0, image.data, stride, nullptr)) {
+        fail(RP_ERR_IO, std::string("could not encode as PNG: ") + header.message);
+    }
+    out.resize(length);
     return out;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+struct rp_media_api;  // CShims/Media/include/rephoto_media.h
+
 // What the header bytes of an encoded image say, before any pixel is decoded.
 enum rp_image_format {
     RP_FORMAT_UNKNOWN = 0, RP_FORMAT_JPEG, RP_FORMAT_PNG, RP_FORMAT_HEIF, RP_FORMAT_TIFF, RP_FORMAT_WEBP,
@@ -87,6 +89,12 @@ cv::Mat decode_heif(const uint8_t *bytes, size_t length, bool grayscale);
 // libjpeg decoding at scale eighths/8 (1...8) with the EXIF orientation applied; an empty Mat for CMYK/YCCK
 // files libjpeg cannot convert.
 cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int orientation, int eighths, std::string &warning);
+// 8-bit grey or BGR pixels encoded as cv::imencode encodes them (".jpg" at `quality`, ".png").
+std::vector<uint8_t> encode_jpeg(const cv::Mat &image, int quality);
+std::vector<uint8_t> encode_png(const cv::Mat &image);
+// The media plugin (imgcodecs, videoio: CShims/Media), loaded on first use; fails with RP_ERR_UNSUPPORTED,
+// naming `purpose` ("reading TIFF"), when it cannot be found.
+const ::rp_media_api &media_plugin(const char *purpose);
 // Applies an EXIF orientation (1...8) as OpenCV does.
 cv::Mat oriented(const cv::Mat &image, int orientation);
 void detect_features(const rp_image &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);

@@ -1,16 +1,19 @@
-// Video files for `rephoto import video`: OpenCV's videoio with the FFmpeg backend Debian ships, one frame at a time
-// so a long clip never sits in memory.
+// Video files for `rephoto import video`: OpenCV's videoio with the FFmpeg backend Debian ships, through the
+// media plugin, one frame at a time so a long clip never sits in memory.
 #include "../Core/shim_internal.hpp"
+#include "../Media/include/rephoto_media.h"
 #include "rephoto_shim_tools.h"
-
-#include <opencv2/videoio.hpp>
 
 #include <cmath>
 #include <memory>
 
 struct rp_video {
-    cv::VideoCapture capture;
+    const rp_media_api *media = nullptr;
+    rp_media_video *capture = nullptr;
     int64_t max_pixels = 0;
+    ~rp_video() {
+        if (capture != nullptr) media->video_free(capture);
+    }
 };
 
 extern "C" {
@@ -21,21 +24,22 @@ int rp_video_open(const char *path, int64_t max_pixels, rp_video **out, rp_video
         if (path == nullptr || out == nullptr || info == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "path or output is NULL");
         if (max_pixels <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "max_pixels must be positive");
         auto video = std::make_unique<rp_video>();
+        video->media = &rp::media_plugin("reading video");
         video->max_pixels = max_pixels;
-        if (!video->capture.open(path, cv::CAP_FFMPEG) || !video->capture.isOpened()) {
-            rp::fail(RP_ERR_DECODE, "not a video OpenCV's FFmpeg backend can read");
-        }
-        const double width = video->capture.get(cv::CAP_PROP_FRAME_WIDTH), height = video->capture.get(cv::CAP_PROP_FRAME_HEIGHT);
+        rp_media_video_info stated{};
+        std::string error;
+        video->capture = video->media->video_open(path, &stated, &error);
+        if (video->capture == nullptr) rp::fail(RP_ERR_DECODE, error);
+        const double width = stated.width, height = stated.height;
         if (!(width >= 1 && height >= 1)) rp::fail(RP_ERR_DECODE, "the video has no frame size");
         if (width * height > double(max_pixels)) {
             rp::fail(RP_ERR_TOO_LARGE, cv::format("frames of %.0fx%.0f pixels, over the limit of %lld (maxPixels)", width, height,
                                                   static_cast<long long>(max_pixels)));
         }
-        const double fps = video->capture.get(cv::CAP_PROP_FPS), count = video->capture.get(cv::CAP_PROP_FRAME_COUNT);
         info->width = int(width);
         info->height = int(height);
-        info->fps = std::isfinite(fps) && fps > 0 && fps < 10000 ? fps : 0;
-        info->frame_count = std::isfinite(count) && count >= 1 ? int64_t(count) : -1;
+        info->fps = std::isfinite(stated.fps) && stated.fps > 0 && stated.fps < 10000 ? stated.fps : 0;
+        info->frame_count = std::isfinite(stated.frames) && stated.frames >= 1 ? int64_t(stated.frames) : -1;
         *out = video.release();
     });
 }
@@ -45,13 +49,15 @@ int rp_video_read(rp_video *video, rp_image **out, double *timestamp, rp_status 
     return rp::guarded(status, [&] {
         if (video == nullptr || out == nullptr || timestamp == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "video or output is NULL");
         cv::Mat frame;
-        if (!video->capture.read(frame) || frame.empty()) return;  // the end, or a stream that stops decoding
+        std::string error;
+        const int got = video->media->video_read(video->capture, &frame, timestamp, &error);
+        if (got < 0) rp::fail(RP_ERR_DECODE, error);
+        if (got == 0) return;
         if (double(frame.cols) * double(frame.rows) > double(video->max_pixels)) {
             rp::fail(RP_ERR_TOO_LARGE, cv::format("a frame of %dx%d pixels, over the limit of %lld (maxPixels)", frame.cols, frame.rows,
                                                   static_cast<long long>(video->max_pixels)));
         }
         if (frame.type() != CV_8UC3 && frame.type() != CV_8UC1) rp::fail(RP_ERR_DECODE, "a frame of an unexpected pixel type");
-        *timestamp = video->capture.get(cv::CAP_PROP_POS_MSEC) / 1000.0;
         *out = rp::wrap_image(frame);
     });
 }

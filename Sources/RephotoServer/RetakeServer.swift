@@ -144,6 +144,12 @@ public enum RetakeServer {
     /// Runs until SIGTERM or SIGINT; requests in flight finish, new ones get 503.
     public static func run(settings: ServerSettings, logger: Logger) async throws {
         try OpenCVRuntime.configure(threads: 1)  // one OpenCV thread per pipeline; concurrency sets the pipelines
+        // Loaded once at start, so the first TIFF or WebP upload does not pay for it; without it those are refused.
+        do {
+            try OpenCVRuntime.loadMediaPlugin()
+        } catch {
+            logger.warning("TIFF, WebP, BMP, PNM and JPEG 2000 uploads will be refused (415): \(error)")
+        }
         let watcher = ShutdownWatcher()
         let compute = RetakeService.makePool(settings)
         let token = BearerToken(settings.token, file: settings.tokenFile)

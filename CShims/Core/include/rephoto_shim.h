@@ -64,6 +64,10 @@ const char *rp_opencv_version(void);
    std::cerr, which some OpenCV decoders write to directly; any other level restores it. */
 int rp_opencv_set_log_level(int level, rp_status *status);
 void rp_buffer_free(void *buffer);
+/* Loads the media plugin (libRephotoMedia.so: TIFF, WebP, BMP, PNM, JPEG 2000 and video) now rather than at the
+   first file that needs it, as a long-running worker does; RP_ERR_UNSUPPORTED with the reason when it is not
+   beside the binary or in ../lib/rephoto. */
+int rp_media_load(rp_status *status);
 
 /* ---------------------------------------------------------------- images */
 

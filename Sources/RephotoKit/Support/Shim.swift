@@ -63,6 +63,12 @@ public enum OpenCVRuntime {
         }
     }
 
+    /// Loads the media plugin (OpenCV's imgcodecs and videoio: TIFF, WebP, BMP, PNM, JPEG 2000 and video) now
+    /// instead of at the first file that needs it; throws, naming what is missing, when it cannot be found.
+    public static func loadMediaPlugin() throws {
+        try shimCall { rp_media_load($0) }
+    }
+
     /// Whether image work has started (after which `configure` is refused).
     public static var hasStarted: Bool { started.load(ordering: .acquiring) }
 

@@ -1,0 +1,69 @@
+import RephotoTestSupport
+import Foundation
+import Testing
+
+/// What the process loads before any work, by the dynamic loader's own report (`LD_DEBUG=libs` writes a
+/// "calling init" line for every library it initialises). OpenCV's imgcodecs and videoio, with their about 220
+/// libraries (GDAL, FFmpeg, GStreamer), live in the media plugin and load only when a file needs them.
+@Suite struct StartupTests {
+    /// The libraries `arguments` made the loader initialise; its report goes to a file (LD_DEBUG_OUTPUT), as
+    /// it outgrows a pipe.
+    static func initialised(_ arguments: [String]) throws -> (run: CLI.Run, libraries: [String]) {
+        let folder = try Scratch.directory()
+        let run = try CLI.run(arguments, environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": folder.appendingPathComponent("ld").path])
+        var libraries: [String] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                if let range = line.range(of: "calling init: ") { libraries.append(String(line[range.upperBound...])) }
+            }
+        }
+        return (run, libraries)
+    }
+
+    static let tiff = CLI.packageRoot.appendingPathComponent("Tests/fixtures/formats/source.tif").path
+
+    @Test func startingLoadsNoCodecsUntilAFileNeedsThem() throws {
+        let (version, atStart) = try Self.initialised(["--version"])
+        #expect(version.status == 0)
+        #expect(atStart.contains { $0.contains("libopencv_core.so") }, "\(atStart)")
+        for heavy in ["libopencv_imgcodecs", "libopencv_videoio", "libopencv_highgui", "libgdal", "libavcodec", "libQt", "libvtk", "libRephotoMedia"] {
+            #expect(!atStart.contains { $0.contains(heavy) }, "\(heavy) loaded by --version")
+        }
+        #expect(atStart.count < 80, "\(atStart.count) libraries initialised by --version")
+
+        // A TIFF needs OpenCV's decoder: the plugin is loaded then, and the pixels are the PNG fixture's.
+        let (pose, later) = try Self.initialised(["pose", "--reference", Self.tiff, "--current", Self.tiff, "--json"])
+        #expect(pose.status == 0, "\(pose.stderr)")
+        #expect(later.contains { $0.hasSuffix("/libRephotoMedia.so") }, "\(later.suffix(5))")
+        #expect(later.contains { $0.contains("libopencv_imgcodecs.so") })
+    }
+
+    /// Started by a bare name from PATH, as an installed command is, the process still finds the plugin beside
+    /// itself (argv[0] then names no folder).
+    @Test func theMediaPluginIsFoundWhenStartedFromPath() throws {
+        let folder = CLI.executable.deletingLastPathComponent().path
+        let run = try CLI.run(["-c", "rephoto pose --reference \"$0\" --current \"$0\" --json", Self.tiff],
+                              environment: ["PATH": folder + ":/usr/bin:/bin"], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(run.status == 0, "\(run.stderr)")
+        // The TIFF holds the PNG fixture's pixels, so detection finds the same keypoints in both.
+        let png = CLI.packageRoot.appendingPathComponent("Tests/fixtures/formats/source.png").path
+        let fromPNG = try CLI.run(["pose", "--reference", png, "--current", png, "--json"])
+        let count = { (run: CLI.Run) in (run.json?["counts"] as? [String: Any])?["keypointsReference"] as? Int }
+        #expect(count(run) != nil && count(run) == count(fromPNG) && (count(run) ?? 0) > 20, "\(String(describing: count(run)))")
+    }
+
+    /// A binary without its plugin still reads JPEG, PNG and HEIC, and refuses a TIFF by saying what is missing.
+    @Test func withoutItsPluginTheBinarySaysWhatIsMissing() throws {
+        let alone = try Scratch.directory().appendingPathComponent("rephoto")
+        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        let png = CLI.sample("graf1.png")
+        let fine = try CLI.run(["pose", "--reference", png, "--current", CLI.sample("graf3.png"), "--json"], executable: alone)
+        #expect(fine.status == 0, "\(fine.stderr)")
+        let tiff = try CLI.run(["pose", "--reference", Self.tiff, "--current", png], executable: alone)
+        #expect(tiff.status == 2)
+        #expect(tiff.stderr.contains("reading TIFF needs the media plugin libRephotoMedia.so beside \(alone.deletingLastPathComponent().path)"),
+                "\(tiff.stderr)")
+        #expect(tiff.stderr.split(separator: "\n").count == 1)
+    }
+}
