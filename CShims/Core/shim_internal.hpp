@@ -93,8 +93,8 @@ cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int ori
 std::vector<uint8_t> encode_jpeg(const cv::Mat &image, int quality);
 std::vector<uint8_t> encode_png(const cv::Mat &image);
 // The media plugin (imgcodecs, videoio: CShims/Media), loaded on first use; fails with RP_ERR_UNSUPPORTED,
-// naming `purpose` ("reading TIFF"), when it cannot be found.
-const ::rp_media_api &media_plugin(const char *purpose);
+// naming `purpose` ("reading TIFF") and why, when none can be loaded; `detailed` adds the files' paths (for logs).
+const ::rp_media_api &media_plugin(const char *purpose, bool detailed = false);
 // Applies an EXIF orientation (1...8) as OpenCV does.
 cv::Mat oriented(const cv::Mat &image, int orientation);
 void detect_features(const rp_image &image, const rp_detector_params &params, const cv::Mat &mask, rp_features &out);

@@ -13,6 +13,7 @@ public final class VideoClip {
 
     /// Throws `.badInput` for a file that is no readable video or whose frames exceed `maxPixels`.
     public init(path: String, maxPixels: Int) throws {
+        try Image.checkInputFile(path, noun: "a video")
         var info = rp_video_info()
         var out: OpaquePointer?
         do {

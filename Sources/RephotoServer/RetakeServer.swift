@@ -212,7 +212,7 @@ public enum RetakeServer {
         }
     }
 
-    /// An id in a path, refused as a `referenceId` part is: 400 when it cannot be one (it was 404, as if unknown).
+    /// An id in a path, refused as a `referenceId` part is: 400 when it cannot be one, not 404 as if unknown.
     static func referenceId(_ id: String) throws -> String {
         guard ReferenceStore.isValid(id) else { throw ServerError.badRequest("'\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)") }
         return id
@@ -313,7 +313,7 @@ public enum RetakeServer {
     }
 
     /// The next part of a request body; a body the client breaks off or frames wrongly (a bad chunk size) is
-    /// the client's error, 400, where it was a 500 "internal".
+    /// the client's error, 400.
     static func nextPart(_ parts: inout RequestBody.AsyncIterator) async throws -> ByteBuffer? {
         do {
             return try await parts.next()
@@ -344,9 +344,9 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         // start of the next response on the connection.
         if request.method == .head { response = response.createHeadResponse() }
         // An error answered to a request that has a body may leave that body unread, and Hummingbird would then
-        // read it to its end, at whatever pace the client sends it (a probe held connections with a byte a second
-        // after a 401, 404, 405 or 413): such a connection closes shortly after the answer. (Closing its input at
-        // once made Hummingbird answer a second time, 400, for the body cut short.)
+        // read it to its end, at whatever pace the client sends it (a byte a second holds the connection): such a
+        // connection closes shortly after the answer, not at once, which would make Hummingbird answer a second
+        // time, 400, for the body cut short.
         // A response to CONNECT carries no framing (NIO writes neither a length nor chunks for it), so its client
         // reads to the end of the connection: that end came only with the idle timeout.
         if response.status.code >= 400, let context = context as? RetakeRequestContext,

@@ -15,7 +15,7 @@ struct ServerError: Error, Sendable {
 
     init(_ status: HTTPResponse.Status, code: String, kind: RephotoError.Kind = .badInput, _ message: String) {
         self.status = status
-        envelope = ErrorEnvelope(code: code, kind: kind, message: RephotoError.bounded(message))  // a 60,000-digit number was echoed whole
+        envelope = ErrorEnvelope(code: code, kind: kind, message: RephotoError.bounded(message))  // never echoes an unbounded value
     }
 
     static func badRequest(_ message: String) -> ServerError { ServerError(.badRequest, code: "bad_input", message) }

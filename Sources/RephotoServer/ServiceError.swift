@@ -14,7 +14,7 @@ struct ServiceError: Error, Sendable {
 
     init(_ cause: Cause, code: String, kind: RephotoError.Kind = .badInput, _ message: String) {
         self.cause = cause
-        envelope = ErrorEnvelope(code: code, kind: kind, message: RephotoError.bounded(message))  // a 60,000-digit number was echoed whole
+        envelope = ErrorEnvelope(code: code, kind: kind, message: RephotoError.bounded(message))  // never echoes an unbounded value
     }
 
     static func badInput(_ message: String) -> ServiceError { ServiceError(.badInput, code: "bad_input", message) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RephotoEvaluation
 import RephotoKit
+import Synchronization
 
 struct PoseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -76,9 +77,23 @@ struct PoseCommand: ParsableCommand {
         let currentImage = try estimator.load(contentsOfFile: current)
         let loadCurrent = ms(since: start)
 
-        let prepared = try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown)
+        // The photos are independent until matching: the current one's features are detected while the reference is
+        // prepared. The estimator detects again only when the reference asks for another scale (an old print).
+        let detected = Mutex<(reference: Result<ReferenceFrame, Error>?, current: Result<Features, Error>?)>((nil, nil))
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            if side == 0 {
+                let prepared = Result { try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown) }
+                detected.withLock { $0.reference = prepared }
+            } else {
+                let features = Result { try Features(image: currentImage, config: settings.features) }
+                detected.withLock { $0.current = features }
+            }
+        }
+        let (preparing, detecting) = detected.withLock { ($0.reference!, $0.current!) }
+        let prepared = try preparing.get()
         var result: PoseResult
-        switch try estimator.answer(reference: prepared, current: currentImage, camera: currentCamera, attitudes: attitudes, marks: marks) {
+        switch try estimator.answer(reference: prepared, current: currentImage, currentFeatures: try detecting.get(), camera: currentCamera,
+                                    attitudes: attitudes, marks: marks) {
         case .vision(let answered):
             result = answered
         case .sensorOnly(let sensorOnly, let failure):

@@ -102,7 +102,15 @@ struct VideoImportCommandTests {
         let photo = "\(root)/photo.mp4"
         try Data(contentsOf: URL(fileURLWithPath: "\(root)/synth/reference.jpg")).write(to: URL(fileURLWithPath: photo))
         let notVideo = try CLI.run(["import", "video", "\(root)/nothing.mp4", "--out", "\(root)/seq", "--reference-frame", "0"])
-        #expect(notVideo.status == 2 && notVideo.stderr.contains("nothing.mp4"), "\(notVideo.stderr)")
+        #expect(notVideo.status == 2 && notVideo.stderr.contains("nothing.mp4: no such file"), "\(notVideo.stderr)")
+        // A FIFO would block the demuxer for ever; a folder and an empty file say what they are, as for an image.
+        #expect(mkfifo("\(root)/pipe.mp4", 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: "\(root)/folder.mp4", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: "\(root)/empty.mp4"))
+        for (name, reason) in [("pipe.mp4", "not a regular file"), ("folder.mp4", "is a directory, not a video"), ("empty.mp4", "empty file (0 bytes)")] {
+            let refused = try CLI.run(["import", "video", "\(root)/\(name)", "--out", "\(root)/seq", "--reference-frame", "0"])
+            #expect(refused.status == 2 && refused.stderr == "rephoto: \(root)/\(name): \(reason)\n", "\(refused.stderr)")
+        }
         let still = try CLI.run(["import", "video", photo, "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(still.status == 2 && still.stderr.contains("not a video"), "\(still.stderr)")
         #expect(still.stderr.split(separator: "\n").count == 1, "one line: \(still.stderr)")

@@ -253,7 +253,7 @@ package enum FileStorageReader {
 /// OpenCV's XML FileStorage (`<opencv_storage>` with one element per field) as a Node tree. A reader for just
 /// what OpenCV writes (declaration, comments, elements with attributes, text, the five predefined entities),
 /// with an explicit stack: no DTDs, no external or custom entities, no recursion. Foundation's XMLParser leaks
-/// on every malformed file (found by scripts/fuzz), which a long-running worker cannot afford.
+/// on every malformed file, which a long-running worker cannot afford.
 private enum XMLDocument {
     static func parse(_ text: String, path: String) throws -> FileStorageReader.Node {
         let bytes = Array(text.utf8)

@@ -82,22 +82,26 @@ public final class Image: @unchecked Sendable {
         self.init(handle: out!)
     }
 
-    /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
-    /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
-    /// `image` false: any small file (a points file), not checked for an image format.
-    package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes, image: Bool = true) throws -> Data {
-        // The system's own reason: a link to itself read "is a directory" through Foundation.
+    /// The checks every input file passes before it is opened: it exists and is a regular file, not a directory
+    /// (`noun` says what it should be), and not a device, pipe or socket (/dev/stdin, /proc/self/fd/0), which could
+    /// take another reader's input or never end. The system's own reason: a link to itself read "is a directory"
+    /// through Foundation.
+    package static func checkInputFile(_ path: String, noun: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw RephotoError.badInput(errno == ENOENT || errno == ENOTDIR ? "\(path): no such file"
                                                                             : "\(path): cannot open (\(String(cString: strerror(errno))))")
         }
-        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw RephotoError.badInput("\(path): is a directory, not \(image ? "an image" : "a file")") }
-        // Devices, pipes and sockets (/dev/stdin, /proc/self/fd/0) are no image files: reading one could take
-        // another reader's input or never end.
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw RephotoError.badInput("\(path): not a regular file")
-        }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw RephotoError.badInput("\(path): is a directory, not \(noun)") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw RephotoError.badInput("\(path): not a regular file") }
+        if info.st_size == 0 { throw RephotoError.badInput("\(path): empty file (0 bytes)") }
+    }
+
+    /// Reads an image file after checking, from the file system and the first bytes, that it is a file of an
+    /// acceptable size and of a supported format: a multi-gigabyte or non-image file is refused without being read.
+    /// `image` false: any small file (a points file), not checked for an image format.
+    package static func readFile(_ path: String, maxBytes: Int = Image.defaultMaxBytes, image: Bool = true) throws -> Data {
+        try checkInputFile(path, noun: image ? "an image" : "a file")
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw RephotoError.badInput("\(path): cannot read file (permission denied or not a regular file)")
         }

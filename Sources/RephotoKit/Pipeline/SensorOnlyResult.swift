@@ -45,10 +45,11 @@ public enum RetakeAnswer: Sendable {
 extension PoseEstimator {
     /// `estimate`, falling back on the sensor path alone when vision cannot estimate and `attitudes` were given; any
     /// other failure is thrown.
-    public func answer(reference: ReferenceFrame, current image: Image, camera: CameraIntrinsics?, attitudes: AttitudePair?,
-                       marks: MarkedPoints? = nil) throws -> RetakeAnswer {
+    public func answer(reference: ReferenceFrame, current image: Image, currentFeatures: Features? = nil, camera: CameraIntrinsics?,
+                       attitudes: AttitudePair?, marks: MarkedPoints? = nil) throws -> RetakeAnswer {
         do {
-            return .vision(try estimate(reference: reference, current: image, camera: camera, attitudes: attitudes, marks: marks))
+            return .vision(try estimate(reference: reference, current: image, currentFeatures: currentFeatures, camera: camera,
+                                        attitudes: attitudes, marks: marks))
         } catch let failure as RephotoError where failure.kind == .estimationFailed {
             guard let attitudes else { throw failure }
             return .sensorOnly(try sensorOnly(reference: reference, current: image, camera: camera, attitudes: attitudes, failure: failure),
