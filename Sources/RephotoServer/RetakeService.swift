@@ -108,9 +108,10 @@ final class RetakeService: Sendable {
         defer { if first { adding.withLock { _ = $0.remove(id) } } }
         let existed = !first || store.contains(id) || cache.contains(id: id)
         // Uploading a known image again without a camera keeps the camera stored with it (or that it is unknown):
-        // it was overwritten with none, and scoring by id lost its pose. A camera given replaces it.
+        // it was overwritten with none, and scoring by id lost its pose. A camera given replaces it. An unreadable
+        // entry's camera is lost: this upload rewrites the entry with what it says.
         let (camera, unknown) = RequestMetadata.namesCamera(inputs.metadata.reference)
-            ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
+            ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : (try? storedCamera(id)) ?? (nil, false)
         let settings = inputs.settings.forReference(cameraUnknown: unknown)
         let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
@@ -146,9 +147,17 @@ final class RetakeService: Sendable {
     }
 
     /// The camera a reference was added with (the store's, else the cache's): nil and false when it had none.
-    func storedCamera(_ id: String) -> (camera: CameraIntrinsics?, unknown: Bool) {
+    /// Throws when the store's entry no longer reads: the camera it held is lost, and scoring as if the reference had
+    /// none would be a confident answer on the wrong camera.
+    func storedCamera(_ id: String) throws -> (camera: CameraIntrinsics?, unknown: Bool) {
         if let entry = store.entry(id) { return (entry.camera, entry.cameraUnknown ?? false) }
+        if store.hasDamagedEntry(id) { throw Self.damagedEntry(id) }
         return cache.camera(id: id) ?? (nil, false)
+    }
+
+    static func damagedEntry(_ id: String) -> ServiceError {
+        ServiceError(.internal, code: "internal", kind: .internal,
+                     "reference \(id)'s entry in --reference-store is unreadable (its image is intact and kept): add the reference again, with its camera, to rewrite it")
     }
 
     /// `GET /v1/references/{id}`'s answer: the camera it was added with, `"unknown"`, or none (absent).
@@ -167,8 +176,8 @@ final class RetakeService: Sendable {
         }
     }
 
-    func referenceInfo(_ id: String) -> ReferenceInfo {
-        let (camera, unknown) = storedCamera(id)
+    func referenceInfo(_ id: String) throws -> ReferenceInfo {
+        let (camera, unknown) = try storedCamera(id)
         return ReferenceInfo(id: id, intrinsics: camera, cameraUnknown: unknown)
     }
 
@@ -193,10 +202,7 @@ final class RetakeService: Sendable {
     func storedImage(_ id: String) throws -> Data? {
         if let stored = store.get(id) { return stored.image }
         guard store.contains(id) else { return nil }
-        if store.hasDamagedEntry(id) {
-            throw ServiceError(.internal, code: "internal", kind: .internal,
-                              "reference \(id)'s entry in --reference-store is unreadable (its image is intact and kept): add the reference again, with its camera, to rewrite it")
-        }
+        if store.hasDamagedEntry(id) { throw Self.damagedEntry(id) }
         guard store.isDamaged(id) else {
             var unread = ServiceError(.unavailable, code: "unavailable", kind: .unavailable,
                                      "reference \(id)'s image could not be read from --reference-store just now")
@@ -286,7 +292,7 @@ final class RetakeService: Sendable {
             throw ServiceError.badInput("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
         }
         // An upload's camera is the metadata's (or the retake's); a stored reference's is its own unless the metadata names one.
-        let (given, unknown) = image != nil || RequestMetadata.namesCamera(inputs.metadata.reference)
+        let (given, unknown) = try image != nil || RequestMetadata.namesCamera(inputs.metadata.reference)
             ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : storedCamera(id)
         if unknown, inputs.retakeCamera == nil {
             throw ServiceError.badInput("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")

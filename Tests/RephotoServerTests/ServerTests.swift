@@ -318,20 +318,26 @@ struct Upload {
         }
     }
 
-    /// An entry that no longer decodes beside an intact image keeps the image: a request that needs the reference
-    /// says so, GET still finds it, and adding it again rewrites the entry (the store had removed the image with
-    /// it, blaming the image; found by probing).
-    @Test func aDamagedEntryKeepsItsIntactImage() async throws {
+    /// An entry that no longer decodes beside an intact image keeps the image, and every request that needs the
+    /// camera it held (a score or align by id, GET's `intrinsics`) is answered 500 saying so, never as if the
+    /// reference had no camera, even when its features are saved; adding it again rewrites the entry.
+    @Test func aDamagedEntryKeepsItsIntactImageAndIsNeverReadAsNoCamera() async throws {
         let settings = try Self.settings()
         let (add, id, folder) = try await Self.storedReference(settings)
         try Data("not json".utf8).write(to: folder.appendingPathComponent("\(id).json"))
         let align = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
+        let score = Upload().adding("referenceId", Data(id.utf8), filename: nil).adding("retake", try Upload.image("graf3.png"))
         try await Self.app(settings).test(.router) { http in
-            try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { response in
-                #expect(response.status == .internalServerError && String(buffer: response.body).contains("entry in --reference-store is unreadable (its image is intact and kept)"),
-                        "\(response.status) \(String(buffer: response.body))")
+            let unreadable = "entry in --reference-store is unreadable (its image is intact and kept)"
+            for (uri, upload) in [("/v1/retakes/align", align), ("/v1/retakes/score", score)] {
+                try await http.execute(uri: uri, method: .post, headers: upload.headers, body: upload.body) { response in
+                    #expect(response.status == .internalServerError && String(buffer: response.body).contains(unreadable),
+                            "\(uri): \(response.status) \(String(buffer: response.body))")
+                }
             }
-            try await http.execute(uri: "/v1/references/\(id)", method: .get) { #expect($0.status == .ok) }
+            try await http.execute(uri: "/v1/references/\(id)", method: .get) { response in
+                #expect(response.status == .internalServerError && String(buffer: response.body).contains(unreadable))
+            }
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(id).image").path))
             try await http.execute(uri: "/v1/references", method: .post, headers: add.headers, body: add.body) { #expect($0.status == .ok || $0.status == .created) }
             try await http.execute(uri: "/v1/retakes/align", method: .post, headers: align.headers, body: align.body) { #expect($0.status == .ok) }
