@@ -78,21 +78,23 @@ struct PoseCommand: ParsableCommand {
         let loadCurrent = ms(since: start)
 
         // The photos are independent until matching: the current one's features are detected while the reference is
-        // prepared. The estimator detects again only when the reference asks for another scale (an old print).
+        // prepared when no reference, however small, could change the scale they are detected at
+        // (features.currentScaleToReference); otherwise that detection could be wasted, and waits for the reference.
+        let speculate = settings.features.current(currentImage.fullSize, referenceSide: 0) == settings.features
         let detected = Mutex<(reference: Result<ReferenceFrame, Error>?, current: Result<Features, Error>?)>((nil, nil))
         DispatchQueue.concurrentPerform(iterations: 2) { side in
             if side == 0 {
                 let prepared = Result { try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown) }
                 detected.withLock { $0.reference = prepared }
-            } else {
+            } else if speculate {
                 let features = Result { try Features(image: currentImage, config: settings.features) }
                 detected.withLock { $0.current = features }
             }
         }
-        let (preparing, detecting) = detected.withLock { ($0.reference!, $0.current!) }
+        let (preparing, detecting) = detected.withLock { ($0.reference!, $0.current) }
         let prepared = try preparing.get()
         var result: PoseResult
-        switch try estimator.answer(reference: prepared, current: currentImage, currentFeatures: try detecting.get(), camera: currentCamera,
+        switch try estimator.answer(reference: prepared, current: currentImage, currentFeatures: try detecting?.get(), camera: currentCamera,
                                     attitudes: attitudes, marks: marks) {
         case .vision(let answered):
             result = answered
