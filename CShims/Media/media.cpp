@@ -4,6 +4,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
+#include <memory>
 #include <new>
 
 struct rp_media_video {
@@ -39,9 +40,9 @@ bool decode(const uint8_t *bytes, size_t length, bool grayscale, cv::Mat *out, s
 rp_media_video *video_open(const char *path, rp_media_video_info *info, std::string *error) {
     rp_media_video *video = nullptr;
     const bool ok = caught(error, [&] {
-        auto opened = new rp_media_video();
+        // Owned until handed out, so a throw from open() or get() frees it.
+        auto opened = std::make_unique<rp_media_video>();
         if (!opened->capture.open(path, cv::CAP_FFMPEG) || !opened->capture.isOpened()) {
-            delete opened;
             *error = "not a video OpenCV's FFmpeg backend can read";
             return;
         }
@@ -49,7 +50,7 @@ rp_media_video *video_open(const char *path, rp_media_video_info *info, std::str
         info->height = opened->capture.get(cv::CAP_PROP_FRAME_HEIGHT);
         info->fps = opened->capture.get(cv::CAP_PROP_FPS);
         info->frames = opened->capture.get(cv::CAP_PROP_FRAME_COUNT);
-        video = opened;
+        video = opened.release();
     });
     return ok ? video : nullptr;
 }

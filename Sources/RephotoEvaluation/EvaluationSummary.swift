@@ -35,6 +35,10 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     /// is undetermined (`translation_undetermined`): where the mAA was lost. Absent in older summaries.
     public var poseRefusals: [String: Int]?
     public var undeterminedTranslations: [String: Int]?
+    /// Failed frames by `failure_kind`, and the reason most of them gave (`failure_reason`; the first in row order
+    /// on a tie), so a run where every frame failed says why. Absent in older summaries.
+    public var failureKinds: [String: Int]?
+    @NullEncoded public var commonFailureReason: String?
     /// References of unknown camera: the median of the estimated focal lengths' absolute errors, %; absent otherwise.
     public var medianReferenceFocalErrorPercent: Double?
 
@@ -67,7 +71,17 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
             undeterminedTranslations: rows.reduce(into: [:]) { counts, row in
                 if !row.failed, let cause = row.translationUndetermined { counts[cause, default: 0] += 1 }
             },
+            failureKinds: rows.reduce(into: [:]) { counts, row in if row.failed { counts[row.failureKind ?? "unknown", default: 0] += 1 } },
+            commonFailureReason: mostCommon(rows.compactMap { $0.failed ? $0.failureReason : nil }),
             medianReferenceFocalErrorPercent: Statistics.median(rows.compactMap { $0.referenceFocalErrorPercent.map(abs) }))
+    }
+
+    private static func mostCommon(_ reasons: [String]) -> String? {
+        var counts: [String: Int] = [:]
+        for reason in reasons { counts[reason, default: 0] += 1 }
+        var best: String?
+        for reason in reasons where best == nil || counts[reason]! > counts[best!]! { best = reason }
+        return best
     }
 }
 

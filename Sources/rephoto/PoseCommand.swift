@@ -69,29 +69,36 @@ struct PoseCommand: ParsableCommand {
         let attitudes = try attitudePair()
         let marks = try points.map { try MarkedPoints.read($0) }
 
-        // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers.
-        var start = ContinuousClock.now
-        let referenceImage = try estimator.load(contentsOfFile: reference)
-        let loadReference = ms(since: start)
-        start = ContinuousClock.now
-        let currentImage = try estimator.load(contentsOfFile: current)
-        let loadCurrent = ms(since: start)
-
-        // The photos are independent until matching: the current one's features are detected while the reference is
-        // prepared when no reference, however small, could change the scale they are detected at
+        // Estimation decodes straight to grey, as `rephoto evaluate` does, so both give identical answers. The photos
+        // are independent until matching, so each side decodes its own; the current one's features are detected while
+        // the reference is prepared when no reference, however small, could change the scale they are detected at
         // (features.currentScaleToReference); otherwise that detection could be wasted, and waits for the reference.
-        let speculate = settings.features.current(currentImage.fullSize, referenceSide: 0) == settings.features
-        let detected = Mutex<(reference: Result<ReferenceFrame, Error>?, current: Result<Features, Error>?)>((nil, nil))
+        struct Side { var image: Result<Image, Error>?; var milliseconds = 0.0 }
+        let sides = Mutex<(reference: Side, current: Side, prepared: Result<ReferenceFrame, Error>?, features: Result<Features, Error>?)>(
+            (Side(), Side(), nil, nil))
         DispatchQueue.concurrentPerform(iterations: 2) { side in
+            let start = ContinuousClock.now
             if side == 0 {
-                let prepared = Result { try estimator.prepareReference(referenceImage, camera: referenceCamera, cameraUnknown: referenceUnknown) }
-                detected.withLock { $0.reference = prepared }
-            } else if speculate {
-                let features = Result { try Features(image: currentImage, config: settings.features) }
-                detected.withLock { $0.current = features }
+                let image = Result { try estimator.load(contentsOfFile: reference) }
+                let loaded = milliseconds(since: start)
+                let prepared = image.flatMap { image in
+                    Result { try estimator.prepareReference(image, camera: referenceCamera, cameraUnknown: referenceUnknown) }
+                }
+                sides.withLock { $0.reference = Side(image: image, milliseconds: loaded); $0.prepared = prepared }
+            } else {
+                let image = Result { try estimator.load(contentsOfFile: current) }
+                let loaded = milliseconds(since: start)
+                var features: Result<Features, Error>?
+                if case .success(let image) = image, settings.features.current(image.fullSize, referenceSide: 0) == settings.features {
+                    features = Result { try Features(image: image, config: settings.features) }
+                }
+                sides.withLock { $0.current = Side(image: image, milliseconds: loaded); $0.features = features }
             }
         }
-        let (preparing, detecting) = detected.withLock { ($0.reference!, $0.current) }
+        let (loadedReference, loadedCurrent, preparing, detecting) = sides.withLock { ($0.reference, $0.current, $0.prepared!, $0.features) }
+        // The reference's error comes first, as when the two were read one after the other.
+        _ = try loadedReference.image!.get()
+        let currentImage = try loadedCurrent.image!.get()
         let prepared = try preparing.get()
         var result: PoseResult
         switch try estimator.answer(reference: prepared, current: currentImage, currentFeatures: try detecting?.get(), camera: currentCamera,
@@ -104,9 +111,9 @@ struct PoseCommand: ParsableCommand {
             CLIOutput.message(failure.message)
             throw ExitCode(failure.exitCode)
         }
-        result.timings.loadReference = loadReference
-        result.timings.loadCurrent = loadCurrent
-        result.timings.total += loadCurrent
+        result.timings.loadReference = loadedReference.milliseconds
+        result.timings.loadCurrent = loadedCurrent.milliseconds
+        result.timings.total += loadedCurrent.milliseconds
 
         if let draw {
             let overlay = try NavigationOverlay.draw(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes), result: result)
@@ -151,6 +158,5 @@ struct PoseCommand: ParsableCommand {
         }
     }
 
-    private func ms(since start: ContinuousClock.Instant) -> Double { milliseconds(since: start) }
 }
 

@@ -31,6 +31,26 @@ import RephotoEvaluation
         #expect(EvaluationStatistics.compute([Self.row(nil)]).maa5 == nil)
     }
 
+    /// Failed frames are counted by kind, and the reason most of them gave is the summary's; ties go to the earliest.
+    @Test func failuresAreCountedByKindWithTheirCommonestReason() throws {
+        func failure(_ kind: String, _ reason: String) -> EvaluationRow {
+            var r = Self.row(180, failed: true)
+            r.failureKind = kind
+            r.failureReason = reason
+            return r
+        }
+        let rows = [failure("estimation_failed", "too few matches (3)"), failure("bad_input", "reference.tif: needs the plugin"),
+                    Self.row(0.5, rotation: 0.5), failure("bad_input", "reference.tif: needs the plugin")]
+        let statistics = EvaluationStatistics.compute(rows)
+        #expect(statistics.failureKinds == ["bad_input": 2, "estimation_failed": 1])
+        #expect(statistics.commonFailureReason == "reference.tif: needs the plugin")
+        #expect(EvaluationStatistics.compute(Array(rows.prefix(2))).commonFailureReason == "too few matches (3)")
+        let fine = EvaluationStatistics.compute([Self.row(0.5, rotation: 0.5)])
+        #expect(fine.failureKinds == [:] && fine.commonFailureReason == nil)
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(fine)) as? [String: Any]
+        #expect(json?["commonFailureReason"] is NSNull, "the key is present and null when nothing failed")
+    }
+
     static func synthetic(frames: Int = 6, seed: UInt64 = 21) throws -> URL {
         var o = SyntheticSequenceOptions.defaults
         o.frames = frames

@@ -74,4 +74,23 @@ import Testing
             #expect(tiff.stderr == needs + reason + "\n", "\(tiff.stderr)")
         }
     }
+
+    /// `evaluate` on a sequence of TIFFs without the plugin fails every frame, exit 3, and says why on its summary line
+    /// rather than leaving the reason in frames.csv alone.
+    @Test func anEvaluationWithoutThePluginSaysWhyItsFramesFailed() throws {
+        let folder = try Scratch.directory()
+        let alone = folder.appendingPathComponent("rephoto")
+        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        let sequence = folder.appendingPathComponent("tiffs")
+        try FileManager.default.createDirectory(at: sequence, withIntermediateDirectories: true)
+        for name in ["reference.tif", "frame-0.tif", "frame-1.tif"] {
+            try FileManager.default.copyItem(atPath: Self.tiff, toPath: sequence.appendingPathComponent(name).path)
+        }
+        try #"{"name": "tiffs", "reference": "reference.tif"}"#.write(to: sequence.appendingPathComponent("sequence.json"), atomically: true, encoding: .utf8)
+        try "file\nframe-0.tif\nframe-1.tif\n".write(to: sequence.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
+        let run = try CLI.run(["evaluate", sequence.path, "--out", folder.appendingPathComponent("out").path], executable: alone)
+        #expect(run.status == 3, "\(run.stderr)")
+        let reason = "\(sequence.path)/reference.tif: reading TIFF needs the media plugin libRephotoMedia.so, beside the program or in ../lib/rephoto from it (scripts/install-cli): not installed"
+        #expect(run.stdout.contains("failed: bad_input 2; most often: " + reason + "\n"), "\(run.stdout)")
+    }
 }
