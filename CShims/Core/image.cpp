@@ -337,14 +337,23 @@ rp_image_header probe_pnm(const uint8_t *b, size_t n) {
     return h;
 }
 
-// JPEG 2000: the ihdr box inside jp2h (JP2 files), or the SIZ marker segment (raw codestreams).
+// A JPEG 2000 codestream's SIZ segment (right after the SOC marker): the image area and its component count.
+void read_siz(const uint8_t *b, size_t n, rp_image_header &h) {
+    if (n < 42 || b[0] != 0xFF || b[1] != 0x4F || b[2] != 0xFF || b[3] != 0x51) {
+        rp::fail(RP_ERR_DECODE, "truncated JPEG 2000 codestream: no SIZ segment");
+    }
+    const uint32_t xs = be32(b + 8), ys = be32(b + 12), xo = be32(b + 16), yo = be32(b + 20);
+    h.width = xs > xo ? int(std::min<uint32_t>(xs - xo, INT32_MAX)) : 0;
+    h.height = ys > yo ? int(std::min<uint32_t>(ys - yo, INT32_MAX)) : 0;
+    h.components = be16(b + 40);
+}
+
+// JPEG 2000: the SIZ segment of a raw codestream, or of a JP2 file's codestream box (jp2c), which is what the
+// decoder reads; a JP2 file's header box (jp2h/ihdr) must agree with it.
 rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_JPEG2000, 0, 0, 1};
     if (b[0] == 0xFF) {
-        if (n < 24) rp::fail(RP_ERR_DECODE, "truncated JPEG 2000 codestream: no SIZ segment");
-        const uint32_t xs = be32(b + 8), ys = be32(b + 12), xo = be32(b + 16), yo = be32(b + 20);
-        h.width = xs > xo ? int(std::min<uint32_t>(xs - xo, INT32_MAX)) : 0;
-        h.height = ys > yo ? int(std::min<uint32_t>(ys - yo, INT32_MAX)) : 0;
+        read_siz(b, n, h);
     } else {
         auto find_box = [&](size_t from, size_t to, const char *type, size_t &body, size_t &end) {
             for (size_t pos = from; pos + 8 <= to;) {
@@ -367,14 +376,20 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
             }
             return false;
         };
-        size_t jp2h = 0, jp2h_end = 0, ihdr = 0, ihdr_end = 0;
-        if (!find_box(0, n, "jp2h", jp2h, jp2h_end) || !find_box(jp2h, jp2h_end, "ihdr", ihdr, ihdr_end) || ihdr_end - ihdr < 8) {
+        size_t jp2h = 0, jp2h_end = 0, ihdr = 0, ihdr_end = 0, jp2c = 0, jp2c_end = 0;
+        if (!find_box(0, n, "jp2h", jp2h, jp2h_end) || !find_box(jp2h, jp2h_end, "ihdr", ihdr, ihdr_end) || ihdr_end - ihdr < 10) {
             rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image header box (jp2h/ihdr)");
         }
-        h.height = int(std::min<uint32_t>(be32(b + ihdr), INT32_MAX));
-        h.width = int(std::min<uint32_t>(be32(b + ihdr + 4), INT32_MAX));
+        if (!find_box(0, n, "jp2c", jp2c, jp2c_end)) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no codestream box (jp2c)");
+        read_siz(b + jp2c, jp2c_end - jp2c, h);
+        const uint32_t height = be32(b + ihdr), width = be32(b + ihdr + 4), components = be16(b + ihdr + 8);
+        if (uint32_t(h.width) != width || uint32_t(h.height) != height || uint32_t(h.components) != components) {
+            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG 2000: the header box says %ux%u with %u components, the codestream "
+                                               "%dx%d with %d", width, height, components, h.width, h.height, h.components));
+        }
     }
     if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: zero width or height");
+    if (h.components <= 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image components");
     return h;
 }
 
@@ -426,6 +441,14 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
     if (max_pixels > 0 && pixels > max_pixels) {
         fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %lld pixels (maxPixels)", h.width, h.height,
                                           double(pixels) / 1e6, (long long)max_pixels));
+    }
+    // maxPixels prices an 8-bit colour image, 3 bytes a pixel. OpenJPEG holds every sample as a 4-byte integer while
+    // it decodes, so a JPEG 2000 image gets the samples that cost the same: a quarter of the pixels with 3 components.
+    if (h.format == RP_FORMAT_JPEG2000 && max_pixels > 0 && pixels * h.components * 4 > max_pixels * 3) {
+        fail(RP_ERR_TOO_LARGE, cv::format("JPEG 2000 image is %dx%d = %.1f MP with %d components, over this format's limit of %.1f MP "
+                                          "(its decoder holds 4 bytes a sample: maxPixels %lld x 3/(4 x %d))",
+                                          h.width, h.height, double(pixels) / 1e6, h.components,
+                                          double(max_pixels) * 3 / (4.0 * h.components) / 1e6, (long long)max_pixels, h.components));
     }
     if (h.format == RP_FORMAT_PNG) h.orientation = verify_png_chunks(bytes, length);
     const bool transposed = h.orientation >= 5;

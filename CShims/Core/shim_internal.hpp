@@ -23,6 +23,7 @@ struct rp_image_header {
     int width;   // as stored, before EXIF orientation
     int height;
     int orientation;  // EXIF orientation 1...8 (1 when absent)
+    int components = 0;  // samples per pixel where the decoder's memory depends on it (JPEG 2000), else 0
 };
 
 struct rp_image {
