@@ -172,7 +172,19 @@ final class RetakeService: Sendable {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(id, forKey: .id)
             try c.encode(status, forKey: .status)
-            if cameraUnknown { try c.encode("unknown", forKey: .intrinsics) } else { try c.encodeIfPresent(intrinsics, forKey: .intrinsics) }
+            if cameraUnknown {
+                try c.encode("unknown", forKey: .intrinsics)
+            } else if let i = intrinsics {
+                try c.encode(MetadataShape(fx: i.fx, fy: i.fy, cx: i.cx, cy: i.cy, distortion: i.distortion, imageWidth: i.imageSize?.width,
+                                           imageHeight: i.imageSize?.height), forKey: .intrinsics)
+            }
+        }
+
+        /// The camera in the shape `metadata` takes it (`RequestMetadata.Intrinsics`), so a client can send it back as is.
+        private struct MetadataShape: Encodable {
+            var fx, fy, cx, cy: Double
+            var distortion: [Double]
+            var imageWidth, imageHeight: Int?
         }
     }
 

@@ -734,8 +734,17 @@ struct Upload {
             }
             let known = Upload().adding("image", old).adding("metadata", json: #"{"reference": {"intrinsics": {"fx": 274, "fy": 274, "cx": 167.5, "cy": 125.5}}}"#)
             try await http.execute(uri: "/v1/references", method: .post, headers: known.headers, body: known.body) { #expect($0.status == .ok) }
-            try await http.execute(uri: "/v1/references/\(id)", method: .get) { response in
-                #expect((Self.json(response)["intrinsics"] as? [String: Any])?["fx"] as? Double == 274)
+            let stored = try await http.execute(uri: "/v1/references/\(id)", method: .get) { response in
+                let intrinsics = Self.json(response)["intrinsics"] as? [String: Any]
+                #expect(intrinsics?["fx"] as? Double == 274 && intrinsics?["cy"] as? Double == 125.5)
+                let keys = Set(intrinsics?.keys.map { $0 } ?? []), metadataKeys: Set = ["fx", "fy", "cx", "cy", "distortion", "imageWidth", "imageHeight"]
+                #expect(keys.isSubset(of: metadataKeys), "GET answers the camera in the shape metadata takes: \(intrinsics ?? [:])")
+                return String(data: try JSONSerialization.data(withJSONObject: intrinsics ?? [:]), encoding: .utf8)!
+            }
+            // What GET answered is accepted back as the reference's camera.
+            let again = Upload().adding("image", old).adding("metadata", json: #"{"reference": {"intrinsics": \#(stored)}}"#)
+            try await http.execute(uri: "/v1/references", method: .post, headers: again.headers, body: again.body) {
+                #expect($0.status == .ok, "\(String(buffer: $0.body))")
             }
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
                 #expect(response.status == .ok && Self.json(response)["referenceCamera"] == nil)
