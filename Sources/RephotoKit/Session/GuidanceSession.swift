@@ -71,20 +71,25 @@ public final class GuidanceSession {
         }
         dueNext = nil
 
-        // Tracking, unless the frame is due a robust update anyway (a scheduled one falls back on it).
-        var tracked: (result: PoseResult, step: Step?)?
-        if let previous, trigger == nil || trigger == .schedule {
-            let moved = try previous.track(tracks.current, to: pyramid, config: config.tracking)
-            tracks.keep(moved)
-            if tracks.count < max(config.minTracks, Int((config.minTrackedFraction * Double(seededTracks)).rounded(.up))) {
-                trigger = trigger ?? .support
-            } else {
-                do {
-                    tracked = try answerFromTracks(image.fullSize, currentCamera: currentCamera, attitudes: attitudes)
-                } catch let error as RephotoError where error.kind == .estimationFailed {
-                    trigger = trigger ?? .drift
-                }
+        // Tracking, unless the frame is due a robust update anyway; a scheduled one tracks only when that update
+        // fails, to answer from tracking instead. nil: too few tracks survived, or they fit no one model.
+        let untracked = tracks
+        func trackedAnswer() throws -> (answer: (result: PoseResult, step: Step?)?, tooFew: Bool) {
+            guard let previous else { return (nil, false) }
+            tracks = untracked
+            tracks.keep(try previous.track(tracks.current, to: pyramid, config: config.tracking))
+            if tracks.count < max(config.minTracks, Int((config.minTrackedFraction * Double(seededTracks)).rounded(.up))) { return (nil, true) }
+            do {
+                return (try answerFromTracks(image.fullSize, currentCamera: currentCamera, attitudes: attitudes), false)
+            } catch let error as RephotoError where error.kind == .estimationFailed {
+                return (nil, false)
             }
+        }
+        var tracked: (result: PoseResult, step: Step?)?
+        if previous != nil, trigger == nil {
+            let (answer, tooFew) = try trackedAnswer()
+            tracked = answer
+            if answer == nil { trigger = tooFew ? .support : .drift }
         }
 
         var status = SessionStatus(frame: index, timestamp: timestamp, source: .tracked, trigger: trigger, ageFrames: 0, ageSeconds: nil,
@@ -98,6 +103,7 @@ public final class GuidanceSession {
                 frame = SessionFrame(session: status, result: robust.result)
                 frame.session.step = robust.step
             } catch let error as RephotoError where error.kind == .estimationFailed {
+                if trigger == .schedule { tracked = try trackedAnswer().answer }
                 if let tracked, trigger == .schedule {
                     frame = SessionFrame(session: status, result: tracked.result)
                     frame.session.source = .tracked
