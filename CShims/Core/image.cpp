@@ -337,15 +337,24 @@ rp_image_header probe_pnm(const uint8_t *b, size_t n) {
     return h;
 }
 
-// A JPEG 2000 codestream's SIZ segment (right after the SOC marker): the image area and its component count.
+// A JPEG 2000 codestream's SIZ segment (right after the SOC marker): the image area, its component count and its
+// tile count.
 void read_siz(const uint8_t *b, size_t n, rp_image_header &h) {
     if (n < 42 || b[0] != 0xFF || b[1] != 0x4F || b[2] != 0xFF || b[3] != 0x51) {
         rp::fail(RP_ERR_DECODE, "truncated JPEG 2000 codestream: no SIZ segment");
     }
     const uint32_t xs = be32(b + 8), ys = be32(b + 12), xo = be32(b + 16), yo = be32(b + 20);
-    h.width = xs > xo ? int(std::min<uint32_t>(xs - xo, INT32_MAX)) : 0;
-    h.height = ys > yo ? int(std::min<uint32_t>(ys - yo, INT32_MAX)) : 0;
+    const uint32_t xt = be32(b + 24), yt = be32(b + 28), xto = be32(b + 32), yto = be32(b + 36);
+    if ((xs > xo && xs - xo > INT32_MAX) || (ys > yo && ys - yo > INT32_MAX)) {
+        rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG 2000: size %ux%u in its SIZ segment", xs > xo ? xs - xo : 0, ys > yo ? ys - yo : 0));
+    }
+    h.width = xs > xo ? int(xs - xo) : 0;
+    h.height = ys > yo ? int(ys - yo) : 0;
     h.components = be16(b + 40);
+    if (xt == 0 || yt == 0 || xto > xo || yto > yo) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: bad tile grid in the SIZ segment");
+    // Each count is under 2^32; a product past 2^40 is as refused as its exact value.
+    const uint64_t across = xs > xto ? (uint64_t(xs - xto) + xt - 1) / xt : 0, down = ys > yto ? (uint64_t(ys - yto) + yt - 1) / yt : 0;
+    h.tiles = across > (1u << 20) || down > (1u << 20) ? int64_t(1) << 40 : int64_t(across * down);
 }
 
 // JPEG 2000: the SIZ segment of a raw codestream, or of a JP2 file's codestream box (jp2c), which is what the
@@ -382,6 +391,11 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
         }
         if (!find_box(0, n, "jp2c", jp2c, jp2c_end)) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no codestream box (jp2c)");
         read_siz(b + jp2c, jp2c_end - jp2c, h);
+        // A palette (pclr) expands its one component into NPC full-size channels, and a component mapping (cmap,
+        // 4 bytes an entry) makes a channel per entry: the decoder holds whichever is more.
+        size_t box = 0, box_end = 0;
+        if (find_box(jp2h, jp2h_end, "pclr", box, box_end) && box_end - box >= 3) h.decoded_channels = std::max(h.decoded_channels, int(b[box + 2]));
+        if (find_box(jp2h, jp2h_end, "cmap", box, box_end)) h.decoded_channels = std::max(h.decoded_channels, int(std::min<size_t>((box_end - box) / 4, 65535)));
         const uint32_t height = be32(b + ihdr), width = be32(b + ihdr + 4), components = be16(b + ihdr + 8);
         if (uint32_t(h.width) != width || uint32_t(h.height) != height || uint32_t(h.components) != components) {
             rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG 2000: the header box says %ux%u with %u components, the codestream "
@@ -435,6 +449,29 @@ double analysis_scale(int max_dimension, double scale, int width, int height) {
     return s;
 }
 
+// maxPixels prices an 8-bit colour image, 3 bytes a pixel. OpenJPEG holds every sample of every channel it makes (the
+// components, or a palette's channels) as a 4-byte integer, so a JPEG 2000 image gets the samples that cost the same:
+// a quarter of the pixels in colour. It also keeps about 1 KB per tile and component before any pixel is read (a
+// 178-byte file of 65,535 tiles and 20 components took 1.65 GB), so those are bounded too: 65,536 is 64 MB, and
+// over 80 times what a 50 MP image in 256-pixel tiles of 3 components has.
+void check_jpeg2000_cost(const rp_image_header &h, int64_t max_pixels) {
+    const int64_t pixels = int64_t(h.width) * h.height;
+    const int channels = std::max(h.components, h.decoded_channels);
+    if (pixels * channels * 4 > max_pixels * 3) {
+        fail(RP_ERR_TOO_LARGE, cv::format("JPEG 2000 image is %dx%d decoded into %d channel%s, over this format's limit of %lld "
+                                          "pixels (its decoder holds 4 bytes a sample: maxPixels %lld x 3/(4 x %d))",
+                                          h.width, h.height, channels, channels == 1 ? "" : "s",
+                                          (long long)(max_pixels * 3 / (4 * int64_t(channels))), (long long)max_pixels, channels));
+    }
+    constexpr int64_t kMaxTileComponents = 65536;
+    if (h.tiles * h.components > kMaxTileComponents) {
+        fail(RP_ERR_TOO_LARGE, cv::format("JPEG 2000 image has %lld tiles of %d component%s = %lld tile-components, over the limit of %lld "
+                                          "(its decoder keeps about 1 KB for each before reading a pixel)",
+                                          (long long)h.tiles, h.components, h.components == 1 ? "" : "s", (long long)(h.tiles * h.components),
+                                          (long long)kMaxTileComponents));
+    }
+}
+
 rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, bool grayscale, decode_reduction reduction) {
     rp_image_header h = probe(bytes, length);
     int64_t pixels = int64_t(h.width) * int64_t(h.height);
@@ -442,14 +479,7 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
         fail(RP_ERR_TOO_LARGE, cv::format("image is %dx%d = %.1f MP, over the limit of %lld pixels (maxPixels)", h.width, h.height,
                                           double(pixels) / 1e6, (long long)max_pixels));
     }
-    // maxPixels prices an 8-bit colour image, 3 bytes a pixel. OpenJPEG holds every sample as a 4-byte integer while
-    // it decodes, so a JPEG 2000 image gets the samples that cost the same: a quarter of the pixels with 3 components.
-    if (h.format == RP_FORMAT_JPEG2000 && max_pixels > 0 && pixels * h.components * 4 > max_pixels * 3) {
-        fail(RP_ERR_TOO_LARGE, cv::format("JPEG 2000 image is %dx%d = %.1f MP with %d components, over this format's limit of %.1f MP "
-                                          "(its decoder holds 4 bytes a sample: maxPixels %lld x 3/(4 x %d))",
-                                          h.width, h.height, double(pixels) / 1e6, h.components,
-                                          double(max_pixels) * 3 / (4.0 * h.components) / 1e6, (long long)max_pixels, h.components));
-    }
+    if (h.format == RP_FORMAT_JPEG2000 && max_pixels > 0) check_jpeg2000_cost(h, max_pixels);
     if (h.format == RP_FORMAT_PNG) h.orientation = verify_png_chunks(bytes, length);
     const bool transposed = h.orientation >= 5;
     const cv::Size full = transposed ? cv::Size(h.height, h.width) : cv::Size(h.width, h.height);

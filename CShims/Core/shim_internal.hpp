@@ -23,7 +23,11 @@ struct rp_image_header {
     int width;   // as stored, before EXIF orientation
     int height;
     int orientation;  // EXIF orientation 1...8 (1 when absent)
-    int components = 0;  // samples per pixel where the decoder's memory depends on it (JPEG 2000), else 0
+    // JPEG 2000 only (0 otherwise), where the decoder's memory depends on them: components per pixel, the channels
+    // a palette or component mapping makes of them, and the tiles.
+    int components = 0;
+    int decoded_channels = 0;
+    int64_t tiles = 0;
 };
 
 struct rp_image {

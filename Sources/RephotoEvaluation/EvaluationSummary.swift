@@ -35,10 +35,11 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
     /// is undetermined (`translation_undetermined`): where the mAA was lost. Absent in older summaries.
     public var poseRefusals: [String: Int]?
     public var undeterminedTranslations: [String: Int]?
-    /// Failed frames by `failure_kind`, and the reason most of them gave (`failure_reason`; the first in row order
-    /// on a tie), so a run where every frame failed says why. Absent in older summaries.
+    /// Failed frames by `failure_kind`, the reason most of them gave (`failure_reason`; the first in row order on a
+    /// tie) and how many gave it, so a run where every frame failed says why. Absent in older summaries.
     public var failureKinds: [String: Int]?
     @NullEncoded public var commonFailureReason: String?
+    @NullEncoded public var commonFailureFrames: Int?
     /// References of unknown camera: the median of the estimated focal lengths' absolute errors, %; absent otherwise.
     public var medianReferenceFocalErrorPercent: Double?
 
@@ -52,6 +53,7 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
         for stage in TimedStage.allCases {
             if let m = Statistics.median(values(stage.row, ok)) { times[stage.rawValue] = m }
         }
+        let common = mostCommon(rows.compactMap { $0.failed ? $0.failureReason : nil })
         return EvaluationStatistics(
             frames: rows.count, failures: rows.count - ok.count,
             successRate: rows.isEmpty ? 0 : Double(ok.count) / Double(rows.count),
@@ -72,16 +74,16 @@ public struct EvaluationStatistics: Codable, Equatable, Sendable {
                 if !row.failed, let cause = row.translationUndetermined { counts[cause, default: 0] += 1 }
             },
             failureKinds: rows.reduce(into: [:]) { counts, row in if row.failed { counts[row.failureKind ?? "unknown", default: 0] += 1 } },
-            commonFailureReason: mostCommon(rows.compactMap { $0.failed ? $0.failureReason : nil }),
+            commonFailureReason: common?.reason, commonFailureFrames: common?.frames,
             medianReferenceFocalErrorPercent: Statistics.median(rows.compactMap { $0.referenceFocalErrorPercent.map(abs) }))
     }
 
-    private static func mostCommon(_ reasons: [String]) -> String? {
+    private static func mostCommon(_ reasons: [String]) -> (reason: String, frames: Int)? {
         var counts: [String: Int] = [:]
         for reason in reasons { counts[reason, default: 0] += 1 }
         var best: String?
         for reason in reasons where best == nil || counts[reason]! > counts[best!]! { best = reason }
-        return best
+        return best.map { ($0, counts[$0]!) }
     }
 }
 

@@ -138,7 +138,11 @@ struct EvaluateCommand: ParsableCommand {
         // Where the mAA went: poses the gate refused and translations left undetermined, by cause.
         func counts(_ c: [String: Int]?) -> String { (c ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
         if let failed = summary.overall.failureKinds, !failed.isEmpty {
-            lines.append("failed: " + counts(failed) + (summary.overall.commonFailureReason.map { "; most often: " + CLIOutput.visible($0) } ?? ""))
+            let common = summary.overall.commonFailureReason.map { reason in
+                let frames = summary.overall.commonFailureFrames ?? 1
+                return frames > 1 ? "; most often (\(frames) frames): " + CLIOutput.visible(reason) : "; first: " + CLIOutput.visible(reason)
+            }
+            lines.append("failed: " + counts(failed) + (common ?? ""))
         }
         if let refused = summary.overall.poseRefusals, !refused.isEmpty { lines.append("poses refused: " + counts(refused)) }
         if let undetermined = summary.overall.undeterminedTranslations, !undetermined.isEmpty {

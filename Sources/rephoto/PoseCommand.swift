@@ -157,6 +157,5 @@ struct PoseCommand: ParsableCommand {
         case (.some, .some): throw RephotoError.badInput("give either --\(role)calibration or --\(role)intrinsics, not both")
         }
     }
-
 }
 

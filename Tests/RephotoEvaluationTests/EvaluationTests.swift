@@ -43,12 +43,12 @@ import RephotoEvaluation
                     Self.row(0.5, rotation: 0.5), failure("bad_input", "reference.tif: needs the plugin")]
         let statistics = EvaluationStatistics.compute(rows)
         #expect(statistics.failureKinds == ["bad_input": 2, "estimation_failed": 1])
-        #expect(statistics.commonFailureReason == "reference.tif: needs the plugin")
+        #expect(statistics.commonFailureReason == "reference.tif: needs the plugin" && statistics.commonFailureFrames == 2)
         #expect(EvaluationStatistics.compute(Array(rows.prefix(2))).commonFailureReason == "too few matches (3)")
         let fine = EvaluationStatistics.compute([Self.row(0.5, rotation: 0.5)])
-        #expect(fine.failureKinds == [:] && fine.commonFailureReason == nil)
+        #expect(fine.failureKinds == [:] && fine.commonFailureReason == nil && fine.commonFailureFrames == nil)
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(fine)) as? [String: Any]
-        #expect(json?["commonFailureReason"] is NSNull, "the key is present and null when nothing failed")
+        #expect(json?["commonFailureReason"] is NSNull && json?["commonFailureFrames"] is NSNull, "the keys are present and null when nothing failed")
     }
 
     static func synthetic(frames: Int = 6, seed: UInt64 = 21) throws -> URL {

@@ -297,8 +297,41 @@ import RephotoEvaluation
         let quarter = 128 * 96 * 4
         let error = #expect(throws: RephotoError.self) { try Image(contentsOfFile: Self.formatFixture(file), maxPixels: quarter - 1) }
         #expect(error?.reason == .tooLarge)
-        #expect(error?.message.hasSuffix(": JPEG 2000 image is 128x96 = 0.0 MP with 3 components, over this format's limit of 0.0 MP (its decoder holds 4 bytes a sample: maxPixels \(quarter - 1) x 3/(4 x 3))") == true, "\(error?.message ?? "")")
+        #expect(error?.message.hasSuffix(": JPEG 2000 image is 128x96 decoded into 3 channels, over this format's limit of 12287 pixels (its decoder holds 4 bytes a sample: maxPixels \(quarter - 1) x 3/(4 x 3))") == true, "\(error?.message ?? "")")
         #expect(try Image(contentsOfFile: Self.formatFixture(file), maxPixels: quarter).width == 128)
+    }
+
+    /// A palette (pclr) turns one component into as many channels as it has columns, each decoded in full: the limit
+    /// counts them (a 37 MP grey JP2 with a 16-column palette took 2.64 GB).
+    @Test func aJP2PaletteIsCountedInChannels() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("source.jp2"))))
+        func at(_ type: String) throws -> Int { try #require((0..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual(Array(type.utf8)) }) - 4 }
+        let jp2h = try at("jp2h"), ihdr = try at("ihdr")
+        let columns = 200
+        let body: [UInt8] = [0, 1, UInt8(columns)] + [UInt8](repeating: 7, count: columns) + [UInt8](repeating: 0, count: columns)
+        let length = 8 + body.count
+        let pclr = [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + Array("pclr".utf8) + body
+        bytes.insert(contentsOf: pclr, at: ihdr + 22)  // after the 22-byte ihdr box
+        let jp2hLength = (Int(bytes[jp2h]) << 24 | Int(bytes[jp2h + 1]) << 16 | Int(bytes[jp2h + 2]) << 8 | Int(bytes[jp2h + 3])) + length
+        bytes.replaceSubrange(jp2h..<jp2h + 4, with: [UInt8(jp2hLength >> 24), UInt8(jp2hLength >> 16 & 0xFF), UInt8(jp2hLength >> 8 & 0xFF), UInt8(jp2hLength & 0xFF)])
+        let limit = 128 * 96 * 4  // the plain fixture's 3 channels fit exactly
+        let error = #expect(throws: RephotoError.self) { try Image(data: Data(bytes), maxPixels: limit) }
+        #expect(error?.message == "JPEG 2000 image is 128x96 decoded into 200 channels, over this format's limit of 184 pixels (its decoder holds 4 bytes a sample: maxPixels \(limit) x 3/(4 x 200))", "\(error?.message ?? "")")
+    }
+
+    /// OpenJPEG keeps about 1 KB per tile and component before it reads a pixel (a 178-byte file of 65,535 tiles took
+    /// 1.65 GB): a codestream of 1,000x1,000 one-pixel tiles is refused from its SIZ segment, whatever its pixels.
+    @Test func aJPEG2000OfCountlessTilesIsRefusedBeforeDecoding() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("source.j2k"))))
+        func put(_ value: UInt32, at offset: Int) { bytes.replaceSubrange(offset..<offset + 4, with: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]) }
+        put(1000, at: 8); put(1000, at: 12)  // Xsiz, Ysiz
+        put(1, at: 24); put(1, at: 28)  // XTsiz, YTsiz
+        let error = #expect(throws: RephotoError.self) { try Image(data: Data(bytes)) }
+        #expect(error?.reason == .tooLarge)
+        #expect(error?.message == "JPEG 2000 image has 1000000 tiles of 3 components = 3000000 tile-components, over the limit of 65536 (its decoder keeps about 1 KB for each before reading a pixel)", "\(error?.message ?? "")")
+        put(0xFFFF_FFFF, at: 8)
+        let huge = #expect(throws: RephotoError.self) { try Image(data: Data(bytes)) }
+        #expect(huge?.message == "corrupt JPEG 2000: size 4294967295x1000 in its SIZ segment", "\(huge?.message ?? "")")
     }
 
     /// A JP2 file whose header box disagrees with its codestream is refused: the limit is checked on what is decoded.

@@ -202,7 +202,7 @@ public enum ParameterRegistry {
 
         // gates and limits
         .integer("minimumInliers", \.minimumInliers, 10, min: 4, max: 100_000, "fewer matches or homography inliers than this is 'could not estimate'"),
-        .integer("maxPixels", \.maxPixels, 50_000_000, min: 1, max: 1 << 40, scale: .fixed, "images with more pixels are refused before decoding; JPEG 2000, whose decoder holds 4 bytes a sample, gets 3/(4 x components) of it"),
+        .integer("maxPixels", \.maxPixels, 50_000_000, min: 1, max: 1 << 40, scale: .fixed, "images with more pixels are refused before decoding; JPEG 2000, whose decoder holds 4 bytes a sample, gets 3/(4 x channels) of it"),
         .flag("strictDecoding", \.strictDecoding, false,
               "refuse images with damaged data the decoder could still decode (otherwise a warning in the result)"),
         .integer("maxBytes", \.maxBytes, 256 << 20, min: 1, max: 1 << 40, scale: .fixed,
