@@ -199,6 +199,35 @@ import RephotoSynthesis
         #expect(sensor.session.source == .sensor && sensor.sensorOnly != nil && sensor.result == nil)
     }
 
+    /// A scheduled robust update that fails (here: a ratio test only the reference's own pixels pass in numbers) does not lose
+    /// the frame: it is answered from tracking, with the reason, at the homography the frames were warped by, and
+    /// the next frame is due another robust update.
+    @Test func aFailedScheduledUpdateIsAnsweredFromTracking() throws {
+        let image = try Image(contentsOfFile: Fixtures.sample("graf1.png"), grayscale: true)
+        var config = PipelineConfig()
+        config.session.robustEvery = 2
+        // Distance 0 passes; of a warped copy's descriptors a handful do, under the 40 matches asked for.
+        config.matching.ratio = 0.01
+        config.minimumInliers = 40
+        let estimator = try PoseEstimator(config: config)
+        let session = GuidanceSession(estimator: estimator, reference: try estimator.prepareReference(image, camera: nil), camera: nil)
+        let first = Matrix3(rows: [[1, 0, 3], [0, 1, -2], [0, 0, 1]])
+        let second = Matrix3(rows: [[0.9995, -0.03, 8.5], [0.03, 0.9995, -5.2], [1e-5, -1e-5, 1]])
+        let start = try session.process(image)
+        #expect(start.session.source == .robust && start.session.trigger == .start)
+        let between = try session.process(image.warped(by: first, width: image.width, height: image.height))
+        #expect(between.session.source == .tracked)
+        let due = try session.process(image.warped(by: second, width: image.width, height: image.height))
+        #expect(due.session.source == .tracked && due.session.trigger == .schedule, "\(due.session.source) \(String(describing: due.session.trigger)) matches \(due.result?.counts.matches ?? -1) H \(due.result?.counts.inliersHomography ?? -1)")
+        #expect(due.session.reason?.hasPrefix("the scheduled robust update failed (too few matches") == true, "\(due.session.reason ?? "no reason")")
+        let homography = try #require(due.result).homography
+        let corners = [Point2(x: 100, y: 100), Point2(x: 700, y: 100), Point2(x: 700, y: 540), Point2(x: 100, y: 540)]
+        let worst = corners.map { homography.project($0).distance(to: second.project($0)) }.max() ?? .infinity
+        #expect(worst < 1, "the tracked homography is \(worst) px from the warp at a corner")
+        let next = try session.process(image.warped(by: second, width: image.width, height: image.height))
+        #expect(next.session.trigger == .schedule && next.session.source == .tracked)
+    }
+
     /// A timestamp that is not a number is bad input; a frame of another size than the last starts tracking afresh.
     @Test func oddFramesAreRefusedOrStartAgain() throws {
         let sequence = try Self.walk()
