@@ -364,6 +364,7 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
     if (b[0] == 0xFF) {
         read_siz(b, n, h);
     } else {
+        size_t cut_length = 0, cut_holds = 0;  // the last box found cut short by the file's end: declared, held
         auto find_box = [&](size_t from, size_t to, const char *type, size_t &body, size_t &end) {
             for (size_t pos = from; pos + 8 <= to;) {
                 uint64_t length = be32(b + pos);
@@ -374,6 +375,9 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
                     header = 16;
                 } else if (length == 0) {
                     length = to - pos;
+                }
+                if (length > to - pos && length >= header && std::memcmp(b + pos + 4, type, 4) == 0) {
+                    cut_length = length > SIZE_MAX ? SIZE_MAX : size_t(length), cut_holds = to - pos;
                 }
                 if (length < header || length > to - pos) return false;
                 if (std::memcmp(b + pos + 4, type, 4) == 0) {
@@ -389,7 +393,13 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
         if (!find_box(0, n, "jp2h", jp2h, jp2h_end) || !find_box(jp2h, jp2h_end, "ihdr", ihdr, ihdr_end) || ihdr_end - ihdr < 10) {
             rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image header box (jp2h/ihdr)");
         }
-        if (!find_box(0, n, "jp2c", jp2c, jp2c_end)) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no codestream box (jp2c)");
+        cut_length = 0;
+        if (!find_box(0, n, "jp2c", jp2c, jp2c_end)) {
+            if (cut_length > 0) {
+                rp::fail(RP_ERR_DECODE, cv::format("truncated JPEG 2000: its codestream box (jp2c) is %zu bytes, the file holds %zu of them", cut_length, cut_holds));
+            }
+            rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no codestream box (jp2c)");
+        }
         read_siz(b + jp2c, jp2c_end - jp2c, h);
         // A palette (pclr) expands its one component into NPC full-size channels, and a component mapping (cmap,
         // 4 bytes an entry) makes a channel per entry: the decoder holds whichever is more.

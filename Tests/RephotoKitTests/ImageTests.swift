@@ -343,6 +343,17 @@ import RephotoEvaluation
         #expect(error?.message == "corrupt JPEG 2000: the header box says 16x96 with 3 components, the codestream 128x96 with 3", "\(error?.message ?? "")")
     }
 
+    /// A JP2 file cut inside its codestream box is called truncated, with the box's length and what the file holds.
+    @Test func aJP2CutInItsCodestreamIsCalledTruncated() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.formatFixture("source.jp2"))))
+        let jp2c = try #require((0..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual(Array("jp2c".utf8)) }) - 4
+        let length = Int(bytes[jp2c]) << 24 | Int(bytes[jp2c + 1]) << 16 | Int(bytes[jp2c + 2]) << 8 | Int(bytes[jp2c + 3])
+        #expect(jp2c + length == bytes.count)
+        let cut = Data(bytes[..<(jp2c + 200)])
+        let error = #expect(throws: RephotoError.self) { try Image(data: cut) }
+        #expect(error?.message == "truncated JPEG 2000: its codestream box (jp2c) is \(length) bytes, the file holds 200 of them", "\(error?.message ?? "")")
+    }
+
     /// 16-bit PNGs read as cv::imread reads them: each sample cut to its high byte (the fixtures hold a known
     /// 8-bit value p in the high byte of every sample, under a random low byte, made with cv2.imwrite), alpha
     /// dropped, and grey from OpenCV's weights, the same decoded grey or from the decoded colour.
