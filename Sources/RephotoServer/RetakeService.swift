@@ -263,7 +263,8 @@ final class RetakeService: Sendable {
         }
         let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
-            let frame = try estimator.prepareReference(try estimator.decode(bytes), camera: camera, cameraUnknown: cameraUnknown)
+            let decoded = try Self.decodingStored(id, stored: image == nil) { try estimator.decode(bytes) }
+            let frame = try estimator.prepareReference(decoded, camera: camera, cameraUnknown: cameraUnknown)
             return (frame, try frame.features.serialized())
         }
         cache.put(key, frame, camera: camera, registered: registered)
@@ -273,6 +274,16 @@ final class RetakeService: Sendable {
             metrics.derivedEvicted.increment(by: Int64(evicted))
         }
         return frame
+    }
+
+    /// Decodes a reference's image; one `stored` (found by id, not sent) in a format this worker cannot decode (no
+    /// media plugin here) is the worker's to mend, not the client's: unavailable (503), not unsupported (415).
+    static func decodingStored(_ id: String, stored: Bool, _ decode: () throws -> Image) throws -> Image {
+        do {
+            return try decode()
+        } catch let error as RephotoError where stored && error.reason == .unsupportedFormat {
+            throw ServiceError(.unavailable, code: "unavailable", kind: .unavailable, "the stored reference \(id) cannot be decoded by this worker: \(error.message)")
+        }
     }
 
     /// A request's reference, ready to score against: `camera` is the one it was prepared with, which the retake shares
@@ -383,11 +394,12 @@ final class RetakeService: Sendable {
         let (marks, _) = given.map { ($0, false) } ?? keptMarks(id, retake: retake)
         let config = prepared.settings, camera = inputs.retakeCamera ?? prepared.camera
         let reduced = FeatureConfig(detector: config.features.detector, maxDimension: settings.alignMaxDimension)
+        let stored = referenceBytes == nil
         guard let referenceBytes = try referenceBytes ?? storedImage(id) else { throw ServiceError.notFound("no stored image for reference \(id)") }
         let data = try await compute {
             let estimator = try PoseEstimator(config: config)
             let result = try estimator.estimate(reference: reference, current: try estimator.decode(retake), camera: camera, marks: marks)
-            let colourReference = try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced)
+            let colourReference = try Self.decodingStored(id, stored: stored) { try Image(data: referenceBytes, maxPixels: config.maxPixels, reducedFor: reduced) }
             let colourRetake = try Image(data: retake, maxPixels: config.maxPixels, reducedFor: reduced)
             let aligned = try Alignment.compose(reference: colourReference, retake: colourRetake, homography: result.homography, mode: mode, opacity: opacity)
             return (try aligned.encoded(as: format == "png" ? .png : .jpeg(quality: 90)), result.alignmentWarnings)

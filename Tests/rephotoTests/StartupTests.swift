@@ -75,6 +75,34 @@ import Testing
         }
     }
 
+    /// A TIFF reference stored by a worker with the plugin, then aligned by id on one without it: the client sent no
+    /// TIFF, so the answer is the worker's 503 naming what is missing, not a 415.
+    @Test func aStoredTIFFOnAWorkerWithoutThePluginIsTheWorkersToMend() throws {
+        let folder = try Scratch.directory()
+        let alone = folder.appendingPathComponent("rephoto"), store = folder.appendingPathComponent("store").path
+        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        func stdio(_ executable: URL, _ line: String) throws -> [String: Any] {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["serve", "--stdio", "--reference-store", store]
+            let input = Pipe(), output = Pipe()
+            (process.standardInput, process.standardOutput, process.standardError) = (input, output, FileHandle.nullDevice)
+            try process.run()
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            try input.fileHandleForWriting.close()
+            let out = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (try JSONSerialization.jsonObject(with: out)) as? [String: Any] ?? [:]
+        }
+        let added = try stdio(CLI.executable, #"{"op": "addReference", "image": {"path": "\#(Self.tiff)"}}"#)
+        let id = try #require(added["id"] as? String)
+        let png = CLI.packageRoot.appendingPathComponent("Tests/fixtures/formats/source.png").path
+        let answer = try stdio(alone, #"{"op": "align", "referenceId": "\#(id)", "retake": {"path": "\#(png)"}}"#)
+        let error = answer["error"] as? [String: Any]
+        #expect(answer["status"] as? Int == 503 && error?["code"] as? String == "unavailable", "\(answer)")
+        #expect(error?["message"] as? String == "the stored reference \(id) cannot be decoded by this worker: reading TIFF needs the media plugin libRephotoMedia.so, beside the program or in ../lib/rephoto from it (scripts/install-cli): not installed", "\(answer)")
+    }
+
     /// `evaluate` on a sequence of TIFFs without the plugin fails every frame, exit 3, and says why on its summary line
     /// rather than leaving the reason in frames.csv alone.
     @Test func anEvaluationWithoutThePluginSaysWhyItsFramesFailed() throws {
