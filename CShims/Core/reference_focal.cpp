@@ -1,8 +1,8 @@
 // The focal length of a reference photo from an unknown camera, against a calibrated current camera
-// (rephoto_shim.h, rp_estimate_reference_focal). Both models reduce to a search over one number, the focal
-// length f: E(f) = diag(s, s, 1) F diag(f, f, 1) must have two equal singular values, and
-// diag(1/s, 1/s, 1) H diag(f, f, 1) must be a multiple of a rotation, where the reference's pixels are taken
-// about its centre and the current's are undistorted and scaled by its focal length s.
+// (rephoto_shim.h, rp_estimate_reference_focal): a search over one number, the focal length f. The cameras apart,
+// each f on a grid gets a robust essential-matrix search, and the best is refined on its inliers' pixel residuals;
+// the cameras at one place, diag(1/s, 1/s, 1) H diag(f, f, 1) must be a multiple of a rotation. The reference's
+// pixels are taken about its centre, the current's undistorted and scaled by its focal length s.
 #include "pose/pose.hpp"
 
 #include <opencv2/calib3d.hpp>
@@ -13,14 +13,6 @@
 #include <random>
 
 namespace {
-
-// How far E(f) is from an essential matrix: (s1 - s2) / s1.
-double essential_gap(const cv::Matx33d &G, double f) {
-    const cv::Matx33d E = G * cv::Matx33d(f, 0, 0, 0, f, 0, 0, 0, 1);
-    cv::Vec3d w;
-    cv::SVD::compute(E, w, cv::SVD::NO_UV);
-    return w[0] > 0 ? (w[0] - w[1]) / w[0] : HUGE_VAL;
-}
 
 // How far M(f) is from a multiple of a rotation: |M^T M / (trace / 3) - I|.
 double rotation_gap(const cv::Matx33d &G, double f) {
@@ -91,6 +83,18 @@ double spread_percent(const std::function<double(double)> &cost, double f, int w
     return 100 * std::sqrt(2 * variance / second) / f;
 }
 
+// Squared Sampson residuals in pixels of both images under E, the reference's bearings at focal length f and the
+// current's at (fx, fy).
+void pixel_residuals2(const cv::Matx33d &E, const rp::pose::Bearings &x, double f, double fx, double fy, std::vector<double> &out) {
+    out.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const cv::Vec3d Ea = E * x.a[i], Etb = E.t() * x.b[i];
+        const double den = (Ea[0] / fx) * (Ea[0] / fx) + (Ea[1] / fy) * (Ea[1] / fy) + (Etb[0] / f) * (Etb[0] / f) + (Etb[1] / f) * (Etb[1] / f);
+        const double num = x.b[i].dot(Ea);
+        out[i] = den > 0 ? num * num / den : 0;
+    }
+}
+
 }  // namespace
 
 extern "C" {
@@ -153,13 +157,75 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         const bool useRotation = rotation.inside && rotation.gap < rotationFits &&
                                  rotationInliers >= params->rotation_share * fundamentalInliers;
         Minimum chosen{0, HUGE_VAL, false};
-        const std::vector<uchar> &mask = useRotation ? rotationMask : fundamentalMask;
-        if (useRotation) {
-            chosen = rotation;
-        } else if (fundamentalInliers >= 8) {
-            const cv::Matx33d G = S * matx(F);
-            chosen = minimise([&](double f) { return essential_gap(G, f); }, lo, hi);
+        const double fx = current_camera->K[0], fy = current_camera->K[4];
+        auto camera_for = [&](double f) {
+            rp_camera c = rp_camera{};
+            const double K[9] = {f, 0, cx, 0, f, cy, 0, 0, 1};
+            std::copy(K, K + 9, c.K);
+            c.width = reference_width;
+            c.height = reference_height;
+            return c;
+        };
+        // The cameras apart: each focal length on a log grid gets its own robust essential-matrix search, scored by
+        // the truncated pixel residuals of every correspondence; the best one's inliers and pose start the
+        // refinement. (A fundamental matrix's seven degrees of freedom take in wrong matches that a pose at a
+        // known focal length does not: its focal lengths were 10-30 % off where this scan's were within 3 %.)
+        std::vector<uchar> scanMask;
+        rp::pose::Pose scanPose;
+        double scanLow = 0, scanHigh = 0;
+        if (!useRotation && n >= 8) {
+            const double tau2 = params->threshold_pixels * params->threshold_pixels;
+            rp::pose::SearchParams search;
+            search.loop.confidence = 0.999;
+            search.loop.max_iterations = 400;
+            search.loop.min_iterations = 100;
+            search.loop.seed = 0x5EEDF0CA1ULL;
+            std::vector<double> r2;
+            auto score = [&](double f, rp::pose::Pose &found) {
+                const rp::pose::Bearings x = rp::pose::undistorted(reference, current, camera_for(f), *current_camera);
+                const double tau = params->threshold_pixels / (0.5 * (f + s));
+                const auto result = rp::pose::essential_loop(x, search, tau, search.loop.seed, search.loop.max_iterations);
+                if (!std::isfinite(result.cost)) return HUGE_VAL;
+                found = result.model;
+                // Polished on its inliers, so neighbouring focal lengths differ by their fit, not by the loop's luck.
+                rp::pose::refine(x, tau * tau, found, 10);
+                pixel_residuals2(found.essential(), x, f, fx, fy, r2);
+                double cost = 0;
+                for (double v : r2) cost += std::min(v, tau2);
+                return cost;
+            };
+            // Coarse, 10 % apart over the whole range, then 2.5 % apart within 10 % of the best.
+            std::vector<std::pair<double, double>> scanned;  // focal, cost
+            double best = HUGE_VAL, bestFocal = 0;
+            auto visit = [&](double f) {
+                rp::pose::Pose found;
+                const double cost = score(f, found);
+                scanned.emplace_back(f, cost);
+                if (cost < best) best = cost, bestFocal = f, scanPose = found;
+            };
+            for (double f = lo * 1.05; f < hi; f *= 1.1) visit(f);
+            if (bestFocal > 0) {
+                const double centre = bestFocal;
+                for (int k = -3; k <= 3; ++k) {
+                    if (k != 0) visit(centre * std::pow(1.025, k));
+                }
+            }
+            if (bestFocal > 0) {
+                // The focal lengths whose best pose fits within one inlier's worth of the best: where the
+                // correspondences cannot tell them apart.
+                scanLow = scanHigh = bestFocal;
+                for (const auto &[f, cost] : scanned) {
+                    if (cost <= best + tau2) scanLow = std::min(scanLow, f), scanHigh = std::max(scanHigh, f);
+                }
+                const rp::pose::Bearings x = rp::pose::undistorted(reference, current, camera_for(bestFocal), *current_camera);
+                pixel_residuals2(scanPose.essential(), x, bestFocal, fx, fy, r2);
+                scanMask.assign(size_t(n), 0);
+                for (int i = 0; i < n; ++i) scanMask[size_t(i)] = r2[size_t(i)] < tau2 && rp::pose::in_front(scanPose, x.a[size_t(i)], x.b[size_t(i)]);
+                chosen = {bestFocal, best, bestFocal > lo * 1.06 && bestFocal < hi / 1.1};
+            }
         }
+        const std::vector<uchar> &mask = useRotation ? rotationMask : scanMask;
+        if (useRotation) chosen = rotation;
         *focal = rp_focal{};
         if (!(params->principal_point_sigma >= 0 && params->principal_point_sigma < 1)) {
             rp::fail(RP_ERR_INVALID_ARGUMENT, "principal_point_sigma must be 0...1");
@@ -168,7 +234,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         focal->rotation_inliers = rotationInliers;
         focal->rotation_residual = rotation.gap;
         focal->model = useRotation ? 2 : 1;
-        focal->inliers = useRotation ? rotationInliers : fundamentalInliers;
+        focal->inliers = useRotation ? rotationInliers : cv::countNonZero(scanMask);
         if (!chosen.inside) rp::fail(RP_ERR_ESTIMATION, "no focal length of the reference between the bounds fits these correspondences");
         focal->focal = chosen.focal;
 
@@ -179,19 +245,10 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         for (size_t i = 0; i < mask.size(); ++i) {
             if (mask[i]) use.push_back(i);
         }
-        const double fx = current_camera->K[0], fy = current_camera->K[4];
         std::vector<double> residuals;
         std::function<double(double)> profile;
         rp::pose::Pose pose;
         int parameters = 0;
-        auto camera_for = [&](double f) {
-            rp_camera c = rp_camera{};
-            const double K[9] = {f, 0, cx, 0, f, cy, 0, 0, 1};
-            std::copy(K, K + 9, c.K);
-            c.width = reference_width;
-            c.height = reference_height;
-            return c;
-        };
         auto pick = [&](const std::vector<cv::Point2d> &points) {
             std::vector<cv::Point2d> out;
             for (size_t i : use) out.push_back(points[i]);
@@ -224,62 +281,42 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
             };
         } else {
             parameters = 6;
-            // The start: of E(f0)'s four poses, the one that puts the most inliers in front.
-            {
-                const rp::pose::Bearings x = rp::pose::undistorted(pick(reference), pick(current), camera_for(chosen.focal), *current_camera);
-                const cv::Matx33d E = S * matx(F) * cv::Matx33d(chosen.focal, 0, 0, 0, chosen.focal, 0, 0, 0, 1);
-                int best = -1;
-                for (const auto &candidate : rp::pose::decompositions(E)) {
-                    int front = 0;
-                    for (size_t i = 0; i < x.size(); ++i) front += rp::pose::in_front(candidate, x.a[i], x.b[i]);
-                    if (front > best) {
-                        best = front;
-                        pose = candidate;
-                    }
-                }
-            }
+            pose = scanPose;
             profile = [&](double f) {
                 const rp::pose::Bearings x = rp::pose::undistorted(pick(reference), pick(current), camera_for(f), *current_camera);
                 rp::pose::refine(x, HUGE_VAL, pose, 40);
-                const cv::Matx33d E = pose.essential();
-                residuals.clear();
+                pixel_residuals2(pose.essential(), x, f, fx, fy, residuals);
                 double cost = 0;
-                for (size_t i = 0; i < x.size(); ++i) {
-                    const cv::Vec3d Ea = E * x.a[i], Etb = E.t() * x.b[i];
-                    const double den = (Ea[0] / fx) * (Ea[0] / fx) + (Ea[1] / fy) * (Ea[1] / fy) + (Etb[0] / f) * (Etb[0] / f) +
-                                       (Etb[1] / f) * (Etb[1] / f);
-                    const double num = x.b[i].dot(Ea);
-                    const double r2 = den > 0 ? num * num / den : 0;
-                    residuals.push_back(std::sqrt(r2));
-                    cost += r2;
-                }
+                for (double &r : residuals) cost += r, r = std::sqrt(r);
                 return cost;
             };
         }
-        // Within 10 % of the scan's minimum, moved on while the best lies at an end of the bracket.
-        double refined = chosen.focal, near = refined, far = refined;
-        bool atEdge = true;
-        for (int round = 0; round < 4 && atEdge; ++round) {
-            near = std::max(params->min_focal, refined / 1.1);
-            far = std::min(params->max_focal, refined * 1.1);
-            refined = golden(profile, near, far, 30);
-            atEdge = refined < near * 1.005 || refined > far / 1.005;
-        }
-        // Again on the correspondences within three times the inliers' robust noise: matches inside the threshold by
-        // chance pull the focal length less, and the cost's curvature measures the inliers' noise.
-        if (!atEdge) {
-            profile(refined);
+        // From a start, within 10 % of it and moved on while the best lies at an end of the bracket; then again on
+        // the correspondences within three times the inliers' robust noise: matches inside the threshold by chance
+        // pull the focal length less, and the cost's curvature measures the inliers' noise. Uses and trims `use`.
+        auto refine_from = [&](double start, bool &edge) {
+            double best = start;
+            edge = true;
+            for (int round = 0; round < 12 && edge; ++round) {
+                const double near = std::max(params->min_focal, best / 1.1), far = std::min(params->max_focal, best * 1.1);
+                best = golden(profile, near, far, 30);
+                edge = best < near * 1.005 || best > far / 1.005;
+            }
+            if (edge) return best;
+            profile(best);
             const double noise = std::max(0.1, rp::pose::kMadToSigma * rp::pose::median(residuals));
             std::vector<size_t> kept;
             for (size_t k = 0; k < use.size(); ++k) {
                 if (residuals[k] < 3 * noise) kept.push_back(use[k]);
             }
             use = kept;
-            near = std::max(params->min_focal, refined / 1.03);
-            far = std::min(params->max_focal, refined * 1.03);
-            refined = golden(profile, near, far, 30);
-            atEdge = refined < near * 1.005 || refined > far / 1.005;
-        }
+            const double near = std::max(params->min_focal, best / 1.03), far = std::min(params->max_focal, best * 1.03);
+            best = golden(profile, near, far, 30);
+            edge = best < near * 1.005 || best > far / 1.005;
+            return best;
+        };
+        bool atEdge = true;
+        double refined = refine_from(chosen.focal, atEdge);
         focal->focal = refined;
         focal->inliers = int(use.size());
         profile(refined);
@@ -304,6 +341,10 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         const double principal = 100 * std::sqrt(moved2) * params->principal_point_sigma * side / refined;
         focal->principal_point_sigma_percent = principal;
         focal->sigma_percent = std::hypot(focal->noise_sigma_percent, principal);
+        // Focal lengths the scan could not tell from the best widen its answer's to half their span.
+        if (!useRotation && scanHigh > scanLow) {
+            focal->sigma_percent = std::max(focal->sigma_percent, 100 * std::log(scanHigh / scanLow) / 2);
+        }
     });
 }
 

@@ -488,8 +488,9 @@ int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera 
 
 /* An old reference photo's camera is unknown: its focal length is estimated from correspondences with the
    calibrated current camera, its principal point taken at the reference image's centre and no distortion.
-   Two models: a fundamental matrix (then the semi-calibrated essential matrix has two equal singular values)
-   when the cameras stand apart, and a rotation (K_current^-1 H K_reference is one) when they share a centre. */
+   Two models: a relative pose when the cameras stand apart (each focal length on a grid gets a robust
+   essential-matrix search; the best is refined), and a rotation (K_current^-1 H K_reference is one) when they
+   share a centre, which a fundamental matrix then does not determine. */
 typedef struct rp_focal_params {
     double threshold_pixels;    /* inlier distance of both models, in pixels (> 0) */
     double min_focal;           /* the focal length searched, reference pixels (0 < min_focal < max_focal) */
@@ -501,13 +502,14 @@ typedef struct rp_focal_params {
 
 typedef struct rp_focal {
     double focal;               /* reference pixels, refined on the inliers' pixel residuals */
-    double sigma_percent;       /* its 1 sigma, % of it: the two below combined */
+    double sigma_percent;       /* its 1 sigma, % of it: the two below combined, at least half the span (in log) of
+                                   the grid's focal lengths whose pose fits within one inlier's worth of the best */
     double noise_sigma_percent; /* from the curvature of the residuals' cost over the focal length (each with its
                                    best pose); HUGE_VAL when that cost has no minimum there */
     double principal_point_sigma_percent;  /* from how far it moves with the principal point, at the assumed spread */
-    int model;                  /* 1 fundamental matrix, 2 rotation */
+    int model;                  /* 1 relative pose (the cameras apart), 2 rotation */
     int inliers;                /* of the chosen model */
-    int fundamental_inliers;
+    int fundamental_inliers;    /* of a fundamental matrix, which the rotation is weighed against */
     int rotation_inliers;
     double rotation_residual;   /* how far the best K_current^-1 H K_reference is from a rotation (0: one) */
 } rp_focal;

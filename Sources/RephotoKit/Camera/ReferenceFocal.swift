@@ -2,7 +2,7 @@ import RephotoShim
 
 /// Settings of the reference camera's estimation (`pose.referenceFocal.*`), for a reference from an unknown camera.
 public struct ReferenceFocalConfig: Equatable, Sendable {
-    /// Inlier distance of the fundamental matrix and the rotation homography, pixels.
+    /// Inlier distance of the scanned relative poses and the rotation homography, pixels.
     public var threshold: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.threshold)
     /// The assumed principal point's 1 sigma, % of the reference's longer side: the focal length's sigma includes how
     /// far it moves with it.
@@ -17,9 +17,9 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
 }
 
 /// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
-/// calibrated current camera: the focal length from a fundamental matrix (the cameras apart) or from a homography
-/// that is a rotation (the cameras at one place); the principal point at the image's centre, square pixels, no
-/// distortion.
+/// calibrated current camera: the focal length whose robust relative pose fits the correspondences best (the cameras
+/// apart; a scan over focal lengths, then refined on the inliers) or from a homography that is a rotation (the cameras
+/// at one place); the principal point at the image's centre, square pixels, no distortion.
 public struct ReferenceFocal: Sendable, Equatable {
     public enum Model: String, Codable, Sendable {
         case fundamental, rotation

@@ -271,12 +271,14 @@ public struct PoseEstimator: Sendable {
             }
             let searchEnd = ContinuousClock.now
             do {
-                pose = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
-                                               homography: homography, config: config.pose, sensorRotation: priorRotation)
-                if let estimatedCamera, let found = pose {
-                    pose = try focalSensitivity(found, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
-                                                currentCamera: currentCamera, homography: homography, settings: settings, sensor: sensor)
+                // Assigned only once every check has passed: a refusal leaves no pose behind.
+                var decided = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                                      homography: homography, config: config.pose, sensorRotation: priorRotation)
+                if let estimatedCamera {
+                    decided = try focalSensitivity(decided, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
+                                                   currentCamera: currentCamera, homography: homography, settings: settings, sensor: sensor)
                 }
+                pose = decided
                 counts.inliersEssential = pose?.essentialInliers
                 warnings += pose?.warnings ?? []
             } catch let error as RephotoError where error.kind == .estimationFailed {
