@@ -420,6 +420,8 @@ public struct FrameSequence: Equatable, Sendable {
             }
             if let k = try group(referenceCameraColumns) {
                 guard k[0] > 0, k[1] > 0 else { throw RephotoError.badInput("\(place): gt_reference_fx and gt_reference_fy must be positive") }
+                // Held to what any camera given is: a focal length of 1e308 made every error against it NaN.
+                try CameraIntrinsics(fx: k[0], fy: k[1], cx: k[2], cy: k[3]).validate("\(place): gt_reference_fx, fy, cx, cy")
                 entry.truthReferenceCamera = SIMD4(k[0], k[1], k[2], k[3])
             }
             let reference = cell("reference_file")

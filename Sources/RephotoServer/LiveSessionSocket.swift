@@ -14,7 +14,7 @@ import Synchronization
 ///   `{"opened": {"idleTimeoutSeconds": s}}`;
 /// - then each frame is one binary message (JPEG, HEIC, ...), optionally preceded by a text message with its metadata
 ///   (`{"attitude": ..., "timestamp": s}`); each computed frame is answered with one text message, the document of
-///   `POST /v1/sessions/{id}/frames`;
+///   `POST /v1/sessions/{id}/frames`; metadata that cannot be read is answered with an error and its frame dropped;
 /// - frames that arrive while one is computed are dropped, not queued: the newest waits, and its answer's
 ///   `session.skippedFrames` counts the others;
 /// - a failure is answered `{"error": {...}}`; one that ends the session (a bad opening, the idle timeout, shutdown)
@@ -110,6 +110,7 @@ struct LiveSessionSocket: Sendable {
             // Reader: the opening, then frames into the newest-wins buffer.
             group.addTask {
                 var metadata: FrameMetadata?
+                var dropNext = false
                 var awaitingReference: (RetakeService.Inputs, Attitude?)?
                 do {
                     for try await message in inbound.messages(maxSize: settings.maxBodyBytes) {
@@ -131,12 +132,15 @@ struct LiveSessionSocket: Sendable {
                             } else if Opening.looksLikeOne(text) {
                                 await fail(ServerError.badRequest("the session is already open: send frames (binary), each optionally after its metadata {\"attitude\", \"timestamp\"}"))
                             } else {
-                                // Bad metadata is answered and its frame is then sent without it: the session goes on.
+                                // Bad metadata is answered and its frame dropped, as the HTTP route refuses it: computed
+                                // without its timestamp and attitude it would skip their checks. The session goes on.
                                 do {
                                     metadata = try FrameMetadata.parse(Data(text.utf8))
+                                    dropNext = false
                                 } catch let error as ServiceError {
                                     metadata = nil
-                                    await fail(error)
+                                    dropNext = true
+                                    await fail(ServiceError(error.cause, code: error.envelope.error.code, kind: error.envelope.error.kind, "\(error.message) (the frame sent next is not computed)"))
                                 }
                             }
                         case .binary(let buffer):
@@ -144,6 +148,8 @@ struct LiveSessionSocket: Sendable {
                             if let inputs = awaitingReference {
                                 awaitingReference = nil
                                 try await open(inputs, referenceId: nil, image: bytes, state: state, send: send)
+                            } else if dropNext {
+                                dropNext = false
                             } else if let id = state.id {
                                 // Held to --session-max-fps: a faster client waits, its frames in its own buffers.
                                 await service.sessions.pace(id)

@@ -358,7 +358,7 @@ final class RetakeService: Sendable {
         guard let data = form.parts["points"] else { return nil }
         guard data.count <= 1 << 20 else { throw ServiceError.badInput("part 'points' has \(data.count) bytes, over 1 MB") }
         do {
-            return try MarkedPoints.parse(String(decoding: data, as: UTF8.self), name: "part 'points'")
+            return try MarkedPoints.parse(data, name: "part 'points'")
         } catch let error as RephotoError {
             throw ServiceError.badInput(error.message)
         }
@@ -367,7 +367,7 @@ final class RetakeService: Sendable {
     /// The marks kept with a stored reference for this retake (the same bytes), when a request gives none.
     func keptMarks(_ id: String, retake: Data) -> (MarkedPoints?, Bool) {
         guard store.hasMarks(id), let text = store.marks(id, retake: ReferenceStore.id(of: retake)),
-              let marks = try? MarkedPoints.parse(String(decoding: text, as: UTF8.self), name: "kept points") else { return (nil, false) }
+              let marks = try? MarkedPoints.parse(text, name: "kept points") else { return (nil, false) }
         return (marks, true)
     }
 

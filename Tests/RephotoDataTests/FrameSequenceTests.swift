@@ -132,6 +132,11 @@ import RephotoEvaluation
          "frames.csv line 2: columns gt_reference_fx, gt_reference_fy, gt_reference_cx, gt_reference_cy must be all set or all empty"),
         ("file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\na.jpg,-900,900,400,300\n",
          "frames.csv line 2: gt_reference_fx and gt_reference_fy must be positive"),
+        // Every focal-length error against it was NaN, and evaluate died writing its summary (found by probing).
+        ("file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\na.jpg,1e308,1e308,400,300\n",
+         "frames.csv line 2: gt_reference_fx, fy, cx, cy: focal lengths fx=1e+308 fy=1e+308 px are outside 1...1000000: not a camera's"),
+        ("file,gt_reference_fx,gt_reference_fy,gt_reference_cx,gt_reference_cy\na.jpg,1e-310,1e-310,400,300\n",
+         "frames.csv line 2: gt_reference_fx, fy, cx, cy: focal lengths fx=1e-310 fy=1e-310 px are outside 1...1000000: not a camera's"),
     ])
     func malformedRowsNameFileAndLine(csv: String, expected: String) throws {
         let dir = try Scratch.directory()

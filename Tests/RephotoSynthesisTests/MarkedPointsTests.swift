@@ -11,6 +11,11 @@ import Testing
     @Test func aPointsFileIsReadOrRefusedByLine() throws {
         let good = try MarkedPoints.parse("# marked on the phone\nreference_x,reference_y,current_x,current_y\n1,2,3,4\n\n5.5, 6 ,7,8e1\n", name: "p.csv")
         #expect(good.reference == [Point2(x: 1, y: 2), Point2(x: 5.5, y: 6)] && good.current == [Point2(x: 3, y: 4), Point2(x: 7, y: 80)])
+        // As a spreadsheet saves it: a byte-order mark first, CRLF lines. The worker refused it (found by probing).
+        let saved = Data("\u{FEFF}reference_x,reference_y,current_x,current_y\r\n1,2,3,4\r\n".utf8)
+        #expect(try MarkedPoints.parse(saved, name: "p.csv").current == [Point2(x: 3, y: 4)])
+        let wide = try #require("reference_x,reference_y,current_x,current_y\n1,2,3,4\n".data(using: .utf16))
+        #expect(throws: RephotoError.badInput("p.csv is not UTF-8 text")) { try MarkedPoints.parse(wide, name: "p.csv") }
         let cases: [(String, String)] = [
             ("", "p.csv is empty"),
             ("x,y\n1,2,3,4\n", "the first line must be the header reference_x,reference_y,current_x,current_y"),
@@ -30,6 +35,11 @@ import Testing
                                    current: Array(repeating: Point2(x: 10, y: 10), count: 4) + [Point2(x: 10, y: 90)])
         let error = #expect(throws: RephotoError.self) { try outside.check(referenceSize: size, currentSize: size) }
         #expect(error?.message == "marked pair 5: current point (10, 90) lies outside the 100x80 current image (-0.5 to width - 0.5)")
+        // One pair given again counted towards the five while checking nothing more (found by probing).
+        let distinct = (0..<4).map { Point2(x: 10 + 15 * Double($0), y: 20 + 10 * Double($0)) }
+        let repeated = MarkedPoints(reference: distinct + [Point2(x: 25.4, y: 30.3)], current: distinct.map { Point2(x: $0.x + 3, y: $0.y) } + [Point2(x: 28.2, y: 30)])
+        let twice = #expect(throws: RephotoError.self) { try repeated.check(referenceSize: size, currentSize: size) }
+        #expect(twice?.message == "marked pairs 2 and 5 are one pair, (25.4, 30.3) -> (28.2, 30), given twice: five different pairs are needed", "\(twice?.message ?? "")")
         // A directory and an oversized file are named as points files, not images.
         let directory = try Scratch.directory().path
         #expect(throws: RephotoError.badInput("\(directory): is a directory, not a file")) { try MarkedPoints.read(directory) }

@@ -33,6 +33,8 @@ public struct MarkedPoints: Equatable, Sendable {
     public static func parse(_ text: String, name: String) throws -> MarkedPoints {
         var reference: [Point2] = [], current: [Point2] = []
         var sawHeader = false
+        // A byte-order mark (what spreadsheets write first) is not part of the header.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         for (number, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -71,11 +73,18 @@ public struct MarkedPoints: Equatable, Sendable {
         } catch let error as RephotoError where error.reason == .tooLarge {
             throw RephotoError.badInput("\(path): a points file is at most 1 MB (1,000 pairs)")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw RephotoError.badInput("\(path) is not UTF-8 text") }
-        return try parse(text, name: path)
+        return try parse(data, name: path)
     }
 
-    /// Refuses too few marks, and marks outside their images.
+    /// Parses a points file's bytes, which must be UTF-8.
+    public static func parse(_ data: Data, name: String) throws -> MarkedPoints {
+        guard let text = String(data: data, encoding: .utf8) else { throw RephotoError.badInput("\(name) is not UTF-8 text") }
+        return try parse(text, name: name)
+    }
+
+    /// Refuses too few marks, marks outside their images, and a pair given twice (within a pixel on both sides): it
+    /// would count towards the minimum while checking nothing more. One point marked twice with different partners
+    /// is left to the fit, which names the one that does not fit.
     public func check(referenceSize: ImageSize, currentSize: ImageSize) throws {
         guard count >= Self.minimumCount else {
             throw RephotoError.badInput("\(source)\(count) marked pairs: at least \(Self.minimumCount) are needed")
@@ -89,6 +98,11 @@ public struct MarkedPoints: Equatable, Sendable {
             }
             if outside(current[i], currentSize) {
                 throw RephotoError.badInput("\(source)marked pair \(i + 1): current point (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))) lies outside the \(currentSize.width)x\(currentSize.height) current image (-0.5 to width - 0.5)")
+            }
+        }
+        for i in 0..<count {
+            for j in 0..<i where reference[i].distance(to: reference[j]) < 1 && current[i].distance(to: current[j]) < 1 {
+                throw RephotoError.badInput("\(source)marked pairs \(j + 1) and \(i + 1) are one pair, (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) -> (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))), given twice: five different pairs are needed")
             }
         }
     }
