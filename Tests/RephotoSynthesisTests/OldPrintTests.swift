@@ -63,6 +63,25 @@ import Testing
         #expect(try PrintBorder.detect(in: Image(width: width, height: 360 + 54, channels: 1, pixels: pixels)) == nil)
     }
 
+    /// Navigation frames the photo inside a print's border, not the scan: a border far wider on the right (150 px
+    /// against 40) moved the target's centre by half the difference, and said "turn right" to a camera that framed
+    /// the photo exactly (found by probing).
+    @Test func navigationFramesThePhotoNotTheScan() throws {
+        let scan = try Self.scan(colour: 235, tilt: 0, margins: [30, 150, 24, 40])
+        let photo = try Fixtures.image("graf1.png").resized(width: 480, height: 360).grayscale()
+        let config = PipelineConfig().forReference(cameraUnknown: true)
+        let estimator = try PoseEstimator(config: config)
+        let reference = try estimator.prepareReference(scan, camera: nil, cameraUnknown: true)
+        let border = try #require(reference.border)
+        let result = try estimator.estimate(reference: reference, current: photo, camera: CameraIntrinsics(fx: 500, fy: 500, cx: 239.5, cy: 179.5))
+        // The photo's box is the current frame less a few pixels of margin: the target is centred on it.
+        let boxCentre = Point2(x: border.center.x - 40, y: border.center.y - 30)
+        let navigation = result.navigation
+        #expect(abs(navigation.offsetX - (boxCentre.x - 239.5)) < 2 && abs(navigation.offsetY - (boxCentre.y - 179.5)) < 2,
+                "offset \(navigation.offsetX), \(navigation.offsetY) px for a box centred at \(boxCentre)")
+        #expect(abs(navigation.offsetXPercent) < 2, "\(navigation.hints)")
+    }
+
     /// `synth --old-print`: the reference is a bordered grey print whose camera frames.csv gives. That camera is the
     /// truth: with it the pose lands on the true rotation; without it (unknown), the focal length estimated from the
     /// matches lands within 5 % of it wherever a pose is reported, with the border found around the photo; the other

@@ -438,7 +438,9 @@ extension PoseEstimator {
             warnings.append(poseFailure.warning)
         }
 
-        let navigation = Navigation.compute(homography: navigationHomography, referenceSize: reference.size,
+        // A scanned print's photo, not the scan, is what the retake frames: the target is centred in its box.
+        let photo = reference.border.map { (size: $0.size, offset: Matrix3([1, 0, Double($0.x), 0, 1, Double($0.y), 0, 0, 1])) }
+        let navigation = Navigation.compute(homography: navigationHomography * (photo?.offset ?? .identity), referenceSize: photo?.size ?? reference.size,
                                             currentSize: currentSize, config: config.navigation, lensZoom: lensZoom)
         if !navigation.quadrilateral.isConvex {
             alignmentWarnings.append("the mapped reference rectangle is not convex: the homography is implausible for navigation")
