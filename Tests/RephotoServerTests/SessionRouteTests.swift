@@ -102,8 +102,9 @@ import Testing
     /// --max-sessions bounds the sessions open (503 with Retry-After past it); an idle one is closed after
     /// --session-idle-timeout and makes room.
     @Test func sessionsAreBoundedAndExpire() async throws {
-        // An idle timeout of 0.3 s let the first session expire before a loaded machine had the second request in.
-        let settings = try ServerTests.settings { $0.maxSessions = 1; $0.sessionIdleTimeout = 2 }
+        // An idle timeout of 0.3 s, then 2 s, let the first session expire before a loaded machine had answered the
+        // second request (which took 2.5 s with a build beside it).
+        let settings = try ServerTests.settings { $0.maxSessions = 1; $0.sessionIdleTimeout = 8 }
         try await ServerTests.app(settings).test(.router) { http in
             let first = try await Self.open(http)
             let upload = Upload().adding("reference", try Self.file("reference.jpg"))
@@ -111,7 +112,7 @@ import Testing
                 #expect(response.status == .serviceUnavailable && response.headers[.retryAfter] == "1")
                 #expect(String(buffer: response.body).contains("--max-sessions"))
             }
-            try await Task.sleep(for: .milliseconds(4000))
+            try await Task.sleep(for: .milliseconds(10_000))
             let second = try await Self.open(http)
             #expect(second != first)
             let frame = try Self.frame(20, timestamp: 0)
