@@ -105,7 +105,15 @@ import Testing
         let (body, type) = Self.multipart([("reference", try Data(contentsOf: URL(fileURLWithPath: CLI.sample("graf1.png")))),
                                            ("retake", try Data(contentsOf: URL(fileURLWithPath: CLI.sample("graf3.png"))))])
         async let inFlight = Self.request("\(base)/v1/retakes/score", body: body, contentType: type)
-        try await Task.sleep(for: .milliseconds(150))
+        // SIGTERM once the score is being computed (its body read, its reference looked up): after a fixed 150 ms, a
+        // loaded machine had not yet connected it, and the stopped listener refused it.
+        let waitUntil = Date().addingTimeInterval(10)
+        while Date() < waitUntil {
+            let text = String(decoding: (try? await Self.request("\(base)/metrics"))?.1 ?? Data(), as: UTF8.self)
+            let line = text.split(separator: "\n").first { $0.hasPrefix("rephoto_reference_cache_misses") }
+            if let value = line.flatMap({ Double($0.split(separator: " ").last ?? "") }), value >= 1 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         kill(process.processIdentifier, SIGTERM)
         let (status, data) = try await inFlight
         #expect(status == 200, "\(String(decoding: data, as: UTF8.self))")
