@@ -15,7 +15,13 @@ enum HumanSummary {
             lines.append("pose       rotation \(f(p.rotationDegrees, 2))°, \(t)")
         }
         if let camera = r.referenceCamera {
-            lines.append("old camera focal \(f(camera.fx, 0)) px ± \(f(camera.focalSigmaPercent, 1)) % (estimated from the \(camera.model.rawValue)), zoom \(f(camera.zoom, 2))x")
+            let from = camera.model == .rotation ? "a rotation: the cameras at one place" : "the relative pose: the cameras apart"
+            lines.append("old camera focal \(f(camera.fx, 0)) px ± \(f(camera.focalSigmaPercent, 1)) % (estimated from \(from)), zoom \(f(camera.zoom, 2))x")
+        }
+        if let marks = r.marks {
+            let unchecked = r.pose == nil ? "no pose to check them against" : "the pose's translation is undetermined"
+            let fit = marks.largestPixels.map { "all within \(f($0, 1)) px of the pose" } ?? "not checked (\(unchecked))"
+            lines.append("marks      \(marks.count) pairs, \(fit)\(marks.guided ? "; the pose from the pass they guided" : "")")
         }
         lines.append("navigate   " + (n.aligned ? "aligned" : n.hints.joined(separator: "; ")))
         if let s = r.sensor {

@@ -346,6 +346,9 @@ import Testing
         #expect((json["warnings"] as? [String])?.contains("the marked points were not checked: no pose to check them against") == true)
         let rows = try #require(json["homography"] as? [[Double]])
         #expect(GroundTruthErrors.cornerError(estimate: Matrix3(rows: rows), truth: published, size: ImageSize(width: 800, height: 640)) < 2)
+        // A person reading the summary is told the marks were used, and that nothing checked them.
+        let human = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--points", points])
+        #expect(human.stdout.contains("\nmarks      5 pairs, not checked (no pose to check them against); the pose from the pass they guided\n"), "\(human.stdout)")
 
         let bad = try Fixtures.temporaryFile("bad-points.csv", Data("\(MarkedPoints.header)\n1,2,3\n".utf8))
         let refused = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("graf3.png"), "--points", bad])
