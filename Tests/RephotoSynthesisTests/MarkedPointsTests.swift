@@ -39,7 +39,7 @@ import Testing
         let distinct = (0..<4).map { Point2(x: 10 + 15 * Double($0), y: 20 + 10 * Double($0)) }
         let repeated = MarkedPoints(reference: distinct + [Point2(x: 25.4, y: 30.3)], current: distinct.map { Point2(x: $0.x + 3, y: $0.y) } + [Point2(x: 28.2, y: 30)])
         let twice = #expect(throws: RephotoError.self) { try repeated.check(referenceSize: size, currentSize: size) }
-        #expect(twice?.message == "marked pairs 2 and 5 are one pair, (25.4, 30.3) -> (28.2, 30), given twice: five different pairs are needed", "\(twice?.message ?? "")")
+        #expect(twice?.message == "marked pairs 2 and 5 are one pair, (25.4, 30.3) -> (28.2, 30), given twice: mark each pair once", "\(twice?.message ?? "")")
         // A directory and an oversized file are named as points files, not images.
         let directory = try Scratch.directory().path
         #expect(throws: RephotoError.badInput("\(directory): is a directory, not a file")) { try MarkedPoints.read(directory) }

@@ -63,9 +63,9 @@ import Testing
         #expect(try PrintBorder.detect(in: Image(width: width, height: 360 + 54, channels: 1, pixels: pixels)) == nil)
     }
 
-    /// Navigation frames the photo inside a print's border, not the scan: a border far wider on the right (150 px
-    /// against 40) moved the target's centre by half the difference, and said "turn right" to a camera that framed
-    /// the photo exactly (found by probing).
+    /// Navigation and the score frame the photo inside a print's border, not the scan: a border far wider on the
+    /// right (150 px against 40) moved the target's centre by half the difference, and said "turn right" to a camera
+    /// that framed the photo exactly (found by probing).
     @Test func navigationFramesThePhotoNotTheScan() throws {
         let scan = try Self.scan(colour: 235, tilt: 0, margins: [30, 150, 24, 40])
         let photo = try Fixtures.image("graf1.png").resized(width: 480, height: 360).grayscale()
@@ -80,6 +80,9 @@ import Testing
         #expect(abs(navigation.offsetX - (boxCentre.x - 239.5)) < 2 && abs(navigation.offsetY - (boxCentre.y - 179.5)) < 2,
                 "offset \(navigation.offsetX), \(navigation.offsetY) px for a box centred at \(boxCentre)")
         #expect(abs(navigation.offsetXPercent) < 2, "\(navigation.hints)")
+        // The score compares the photo's points, scaled from its box, with the frame's: a few pixels apart, not the
+        // border's 55.
+        #expect(result.metrics.afdPixels < 6, "AFD \(result.metrics.afdPixels) px, score \(result.metrics.score)")
     }
 
     /// `synth --old-print`: the reference is a bordered grey print whose camera frames.csv gives. That camera is the

@@ -102,7 +102,7 @@ public struct MarkedPoints: Equatable, Sendable {
         }
         for i in 0..<count {
             for j in 0..<i where reference[i].distance(to: reference[j]) < 1 && current[i].distance(to: current[j]) < 1 {
-                throw RephotoError.badInput("\(source)marked pairs \(j + 1) and \(i + 1) are one pair, (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) -> (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))), given twice: five different pairs are needed")
+                throw RephotoError.badInput("\(source)marked pairs \(j + 1) and \(i + 1) are one pair, (\(fmt(reference[i].x, 7)), \(fmt(reference[i].y, 7))) -> (\(fmt(current[i].x, 7)), \(fmt(current[i].y, 7))), given twice: mark each pair once")
             }
         }
     }

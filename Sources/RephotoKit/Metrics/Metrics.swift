@@ -30,15 +30,18 @@ public struct Metrics: Codable, Equatable, Sendable {
     /// resolutions compare (identical framing gives zero displacement).
     /// `essentialInliers`, when given, replaces the homography's inliers for the displacements: a homography
     /// with too few inliers may rest on mismatches, the accepted pose's inliers passed its gate.
+    /// `referenceOrigin`: where the part of the reference that `referenceSize` measures begins (a scanned print's
+    /// photo inside its border); its points are compared from there.
     public static func compute(pairs: Correspondences, homography: HomographyEstimate, referenceSize: ImageSize,
-                               currentSize: ImageSize, sampsonRmsPixels: Double?, essentialInliers: [Bool]? = nil) -> Metrics {
+                               referenceOrigin: Point2 = Point2(x: 0, y: 0), currentSize: ImageSize, sampsonRmsPixels: Double?,
+                               essentialInliers: [Bool]? = nil) -> Metrics {
         let selected = essentialInliers ?? homography.inliers
         let sx = Double(currentSize.width) / Double(referenceSize.width)
         let sy = Double(currentSize.height) / Double(referenceSize.height)
         var afd = 0.0, percent = 0.0, squared = 0.0
         var n = 0
         for i in 0..<pairs.count where selected[i] {
-            let a = pairs.reference[i], b = pairs.current[i]
+            let a = Point2(x: pairs.reference[i].x - referenceOrigin.x, y: pairs.reference[i].y - referenceOrigin.y), b = pairs.current[i]
             let scaled = Point2(x: (a.x + 0.5) * sx - 0.5, y: (a.y + 0.5) * sy - 0.5)
             afd += scaled.distance(to: b)
             let pa = Point2(x: a.x / Double(referenceSize.width) * 100, y: a.y / Double(referenceSize.height) * 100)

@@ -438,8 +438,10 @@ extension PoseEstimator {
             warnings.append(poseFailure.warning)
         }
 
-        // A scanned print's photo, not the scan, is what the retake frames: the target is centred in its box.
-        let photo = reference.border.map { (size: $0.size, offset: Matrix3([1, 0, Double($0.x), 0, 1, Double($0.y), 0, 0, 1])) }
+        // A scanned print's photo, not the scan, is what the retake frames: the target is centred in its box, and the
+        // score compares the photo's points with the frame's.
+        let photo = reference.border.map { (size: $0.size, origin: Point2(x: Double($0.x), y: Double($0.y)),
+                                            offset: Matrix3([1, 0, Double($0.x), 0, 1, Double($0.y), 0, 0, 1])) }
         let navigation = Navigation.compute(homography: navigationHomography * (photo?.offset ?? .identity), referenceSize: photo?.size ?? reference.size,
                                             currentSize: currentSize, config: config.navigation, lensZoom: lensZoom)
         if !navigation.quadrilateral.isConvex {
@@ -452,8 +454,8 @@ extension PoseEstimator {
         if let verified {
             warnings.append("metrics over the \(verified.filter { $0 }.count) essential inliers: the homography has too few")
         }
-        let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: reference.size,
-                                      currentSize: currentSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
+        let metrics = Metrics.compute(pairs: pairs, homography: homography, referenceSize: photo?.size ?? reference.size,
+                                      referenceOrigin: photo?.origin ?? Point2(x: 0, y: 0), currentSize: currentSize, sampsonRmsPixels: pose?.sampsonRmsPixels, essentialInliers: verified)
         var comparison: PathComparison?
         if let attitudes, let path = sensor {
             comparison = PathComparison.compare(sensor: path, reference: attitudes.reference, current: attitudes.current,
