@@ -15,7 +15,7 @@ enum HumanSummary {
             lines.append("pose       rotation \(f(p.rotationDegrees, 2))°, \(t)")
         }
         if let camera = r.referenceCamera {
-            let from = camera.model == .rotation ? "a rotation: the cameras at one place" : "the relative pose: the cameras apart"
+            let from = camera.model.name + (camera.model == .rotation ? ": the cameras at one place" : ": the cameras apart")
             lines.append("old camera focal \(f(camera.fx, 0)) px ± \(f(camera.focalSigmaPercent, 1)) % (estimated from \(from)), zoom \(f(camera.zoom, 2))x")
         }
         if let marks = r.marks {

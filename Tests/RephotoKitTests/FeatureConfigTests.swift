@@ -33,6 +33,36 @@ import RephotoEvaluation
         #expect(Double(inliers[3] ?? 0) > 1.5 * Double(inliers[0] ?? 0), "\(inliers)")
     }
 
+    /// An old photo and its frames are detected at features.oldPhotoThresholdScale (0.3) times the AKAZE threshold and
+    /// SIFT's contrast threshold, ORB untouched: on the faded print above (its CLAHE as an old photo's), that finds more
+    /// keypoints on the print and more homography inliers, the pose still within 1° of the truth.
+    @Test func anOldPhotoIsDetectedAtALowerThreshold() throws {
+        let adjusted = PipelineConfig().forReference(cameraUnknown: true).features
+        #expect(abs(adjusted.akaze.threshold - 0.0003) < 1e-12 && abs(adjusted.sift.contrastThreshold - 0.012) < 1e-12)
+        #expect(adjusted.orb == FeatureConfig().orb && adjusted.clahe == 3)
+        var unscaled = PipelineConfig()
+        unscaled.features.oldPhotoThresholdScale = 1
+        #expect(unscaled.forReference(cameraUnknown: true).features.akaze.threshold == FeatureConfig().akaze.threshold)
+
+        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
+        let faded = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path, grayscale: true)
+            .adjusted(contrast: 0.3, brightness: 90, blur: 1, noise: 3, seed: 5)
+        let current = try Image(contentsOfFile: sequence.appendingPathComponent("frame-0000.jpg").path, grayscale: true)
+        let camera = CameraIntrinsics(fx: 391.6444049109095, fy: 391.6444049109095, cx: 239.5, cy: 179.5)
+        let truth = try #require(try FrameSequence.load(from: sequence).frames.first { $0.file == "frame-0000.jpg" }?.truth.rotation)
+        var found: [Double: (keypoints: Int, inliers: Int)] = [:]
+        for scale in [1.0, 0.3] {
+            var config = PipelineConfig()
+            config.features.oldPhotoThresholdScale = scale
+            let result = try PoseEstimator(config: config.forReference(cameraUnknown: true)).estimate(reference: faded, current: current, camera: camera)
+            found[scale] = (result.counts.keypointsReference, result.counts.inliersHomography)
+            let pose = try #require(result.pose)
+            #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: truth) < 1)
+        }
+        let before = try #require(found[1]), after = try #require(found[0.3])
+        #expect(after.keypoints > before.keypoints && after.inliers > before.inliers, "\(found)")
+    }
+
     /// A small reference caps the current frame's analysis size at 1.3 times its own, never below 1,000 px; a reference
     /// as large as the frame changes nothing, nor does 0. Detection then runs at that size: its keypoints' scale says so.
     @Test func aSmallReferenceIsMetAtItsOwnScale() throws {

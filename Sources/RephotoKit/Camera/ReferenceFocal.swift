@@ -21,8 +21,13 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
 /// apart; a scan over focal lengths, then refined on the inliers) or from a homography that is a rotation (the cameras
 /// at one place); the principal point at the image's centre, square pixels, no distortion.
 public struct ReferenceFocal: Sendable, Equatable {
+    /// Where the focal length came from. `fundamental` (its JSON name since it came from a fundamental matrix) is the
+    /// relative pose of cameras apart.
     public enum Model: String, Codable, Sendable {
         case fundamental, rotation
+
+        /// For people: "the relative pose" or "a rotation".
+        public var name: String { self == .rotation ? "a rotation" : "the relative pose" }
     }
 
     /// The camera found, in the reference image's pixels.

@@ -23,11 +23,16 @@ public struct FeatureConfig: Equatable, Sendable {
     public var clahe: Double = ParameterRegistry.defaultValue(\.features.clahe)
     /// The clip limit `clahe` takes, when it is 0, for a reference of unknown camera (an old photo) and its frames.
     public var oldPhotoClahe: Double = ParameterRegistry.defaultValue(\.features.oldPhotoClahe)
+    /// The factor on AKAZE's threshold and SIFT's contrast threshold for an old photo and its frames.
+    public var oldPhotoThresholdScale: Double = ParameterRegistry.defaultValue(\.features.oldPhotoThresholdScale)
     /// These settings for a reference of unknown camera (an old print) and the frames matched against it: `clahe`
-    /// becomes `oldPhotoClahe` unless it was set.
+    /// becomes `oldPhotoClahe` unless it was set, and the detectors' response thresholds are scaled by
+    /// `oldPhotoThresholdScale` (a faded print's corners respond weakly, even after CLAHE).
     public func forUnknownReference() -> FeatureConfig {
         var adjusted = self
         if adjusted.clahe == 0 { adjusted.clahe = oldPhotoClahe }
+        adjusted.akaze.threshold *= oldPhotoThresholdScale
+        adjusted.sift.contrastThreshold *= oldPhotoThresholdScale
         return adjusted
     }
     /// The current frame's analysis size is capped at this many times the reference's analysed longer side (0: off).

@@ -23,6 +23,10 @@ public enum ParameterRegistry {
         // 0 -> 0.36); synthetic old prints 0.14 -> 0.88 (scripts/bench-old-photos; docs/decisions.md, "Old photos").
         .real("features.oldPhotoClahe", \.features.oldPhotoClahe, 3, atLeast: 0, atMost: 40,
               "the CLAHE clip limit used in place of features.clahe, when that is 0, for a reference of unknown camera (an old photo) and the frames matched against it; 0: none"),
+        // 0.3 from aged Herz-Jesu prints (AKAZE 0.001 -> 0.0003): mAA@10 without the camera 0.25 -> 0.37 grey, 0.06 -> 0.14
+        // sepia; 0.1 and 0.5 less on one set or both (docs/decisions.md, "Old photos").
+        .real("features.oldPhotoThresholdScale", \.features.oldPhotoThresholdScale, 0.3, above: 0, atMost: 1, scale: .log,
+              "the factor on features.akaze.threshold and features.sift.contrastThreshold for a reference of unknown camera (an old photo) and the frames matched against it, whose faded corners respond weakly; ORB is not affected; 1: none"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
         // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/decisions.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,

@@ -233,12 +233,12 @@ public struct PoseEstimator: Sendable {
                 let needed = config.pose.referenceFocal.minInliers
                 if focal.inliers < needed {
                     cameraRefusal = .referenceCameraUndetermined(
-                        "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of the \(focal.model.rawValue) (need \(needed), pose.referenceFocal.minInliers)")
+                        "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)")
                 } else if focal.focalSigmaPercent <= limit {
                     reference = reference.with(camera: focal.camera)
                 } else {
                     cameraRefusal = .referenceCameraUndetermined(
-                        "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from the \(focal.model.rawValue) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
+                        "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
                 }
             } catch let error as RephotoError where error.kind == .estimationFailed {
                 cameraRefusal = .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)")
