@@ -8,17 +8,23 @@ import RephotoSynthesis
 import RephotoEvaluation
 
 @Suite struct FeatureConfigTests {
-    /// The defaults are OpenCV 4.6's own (features2d.hpp): a config of `{}` must reproduce them.
-    /// A faded print (contrast 0.3, lifted blacks, blur, grain) of the bundled synthetic reference against a frame of
-    /// today: equalising contrast before detection (features.clahe 3) finds far more homography inliers, and the pose
-    /// against the truth in frames.csv stays within 1°.
-    @Test func equalisingAFadedPrintFindsMoreInliers() throws {
+    /// The bundled synthetic reference faded into a print (contrast 0.3, lifted blacks, blur, grain), a frame of today,
+    /// their camera and the frame's true rotation.
+    func fadedPrint() throws -> (faded: Image, current: Image, camera: CameraIntrinsics, truth: Matrix3) {
         let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
         let faded = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path, grayscale: true)
             .adjusted(contrast: 0.3, brightness: 90, blur: 1, noise: 3, seed: 5)
         let current = try Image(contentsOfFile: sequence.appendingPathComponent("frame-0000.jpg").path, grayscale: true)
         let camera = CameraIntrinsics(fx: 391.6444049109095, fy: 391.6444049109095, cx: 239.5, cy: 179.5)
         let truth = try #require(try FrameSequence.load(from: sequence).frames.first { $0.file == "frame-0000.jpg" }?.truth.rotation)
+        return (faded, current, camera, truth)
+    }
+
+    /// A faded print (contrast 0.3, lifted blacks, blur, grain) of the bundled synthetic reference against a frame of
+    /// today: equalising contrast before detection (features.clahe 3) finds far more homography inliers, and the pose
+    /// against the truth in frames.csv stays within 1°.
+    @Test func equalisingAFadedPrintFindsMoreInliers() throws {
+        let (faded, current, camera, truth) = try fadedPrint()
         var inliers: [Double: Int] = [:]
         for clip in [0.0, 3] {
             var config = PipelineConfig()
@@ -44,12 +50,7 @@ import RephotoEvaluation
         unscaled.features.oldPhotoThresholdScale = 1
         #expect(unscaled.forReference(cameraUnknown: true).features.akaze.threshold == FeatureConfig().akaze.threshold)
 
-        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
-        let faded = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path, grayscale: true)
-            .adjusted(contrast: 0.3, brightness: 90, blur: 1, noise: 3, seed: 5)
-        let current = try Image(contentsOfFile: sequence.appendingPathComponent("frame-0000.jpg").path, grayscale: true)
-        let camera = CameraIntrinsics(fx: 391.6444049109095, fy: 391.6444049109095, cx: 239.5, cy: 179.5)
-        let truth = try #require(try FrameSequence.load(from: sequence).frames.first { $0.file == "frame-0000.jpg" }?.truth.rotation)
+        let (faded, current, camera, truth) = try fadedPrint()
         var found: [Double: (keypoints: Int, inliers: Int)] = [:]
         for scale in [1.0, 0.3] {
             var config = PipelineConfig()
@@ -89,6 +90,7 @@ import RephotoEvaluation
         #expect(result.counts.keypointsCurrent == capped.count && capped.count != full.count)
     }
 
+    /// The defaults are OpenCV 4.6's own (features2d.hpp): a config of `{}` must reproduce them.
     @Test func emptyConfigGivesOpenCVDefaults() throws {
         let config = try JSONDecoder().decode(PipelineConfig.self, from: Data("{}".utf8))
         let a = config.features.akaze, o = config.features.orb, s = config.features.sift
