@@ -296,8 +296,11 @@ public struct FrameSequence: Equatable, Sendable {
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         func stem(_ file: String) -> String { URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent }
         let pairs = Set(frames.compactMap { frame in referenceFile(for: frame).map { "\(stem($0))--\(stem(frame.file)).csv" } })
-        if let stray = names.sorted().first(where: { $0.hasSuffix(".csv") && !pairs.contains($0) }) {
-            throw RephotoError.badInput("\(folder.path)/\(stray.prefix(120)) names no pair of this sequence: a points file is points/<reference stem>--<frame stem>.csv")
+        // Any case of .csv: a pair's file saved as .CSV would otherwise be passed over in silence.
+        if let stray = names.sorted().first(where: { $0.lowercased().hasSuffix(".csv") && !pairs.contains($0) }) {
+            let hint = pairs.contains(String(stray.dropLast(4)) + ".csv") ? "its extension must be .csv, in lower case"
+                : "a points file is points/<reference stem>--<frame stem>.csv"
+            throw RephotoError.badInput("\(folder.path)/\(stray.prefix(120)) names no pair of this sequence: \(hint)")
         }
     }
 

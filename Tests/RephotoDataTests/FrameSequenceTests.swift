@@ -81,7 +81,8 @@ import RephotoEvaluation
     }
 
     /// Marked points beside a pair list: points/<reference stem>--<frame stem>.csv is read for its row, exactly, and
-    /// named in its errors; a row without one has none; a points file that names no pair is refused by name.
+    /// named in its errors; a row without one has none; a points file that names no pair is refused by name, and one
+    /// whose extension is .CSV is told to write it in lower case (it was passed over).
     @Test func pointsFilesBelongToTheirPair() throws {
         let (_, dir) = try Self.pairList([SequenceFrame(file: "b.jpg", referenceFile: "old-a.jpg"), SequenceFrame(file: "c.jpg", referenceFile: "old-a.jpg")])
         let points = dir.appendingPathComponent("points")
@@ -100,6 +101,10 @@ import RephotoEvaluation
         try Data(lines.joined(separator: "\n").utf8).write(to: points.appendingPathComponent("old-a-b.csv"))
         let stray = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
         #expect(stray?.message == "\(points.path)/old-a-b.csv names no pair of this sequence: a points file is points/<reference stem>--<frame stem>.csv")
+        try FileManager.default.removeItem(at: points.appendingPathComponent("old-a-b.csv"))
+        try Data(lines.joined(separator: "\n").utf8).write(to: points.appendingPathComponent("old-a--c.CSV"))
+        let upper = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
+        #expect(upper?.message == "\(points.path)/old-a--c.CSV names no pair of this sequence: its extension must be .csv, in lower case")
     }
 
     static let header = "file,timestamp,qw,qx,qy,qz,gt_qw,gt_qx,gt_qy,gt_qz,gt_tx,gt_ty,gt_tz"
