@@ -17,7 +17,8 @@ Methods:
 Errors as scripts/bench_accuracy.py: rotation angle, translation direction angle, a pair's error the larger,
 failures and undetermined translations 180°; mAA@N the mean over thresholds 1..N° of the share of pairs below.
 "wrong": a pose given with a pair error over 10° (its rotation alone when it leaves the translation undetermined). Focal error: |f / f_true - 1| in %, over the pairs where the
-method estimated one.
+method estimated one; f<=1σ: the share of those whose error is within the method's own 1 sigma (rephoto's
+focalSigmaPercent; about 68 % when that sigma is honest).
 """
 import csv
 import sys
@@ -79,28 +80,31 @@ def main():
                 ok = answer is not None and answer["status"] == "ok"
                 focal = answer.get("focal") if answer else None
                 answers[name] = (np.array(answer["rotation"], float) if ok else None, answer.get("translation") if ok else None,
-                                 answer["milliseconds"] if answer else 0.0, focal["fx"] if focal and name == "rephoto" else None)
+                                 answer["milliseconds"] if answer else 0.0, focal["fx"] if focal and name == "rephoto" else None,
+                                 focal.get("sigmaPercent") if focal and name == "rephoto" else None)
             for name, p in (("poselib-true-camera", pair), ("poselib-phone-camera", phone)):
                 if len(a) >= 5:
                     R, t, ms = run_poselib(p, a, b, args.threshold, seed)
                 else:
                     R, t, ms = None, None, 0.0
-                answers[name] = (R, t, ms, None)
+                answers[name] = (R, t, ms, None, None)
             R, t, f1, ms = run_fundamental_focal(pair, a, b, args.threshold, seed)
-            answers["poselib-fundamental-focal"] = (R, t, ms, f1)
-            for name, (R, t, ms, f) in answers.items():
+            answers["poselib-fundamental-focal"] = (R, t, ms, f1, None)
+            for name, (R, t, ms, f, sigma) in answers.items():
                 er = rotation_error(R, T) if R is not None else 180.0
                 et = translation_error(t, tt) if (R is not None and t is not None) else 180.0
                 # A translation left undetermined counts 180° in mAA but is no confident answer about it.
                 confident = er if t is None else max(er, et)
                 rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
                              "answered": R is not None, "error": max(er, et), "confident_error": confident, "rotation_error": er,
-                             "focal_error": abs(f / f_true - 1) * 100 if f else None, "ms": ms})
+                             "focal_error": abs(f / f_true - 1) * 100 if f else None,
+                             "focal_sigma": sigma if sigma is not None and np.isfinite(sigma) else None, "ms": ms})
 
     if args.csv:
         columns = [("set", "set", "{}"), ("pair", "pair", "{}"), ("method", "method", "{}"), ("seed", "seed", "{}"),
                    ("matches", "matches", "{}"), ("answered", "answered", "{:d}"), ("pair_error_deg", "error", "{:.4f}"),
-                   ("rotation_error_deg", "rotation_error", "{:.4f}"), ("focal_error_percent", "focal_error", "{:.3f}"), ("ms", "ms", "{:.3f}")]
+                   ("rotation_error_deg", "rotation_error", "{:.4f}"), ("focal_error_percent", "focal_error", "{:.3f}"),
+                   ("focal_sigma_percent", "focal_sigma", "{:.3f}"), ("ms", "ms", "{:.3f}")]
         with open(args.csv, "w", newline="") as f:
             out = csv.writer(f)
             out.writerow([c[0] for c in columns])
@@ -109,21 +113,25 @@ def main():
     seeds = table_start(rows, "; means over seeds. pair error = max(rotation, translation direction), failures 180°; rot mAA@10 on "
                               "rotation alone",
                         f"{'set':<16} {'method':<26} {'pairs':>5} {'fail':>5} {'wrong':>5} {'mAA@5':>6} {'mAA@10':>6} {'rot@10':>6} "
-                        f"{'median°':>7} {'focal n':>7} {'med f %':>7} {'med ms':>7}")
+                        f"{'median°':>7} {'focal n':>7} {'med f %':>7} {'f<=1σ':>6} {'med ms':>7}")
     for s in dict.fromkeys(r["set"] for r in rows):
         for m in dict.fromkeys(r["method"] for r in rows if r["set"] == s):
             runs = [[r for r in rows if r["set"] == s and r["method"] == m and r["seed"] == seed] for seed in seeds]
-            cols = []
+            cols, covered = [], []
             for rs in runs:
                 errors = [r["error"] for r in rs]
                 focal = [r["focal_error"] for r in rs if r["focal_error"] is not None]
+                # How often the focal length's own 1 sigma covers its error: about 68 % when the sigma is honest.
+                sigmas = [r["focal_error"] <= r["focal_sigma"] for r in rs if r["focal_error"] is not None and r["focal_sigma"] is not None]
+                covered.append(100 * float(np.mean(sigmas)) if sigmas else float("nan"))
                 cols.append((sum(not r["answered"] for r in rs), sum(r["answered"] and r["confident_error"] > 10 for r in rs), maa(errors, 5),
                              maa(errors, 10), maa([r["rotation_error"] for r in rs], 10), float(np.median(errors)),
                              len(focal), float(np.median(focal)) if focal else float("nan")))
             mean = [float(np.mean([c[i] for c in cols])) for i in range(8)]
             ms = float(np.median([r["ms"] for rs in runs for r in rs]))
+            cover = "-" if all(np.isnan(covered)) else f"{np.nanmean(covered):.0f} %"
             print(f"{s:<16} {m:<26} {len(runs[0]):>5} {mean[0]:>5.1f} {mean[1]:>5.1f} {mean[2]:>6.3f} {mean[3]:>6.3f} {mean[4]:>6.3f} "
-                  f"{mean[5]:>7.1f} {mean[6]:>7.1f} {mean[7]:>7.1f} {ms:>7.1f}")
+                  f"{mean[5]:>7.1f} {mean[6]:>7.1f} {mean[7]:>7.1f} {cover:>6} {ms:>7.1f}")
 
 
 if __name__ == "__main__":
