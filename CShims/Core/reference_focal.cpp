@@ -2,7 +2,8 @@
 // (rephoto_shim.h, rp_estimate_reference_focal): a search over one number, the focal length f. The cameras apart,
 // each f on a grid gets a robust essential-matrix search, and the best is refined on its inliers' pixel residuals;
 // the cameras at one place, diag(1/s, 1/s, 1) H diag(f, f, 1) must be a multiple of a rotation. The reference's
-// pixels are taken about its centre, the current's undistorted and scaled by its focal length s.
+// pixels are taken about its centre (the principal point then estimated with the refined focal length, under a prior
+// about it), the current's undistorted and scaled by its focal length s.
 #include "pose/pose.hpp"
 
 #include <opencv2/calib3d.hpp>
@@ -321,26 +322,106 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         focal->inliers = int(use.size());
         profile(refined);
         focal->noise_sigma_percent = atEdge ? HUGE_VAL : spread_percent(profile, refined, int(use.size()), parameters);
-        // The principal point is assumed, not known: how far the focal length moves with it, at the assumed spread.
-        double moved2 = 0;
-        const double side = std::max(reference_width, reference_height), step = 0.01 * side;
-        if (std::isfinite(focal->noise_sigma_percent) && params->principal_point_sigma > 0) {
-            const rp::pose::Pose kept = pose;
-            for (int axis = 0; axis < 2; ++axis) {
-                (axis == 0 ? cx : cy) += step;
+        // The principal point: where the relative pose allows, estimated with the focal length (a Gauss-Newton step on
+        // the inliers' pixel residuals with the principal point's prior, principal_point_sigma about the centre); the
+        // focal length's sigma is then its marginal from the posterior's curvature, the principal point's spread
+        // included. Rotations, and profiles without a minimum, keep the centre and combine its spread as a slope.
+        const double side = std::max(reference_width, reference_height);
+        const double cx0 = cx, cy0 = cy, prior = params->principal_point_sigma * side;
+        focal->principal_point_x = cx;
+        focal->principal_point_y = cy;
+        if (std::isfinite(focal->noise_sigma_percent) && prior > 0 && !useRotation && int(use.size()) > parameters + 2) {
+            const double noise2 = profile(refined) / (int(use.size()) - parameters);
+            const rp::pose::Pose start = pose;
+            // The cost at (f, cx, cy), the pose refined from the same start each time so differences are smooth.
+            auto cost = [&](const cv::Vec3d &q) {
+                cx = q[1], cy = q[2];
+                pose = start;
+                const double data = profile(q[0]) / (2 * noise2);
+                return data + ((q[1] - cx0) * (q[1] - cx0) + (q[2] - cy0) * (q[2] - cy0)) / (2 * prior * prior);
+            };
+            cv::Vec3d q(refined, cx0, cy0);
+            const cv::Vec3d h(0.01 * refined, 0.01 * side, 0.01 * side);
+            cv::Matx33d Hq;
+            bool curved = false;
+            for (int iteration = 0; iteration < 4; ++iteration) {
+                // Central differences: the gradient and the Hessian of the posterior's negative log.
+                const double c0 = cost(q);
+                cv::Vec3d g;
+                for (int i = 0; i < 3; ++i) {
+                    cv::Vec3d up = q, down = q;
+                    up[i] += h[i], down[i] -= h[i];
+                    const double cu = cost(up), cd = cost(down);
+                    g[i] = (cu - cd) / (2 * h[i]);
+                    Hq(i, i) = (cu + cd - 2 * c0) / (h[i] * h[i]);
+                }
+                for (int i = 0; i < 3; ++i) {
+                    for (int j = i + 1; j < 3; ++j) {
+                        cv::Vec3d pp = q, pm = q, mp = q, mm = q;
+                        pp[i] += h[i], pp[j] += h[j];
+                        pm[i] += h[i], pm[j] -= h[j];
+                        mp[i] -= h[i], mp[j] += h[j];
+                        mm[i] -= h[i], mm[j] -= h[j];
+                        Hq(i, j) = Hq(j, i) = (cost(pp) - cost(pm) - cost(mp) + cost(mm)) / (4 * h[i] * h[j]);
+                    }
+                }
+                cv::Matx33d inverse;
+                curved = cv::invert(Hq, inverse, cv::DECOMP_CHOLESKY) != 0;
+                if (!curved) break;
+                cv::Vec3d step = -(inverse * g);
+                // Damped: the step is taken only where it lowers the cost, and never more than 10 % in f or a sigma in
+                // the principal point at once.
+                const double scale = std::min({1.0, 0.1 * q[0] / std::max(1e-12, std::abs(step[0])),
+                                               prior / std::max(1e-12, std::hypot(step[1], step[2]))});
+                step *= scale;
+                bool moved = false;
+                for (int halving = 0; halving < 6 && !moved; ++halving, step *= 0.5) {
+                    const cv::Vec3d next = q + step;
+                    if (next[0] > params->min_focal && next[0] < params->max_focal && cost(next) < c0) q = next, moved = true;
+                }
+                if (!moved || (std::abs(step[0]) < 1e-4 * q[0] && std::hypot(step[1], step[2]) < 1e-3 * prior)) break;
+            }
+            cx = q[1], cy = q[2];
+            pose = start;
+            if (curved) {
+                cv::Matx33d covariance;
+                if (cv::invert(Hq, covariance, cv::DECOMP_CHOLESKY) != 0 && covariance(0, 0) > 0) {
+                    refined = q[0];
+                    focal->focal = refined;
+                    focal->principal_point_x = cx;
+                    focal->principal_point_y = cy;
+                    focal->principal_point_estimated = 1;
+                    focal->sigma_percent = 100 * std::sqrt(covariance(0, 0)) / refined;
+                    const double noise = focal->noise_sigma_percent;
+                    focal->principal_point_sigma_percent = std::sqrt(std::max(0.0, focal->sigma_percent * focal->sigma_percent - noise * noise));
+                } else {
+                    curved = false;
+                }
+            }
+            if (!curved) cx = cx0, cy = cy0;
+        }
+        if (!focal->principal_point_estimated) {
+            // The centre assumed: how far the focal length moves with it, at the assumed spread.
+            double moved2 = 0;
+            const double step = 0.01 * side;
+            if (std::isfinite(focal->noise_sigma_percent) && params->principal_point_sigma > 0) {
+                const rp::pose::Pose kept = pose;
+                for (int axis = 0; axis < 2; ++axis) {
+                    (axis == 0 ? cx : cy) += step;
+                    for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
+                    pose = kept;
+                    const double shifted = golden(profile, refined / 1.2, refined * 1.2, 40);
+                    const double slope = (shifted - refined) / step;  // focal pixels per principal-point pixel
+                    moved2 += slope * slope;
+                    (axis == 0 ? cx : cy) -= step;
+                }
                 for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
                 pose = kept;
-                const double shifted = golden(profile, refined / 1.2, refined * 1.2, 40);
-                const double slope = (shifted - refined) / step;  // focal pixels per principal-point pixel
-                moved2 += slope * slope;
-                (axis == 0 ? cx : cy) -= step;
             }
-            for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
-            pose = kept;
+            const double principal = 100 * std::sqrt(moved2) * params->principal_point_sigma * side / refined;
+            focal->principal_point_sigma_percent = principal;
+            focal->sigma_percent = std::hypot(focal->noise_sigma_percent, principal);
         }
-        const double principal = 100 * std::sqrt(moved2) * params->principal_point_sigma * side / refined;
-        focal->principal_point_sigma_percent = principal;
-        focal->sigma_percent = std::hypot(focal->noise_sigma_percent, principal);
         // Focal lengths the scan could not tell from the best widen its answer's to half their span.
         if (!useRotation && scanHigh > scanLow) {
             focal->sigma_percent = std::max(focal->sigma_percent, 100 * std::log(scanHigh / scanLow) / 2);

@@ -21,7 +21,7 @@ struct PoseCommand: ParsableCommand {
     var intrinsics: String?
     @Option(parsing: .unconditional, help: "Calibration of the reference camera when it differs from the current one.")
     var referenceCalibration: String?
-    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one, or 'unknown' (an old photo): its focal length is then estimated from the matches, its principal point taken at its centre.")
+    @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one, or 'unknown' (an old photo): its focal length is then estimated from the matches, with its principal point near its centre (pose.referenceFocal.principalPointSigma).")
     var referenceIntrinsics: String?
     @Option(parsing: .unconditional, help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
     var referenceAttitude: String?

@@ -10,10 +10,10 @@ import Testing
     static let referenceSize = ImageSize(width: 900, height: 900)
 
     /// Points 4-20 m ahead seen by a reference camera of focal length `focal` (principal point at the centre of a
-    /// 900x900 print) and by the current camera under X_current = r X_reference + t, with ±`noise` px (uniform) and
+    /// 900x900 print, or `offset` px from it) and by the current camera under X_current = r X_reference + t, with ±`noise` px (uniform) and
     /// `outliers` random pairs.
     static func pairs(focal: Double, rotation r: Matrix3, translation t: SIMD3<Double>, count: Int = 300, outliers: Int = 60,
-                      noise: Double = 0.5, seed: UInt64 = 7) -> Correspondences {
+                      noise: Double = 0.5, seed: UInt64 = 7, offset: (x: Double, y: Double) = (0, 0)) -> Correspondences {
         var random = SplitMix(seed: seed)
         let c = 449.5
         var a: [Point2] = [], b: [Point2] = []
@@ -22,7 +22,8 @@ import Testing
             let x = SIMD3(random.uniform(-0.4, 0.4) * z, random.uniform(-0.4, 0.4) * z, z)
             let y = r * x + t
             guard y.z > 0.5 else { continue }
-            let p = Point2(x: focal * x.x / x.z + c + random.uniform(-noise, noise), y: focal * x.y / x.z + c + random.uniform(-noise, noise))
+            let p = Point2(x: focal * x.x / x.z + c + offset.x + random.uniform(-noise, noise),
+                           y: focal * x.y / x.z + c + offset.y + random.uniform(-noise, noise))
             let q = Point2(x: 1000 * y.x / y.z + 639.5 + random.uniform(-noise, noise), y: 1000 * y.y / y.z + 479.5 + random.uniform(-noise, noise))
             guard (0..<900).contains(p.x), (0..<900).contains(p.y), (0..<1280).contains(q.x), (0..<960).contains(q.y) else { continue }
             a.append(p)
@@ -47,7 +48,31 @@ import Testing
         #expect(found.model == .fundamental)
         #expect(error < 3, "focal \(found.camera.fx) for \(focal): \(error) %")
         #expect(found.focalSigmaPercent < 5 && found.focalSigmaPercent > error / 4, "sigma \(found.focalSigmaPercent) %, error \(error) %")
-        #expect(found.camera.cx == 449.5 && found.camera.cy == 449.5 && found.camera.fy == found.camera.fx)
+        // The principal point, estimated under its prior about the centre where it truly is, stays within that prior's
+        // 1 sigma (4 % of the side: 36 px).
+        #expect(abs(found.camera.cx - 449.5) < 36 && abs(found.camera.cy - 449.5) < 36 && found.camera.fy == found.camera.fx, "\(found.camera)")
+    }
+
+    /// A print cropped off-centre: its principal point 36 px right of and 27 px above the centre (4 % and 3 % of its
+    /// side), the camera moved sideways and turned mostly about the vertical. The vertical offset is what the relative
+    /// pose determines: estimated with the focal length it is found within 3 px, while the horizontal stays within its
+    /// prior. The focal length is within 3 %, and its sigma covers the error within 2 sigma; assumed exact at the centre
+    /// (principalPointSigma 0), the focal length claims a sigma ten times smaller than its error.
+    @Test func anOffCentrePrincipalPointIsEstimatedWithTheFocalLength() throws {
+        let focal = 1200.0
+        let pairs = Self.pairs(focal: focal, rotation: Matrix3.rotation(axis: SIMD3(0.3, 1, 0.1), angle: 20 * .pi / 180),
+                               translation: SIMD3(1, 0.2, 0.3), offset: (36, -27))
+        let found = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: ReferenceFocalConfig())
+        #expect(abs(found.camera.cy - 422.5) < 3 && abs(found.camera.cx - 485.5) < 36, "\(found.camera)")
+        let error = abs(found.camera.fx - focal) / focal * 100
+        #expect(error < 3 && error < 2 * found.focalSigmaPercent, "error \(error) %, sigma \(found.focalSigmaPercent) %")
+
+        var centred = ReferenceFocalConfig()
+        centred.principalPointSigma = 0
+        let assumed = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: centred)
+        let assumedError = abs(assumed.camera.fx - focal) / focal * 100
+        #expect(assumed.camera.cx == 449.5 && assumed.camera.cy == 449.5)
+        #expect(assumedError > 10 * assumed.focalSigmaPercent, "error \(assumedError) %, sigma \(assumed.focalSigmaPercent) %")
     }
 
     /// The cameras at one place (the person at the vantage point, turned 8°): the fundamental matrix is undetermined,

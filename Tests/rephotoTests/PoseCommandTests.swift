@@ -287,8 +287,8 @@ import Testing
 
     /// An old photo from another camera: the bundled synthetic reference shrunk to 0.7 (its focal length is then exactly
     /// 0.7 x 391.64 px, the principal point at its centre). Told the reference's camera is unknown, the focal length is
-    /// found within 2 % and the pose within 1° of the truth in frames.csv; assumed to be the phone's camera (what
-    /// rephoto did), the translation is confidently wrong.
+    /// found within 2 %, the principal point within its prior of the centre, and the rotation within 1° of the truth in
+    /// frames.csv; assumed to be the phone's camera (what rephoto did), the translation is confidently wrong.
     @Test func anOldPhotoOfUnknownCameraIsPosedWithItsEstimatedFocalLength() throws {
         let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
         let reference = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path)
@@ -305,17 +305,19 @@ import Testing
         let focal = try #require(camera["fx"] as? Double)
         #expect(abs(focal - 0.7 * 391.6444049109095) / (0.7 * 391.6444049109095) < 0.02, "\(camera)")
         #expect(camera["estimated"] as? Bool == true && camera["model"] as? String == "fundamental")
-        #expect(camera["cx"] as? Double == 167.5 && camera["cy"] as? Double == 125.5)
+        // Estimated under a prior of 4 % of the longer side (13 px) about the centre, where it truly is.
+        #expect(abs((camera["cx"] as? Double ?? 0) - 167.5) < 13 && abs((camera["cy"] as? Double ?? 0) - 125.5) < 13, "\(camera)")
         // Its sigma covers the error (within 2 %) without being vague: 2.1 % with features.oldPhotoClahe, under 2 % before it.
         #expect((camera["focalSigmaPercent"] as? Double ?? .infinity) < 2.5)
         #expect(abs((camera["zoom"] as? Double ?? 0) - 1) < 0.03, "the same field of view: \(camera)")
         let pose = try #require(json["pose"] as? [String: Any])
         let rotation = Matrix3(rows: try #require(pose["rotation"] as? [[Double]]))
         #expect(GroundTruthErrors.rotationError(estimate: rotation, truth: try #require(truth.rotation)) < 1)
-        // The forward translation and the focal length are coupled: the translation is within 5° of the truth, or
-        // reported uncertain because the focal length's 1 sigma turns it past pose.maxTranslationSigma.
+        // The forward translation and the focal length are coupled: a translation is reported only when the focal
+        // length's 1 sigma turns it by at most pose.maxTranslationSigma (5°), so it is within two of those of the truth
+        // (8° with the principal point estimated, the focal length 0.8 % off), or reported uncertain.
         if let t = pose["translation"] as? [Double] {
-            #expect(GroundTruthErrors.translationDirectionError(estimate: SIMD3(t[0], t[1], t[2]), truth: try #require(truth.translation)) < 5)
+            #expect(GroundTruthErrors.translationDirectionError(estimate: SIMD3(t[0], t[1], t[2]), truth: try #require(truth.translation)) < 10)
         } else {
             #expect(pose["translationUndetermined"] as? String == "uncertain", "\(pose)")
             #expect((json["warnings"] as? [String])?.contains { $0.hasPrefix("translation direction undetermined: the reference's focal length ±") } == true)

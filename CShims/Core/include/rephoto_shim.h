@@ -506,7 +506,11 @@ typedef struct rp_focal {
                                    the grid's focal lengths whose pose fits within one inlier's worth of the best */
     double noise_sigma_percent; /* from the curvature of the residuals' cost over the focal length (each with its
                                    best pose); HUGE_VAL when that cost has no minimum there */
-    double principal_point_sigma_percent;  /* from how far it moves with the principal point, at the assumed spread */
+    double principal_point_sigma_percent;  /* the part of sigma_percent the principal point's spread adds */
+    double principal_point_x;   /* the principal point, in reference_xy's pixels: estimated with the focal length */
+    double principal_point_y;   /* under a prior of principal_point_sigma about the centre where the relative pose
+                                   allows it, the centre otherwise */
+    int principal_point_estimated;  /* 1 when it was estimated (sigma_percent then the focal length's marginal 1 sigma) */
     int model;                  /* 1 relative pose (the cameras apart), 2 rotation */
     int inliers;                /* of the chosen model */
     int fundamental_inliers;    /* of a fundamental matrix, which the rotation is weighed against */

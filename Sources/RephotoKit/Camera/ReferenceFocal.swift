@@ -4,8 +4,8 @@ import RephotoShim
 public struct ReferenceFocalConfig: Equatable, Sendable {
     /// Inlier distance of the scanned relative poses and the rotation homography, pixels.
     public var threshold: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.threshold)
-    /// The assumed principal point's 1 sigma, % of the reference's longer side: the focal length's sigma includes how
-    /// far it moves with it.
+    /// The principal point's prior 1 sigma about the centre, % of the reference's longer side: it is estimated with the
+    /// focal length where the relative pose allows, and the focal length's sigma includes its spread.
     public var principalPointSigma: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.principalPointSigma)
     /// Fewer inliers of the model the focal length comes from leave it undetermined: a fundamental matrix fits a
     /// few dozen unrelated matches too.
@@ -19,7 +19,8 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
 /// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
 /// calibrated current camera: the focal length whose robust relative pose fits the correspondences best (the cameras
 /// apart; a scan over focal lengths, then refined on the inliers) or from a homography that is a rotation (the cameras
-/// at one place); the principal point at the image's centre, square pixels, no distortion.
+/// at one place); the principal point near the image's centre (estimated with the focal length under a prior where the
+/// relative pose allows), square pixels, no distortion.
 public struct ReferenceFocal: Sendable, Equatable {
     /// Where the focal length came from. `fundamental` (its JSON name since it came from a fundamental matrix) is the
     /// relative pose of cameras apart.
@@ -36,14 +37,14 @@ public struct ReferenceFocal: Sendable, Equatable {
     public var focalSigmaPercent: Double
     public var model: Model
     public var inliers: Int
-    /// The photo's part of the reference image (inside a print's border), whose centre is the principal point.
+    /// The photo's part of the reference image (inside a print's border), whose centre is the principal point's prior.
     public var photoSize: ImageSize
 
     /// Focal lengths searched, in units of the reference's longer side: from a 118° to a 5.7° field of view across it.
     static let searchedFocal = 0.3...10.0
 
     /// Throws `.estimationFailed` when fewer than eight correspondences or neither model gives a focal length.
-    /// `border`: the print's border around the photo, whose box then stands for the image (its centre the principal point).
+    /// `border`: the print's border around the photo, whose box then stands for the image (its centre the principal point's prior).
     public static func estimate(_ pairs: Correspondences, referenceSize: ImageSize, border: PrintBorder? = nil, currentCamera: CameraIntrinsics,
                                 config: ReferenceFocalConfig) throws -> ReferenceFocal {
         let n = try cInt(pairs.count, "correspondence count")
@@ -59,7 +60,7 @@ public struct ReferenceFocal: Sendable, Equatable {
         let width = try cInt(photo.width, "reference width"), height = try cInt(photo.height, "reference height")
         var out = rp_focal()
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
-        let center = (x: origin.x + Double(photo.width - 1) / 2, y: origin.y + Double(photo.height - 1) / 2)
+        let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
                               focalSigmaPercent: out.sigma_percent, model: out.model == 2 ? .rotation : .fundamental,
                               inliers: Int(out.inliers), photoSize: photo)
