@@ -10,6 +10,8 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// Fewer inliers of the model the focal length comes from leave it undetermined: a fundamental matrix fits a
     /// few dozen unrelated matches too.
     public var minInliers: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.minInliers)
+    /// The least 1 sigma (%) a focal length is given: its model's error, which the residuals do not show.
+    public var minSigmaPercent: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.minSigmaPercent)
     /// Above this spread (1 sigma, % of the focal length) the focal length is undetermined and no pose is reported.
     public var maxSigmaPercent: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxSigmaPercent)
 
@@ -62,7 +64,7 @@ public struct ReferenceFocal: Sendable, Equatable {
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
         let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
-                              focalSigmaPercent: out.sigma_percent, model: out.model == 2 ? .rotation : .fundamental,
+                              focalSigmaPercent: max(out.sigma_percent, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
                               inliers: Int(out.inliers), photoSize: photo)
     }
 }
