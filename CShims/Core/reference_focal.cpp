@@ -320,7 +320,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         double refined = refine_from(chosen.focal, atEdge);
         focal->focal = refined;
         focal->inliers = int(use.size());
-        profile(refined);
+        const double refinedCost = profile(refined);
         focal->noise_sigma_percent = atEdge ? HUGE_VAL : spread_percent(profile, refined, int(use.size()), parameters);
         // The principal point: where the relative pose allows, estimated with the focal length (a Gauss-Newton step on
         // the inliers' pixel residuals with the principal point's prior, principal_point_sigma about the centre); the
@@ -331,7 +331,9 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         focal->principal_point_x = cx;
         focal->principal_point_y = cy;
         if (std::isfinite(focal->noise_sigma_percent) && prior > 0 && !useRotation && int(use.size()) > parameters + 2) {
-            const double noise2 = profile(refined) / (int(use.size()) - parameters);
+            // The residuals' variance, never below the noise floor's (exact synthetic points would divide by zero).
+            const double floor2 = rp::pose::kNoiseFloorPixels * rp::pose::kNoiseFloorPixels;
+            const double noise2 = std::max(floor2, refinedCost / (int(use.size()) - parameters));
             const rp::pose::Pose start = pose;
             // The cost at (f, cx, cy), the pose refined from the same start each time so differences are smooth.
             auto cost = [&](const cv::Vec3d &q) {
@@ -383,6 +385,9 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
             }
             cx = q[1], cy = q[2];
             pose = start;
+            // A principal point outside the photo is no estimate (a wide prior let it wander): the centre then. The
+            // curvature is the last iteration's, at most one damped step from where the search ended.
+            if (!(cx >= 0 && cx <= reference_width - 1 && cy >= 0 && cy <= reference_height - 1)) curved = false;
             if (curved) {
                 cv::Matx33d covariance;
                 if (cv::invert(Hq, covariance, cv::DECOMP_CHOLESKY) != 0 && covariance(0, 0) > 0) {
