@@ -1,7 +1,7 @@
 """Ages a pair list's references into old prints with an exactly known camera (scripts/age-references).
 
 Each reference image becomes old-<name>.jpg: rescaled so its longer side is --side px, cropped off-centre to
---crop of its width and height, grey (or sepia, --sepia), faded, grainy, blurred, vignetted, put inside a scanned
+--crop of its width and height (or a square of --crop of the shorter side, --square), grey (or sepia, --sepia), faded, grainy, blurred, vignetted, put inside a scanned
 cream border of 3-8 % a side (unless --no-border) and saved as a strong JPEG. frames.csv then names the old prints as references and gains their true cameras (gt_reference_fx, fy, cx,
 cy: the original camera scaled and shifted with the image), and sequence.json says "referenceIntrinsics":
 "unknown". The current frames and the ground truth poses are unchanged: rescaling and cropping move no camera."""
@@ -16,12 +16,14 @@ import cv2
 import numpy as np
 
 
-def age(image, side, crop, shift, sepia, border, rng):
+def age(image, side, crop, shift, sepia, border, rng, square=False):
     h, w = image.shape[:2]
     k = side / max(w, h)
     small = cv2.resize(image, (round(w * k), round(h * k)), interpolation=cv2.INTER_AREA)
     sh, sw = small.shape[:2]
     cw, ch = round(sw * crop), round(sh * crop)
+    if square:
+        cw = ch = round(min(sw, sh) * crop)
     # Off-centre: the crop's centre moves by up to `shift` of the free margin, each way.
     x0 = round((sw - cw) / 2 * (1 + rng.uniform(-shift, shift)))
     y0 = round((sh - ch) / 2 * (1 + rng.uniform(-shift, shift)))
@@ -56,6 +58,7 @@ def main():
     parser.add_argument("--crop", type=float, default=0.8)
     parser.add_argument("--shift", type=float, default=0.5)
     parser.add_argument("--sepia", action="store_true")
+    parser.add_argument("--square", action="store_true")
     parser.add_argument("--no-border", dest="border", action="store_false")
     parser.add_argument("--quality", type=int, default=45)
     parser.add_argument("--seed", type=int, default=1)
@@ -69,7 +72,7 @@ def main():
     cameras = {}
     for name in sorted({r["reference_file"] for r in rows if r.get("reference_file")}):
         image = cv2.imread(str(a.sequence / name))
-        old, k, x0, y0 = age(image, a.side, a.crop, a.shift, a.sepia, a.border, rng)
+        old, k, x0, y0 = age(image, a.side, a.crop, a.shift, a.sepia, a.border, rng, a.square)
         old_name = "old-" + Path(name).stem + ".jpg"
         cv2.imwrite(str(a.out / old_name), old, [cv2.IMWRITE_JPEG_QUALITY, a.quality])
         cameras[name] = (old_name, intrinsics["fx"] * k, intrinsics["fy"] * k,
@@ -86,7 +89,7 @@ def main():
                              "gt_reference_cx": f"{cx:.6f}", "gt_reference_cy": f"{cy:.6f}"})
     manifest["name"] = manifest["name"] + "-aged"
     manifest["referenceIntrinsics"] = "unknown"
-    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}, shift {a.shift}, border {a.border}, quality {a.quality}, seed {a.seed})"
+    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}{' square' if a.square else ''}, shift {a.shift}, border {a.border}, quality {a.quality}, seed {a.seed})"
     (a.out / "sequence.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     print(f"{a.out}: {len(cameras)} old prints, {len(rows)} pairs")
 

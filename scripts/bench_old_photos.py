@@ -98,7 +98,7 @@ def main():
                 rows.append({"set": pair["set"], "pair": pair["pair"], "method": name, "seed": seed, "matches": len(a),
                              "answered": R is not None, "error": max(er, et), "confident_error": confident, "rotation_error": er,
                              "focal_error": abs(f / f_true - 1) * 100 if f else None,
-                             "focal_sigma": sigma if sigma is not None and np.isfinite(sigma) else None, "ms": ms})
+                             "focal_sigma": sigma if isinstance(sigma, (int, float)) and np.isfinite(sigma) else None, "ms": ms})
 
     if args.csv:
         columns = [("set", "set", "{}"), ("pair", "pair", "{}"), ("method", "method", "{}"), ("seed", "seed", "{}"),
