@@ -34,6 +34,20 @@ std::vector<cv::Point2d> to_points(const double *xy, int n) {
     return points;
 }
 
+void check_correspondences_finite(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current) {
+    for (size_t i = 0; i < std::min(reference.size(), current.size()); ++i) {
+        if (!std::isfinite(reference[i].x) || !std::isfinite(reference[i].y) || !std::isfinite(current[i].x) || !std::isfinite(current[i].y)) {
+            fail(RP_ERR_INVALID_ARGUMENT, cv::format("correspondence %d is not finite", int(i)));
+        }
+    }
+}
+
+void check_focal_lengths(const rp_camera &camera, const char *which) {
+    if (!(camera.K[0] > 0 && camera.K[4] > 0 && std::isfinite(camera.K[0]) && std::isfinite(camera.K[4]))) {
+        fail(RP_ERR_INVALID_ARGUMENT, std::string(which) + "'s focal lengths must be positive and finite");
+    }
+}
+
 cv::Mat camera_matrix(const rp_camera &camera) { return cv::Mat(3, 3, CV_64F, const_cast<double *>(camera.K)).clone(); }
 
 cv::Mat distortion_vector(const rp_camera &camera) {

@@ -105,9 +105,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
                                 rp_focal *focal, rp_status *status) {
     return rp::guarded(status, [&] {
         if (current_camera == nullptr || params == nullptr || focal == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "camera, params or output is NULL");
-        if (!(current_camera->K[0] > 0 && current_camera->K[4] > 0 && std::isfinite(current_camera->K[0]) && std::isfinite(current_camera->K[4]))) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, "the current camera's focal lengths must be positive and finite");
-        }
+        rp::check_focal_lengths(*current_camera, "the current camera");
         if (reference_width <= 0 || reference_height <= 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "the reference's size must be positive");
         if (!(params->threshold_pixels > 0 && std::isfinite(params->threshold_pixels))) rp::fail(RP_ERR_INVALID_ARGUMENT, "threshold_pixels must be positive");
         if (!(params->min_focal > 0 && params->max_focal > params->min_focal && std::isfinite(params->max_focal))) {
@@ -116,12 +114,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         if (!(params->rotation_share >= 0 && params->rotation_share <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "rotation_share must be 0...1");
         if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: the focal length needs at least 8", n));
         const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
-        for (int i = 0; i < n; ++i) {
-            if (!std::isfinite(reference[size_t(i)].x) || !std::isfinite(reference[size_t(i)].y) || !std::isfinite(current[size_t(i)].x) ||
-                !std::isfinite(current[size_t(i)].y)) {
-                rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("correspondence %d is not finite", i));
-            }
-        }
+        rp::check_correspondences_finite(reference, current);
         // Reference pixels about its centre; current pixels undistorted, as an ideal camera of focal length s.
         const double s = (current_camera->K[0] + current_camera->K[4]) / 2;
         double cx = (reference_width - 1) / 2.0, cy = (reference_height - 1) / 2.0;

@@ -120,6 +120,10 @@ const char *hamming_kernel_name(int kernel);
 // The kernel `kernel` (rp_hamming_kernel) resolves to on this CPU, RP_HAMMING_AUTO when it cannot run here.
 int resolve_hamming_kernel(int kernel);
 std::vector<cv::Point2d> to_points(const double *xy, int n);
+// Fails unless every coordinate of both point lists is finite, naming the first correspondence that is not.
+void check_correspondences_finite(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current);
+// Fails unless the camera's focal lengths are positive and finite (`which`: "the current camera").
+void check_focal_lengths(const rp_camera &camera, const char *which);
 // Fails unless an optional output buffer (NULL is fine) holds at least n elements.
 template <class T>
 void check_capacity(const T *buffer, size_t capacity, int n, const char *name) {

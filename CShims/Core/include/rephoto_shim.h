@@ -524,6 +524,19 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
                                 int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
                                 rp_focal *focal, rp_status *status);
 
+/* The translation's direction without the reference's camera: the current image's epipole e of a fundamental matrix
+   fitted robustly (OpenCV's USAC_MAGSAC, `threshold_pixels`) to the correspondences gives t ∝ K_current^-1 e
+   (X_current = R X_reference + t), sign-free, whatever the reference's focal length and principal point.
+   `reference_xy` in the reference's pixels, `current_xy` in the current camera's. RP_ERR_ESTIMATION when fewer than
+   eight correspondences or no matrix. */
+typedef struct rp_epipole_translation {
+    double t[3];                /* unit length */
+    int inliers;                /* of the fundamental matrix */
+} rp_epipole_translation;
+
+int rp_translation_from_epipole(const double *reference_xy, const double *current_xy, int n, const rp_camera *current_camera,
+                                double threshold_pixels, rp_epipole_translation *out, rp_status *status);
+
 /* ---------------------------------------------------------------- a scanned print's border */
 
 typedef struct rp_border_params {

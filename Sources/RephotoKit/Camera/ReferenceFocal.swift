@@ -14,6 +14,9 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     public var minSigmaPercent: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.minSigmaPercent)
     /// Above this spread (1 sigma, % of the focal length) the focal length is undetermined and no pose is reported.
     public var maxSigmaPercent: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxSigmaPercent)
+    /// A translation the focal length turns is taken from the epipole when a pose within its 1 sigma agrees with it
+    /// within this many degrees (0: never).
+    public var epipoleAgreement: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.epipoleAgreement)
 
     public init() {}
 }

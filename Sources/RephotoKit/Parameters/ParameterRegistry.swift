@@ -158,6 +158,10 @@ public enum ParameterRegistry {
               "a reference from an unknown camera: the least 1 sigma (%) its focal length is given, for what the residuals' curvature does not see (a print's flatness, the scanner, the inliers as chosen); the pose's sensitivity to the focal length is checked at it"),
         .real("pose.referenceFocal.maxSigmaPercent", \.pose.referenceFocal.maxSigmaPercent, 10, above: 0, atMost: 1_000, scale: .log,
               "a reference from an unknown camera: above this spread of its estimated focal length (1 sigma, %) the camera is undetermined and no pose is reported"),
+        // 3 from the aged Herz-Jesu prints' pairs at most three views apart, PoseLib's poses standing in for rephoto's:
+        // the epipole's translation was accepted on 9 of 14 uncertain pairs, 8 within 10° (docs/decisions.md, "Old photos").
+        .real("pose.referenceFocal.epipoleAgreement", \.pose.referenceFocal.epipoleAgreement, 3, atLeast: 0, atMost: 180,
+              "a reference from an unknown camera whose pose's translation turns past pose.maxTranslationSigma with its focal length: the translation is taken from the current image's epipole of a fundamental matrix (it depends on no reference camera) when a pose at the focal length or at its ± 1 sigma lies within this many degrees of it; 0: never"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,

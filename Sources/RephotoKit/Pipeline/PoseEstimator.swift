@@ -33,10 +33,19 @@ public struct PoseEstimator: Sendable {
         guard features.config == config.features else {
             throw RephotoError.badInput("the saved features were detected with other feature settings than this estimator's")
         }
-        let adapted = try camera.map { try $0.adapted(to: features.imageSize) }
+        let adapted = try camera.map { try Self.adapt($0, to: features.imageSize, "the reference's camera") }
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
         return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, detectMilliseconds: 0,
                               matchIndex: index, decodeWarning: nil)
+    }
+
+    /// `camera` adapted to an image's resolution; what is wrong with it names which camera (one calibration may serve both).
+    private static func adapt(_ camera: CameraIntrinsics, to size: ImageSize, _ role: String) throws -> CameraIntrinsics {
+        do {
+            return try camera.adapted(to: size)
+        } catch let error as RephotoError {
+            throw error.prefixed(role)
+        }
     }
 
     private static func checkUnknown(_ camera: CameraIntrinsics?, _ unknown: Bool) throws {
@@ -48,7 +57,7 @@ public struct PoseEstimator: Sendable {
     public func prepareReference(_ image: Image, camera: CameraIntrinsics?, cameraUnknown: Bool = false, mask: Image? = nil) throws -> ReferenceFrame {
         try Self.checkUnknown(camera, cameraUnknown)
         let start = ContinuousClock.now
-        let adapted = try camera.map { try $0.adapted(to: image.fullSize) }
+        let adapted = try camera.map { try Self.adapt($0, to: image.fullSize, "the reference's camera") }
         let border = config.features.referenceBorder.applies(cameraUnknown: cameraUnknown) ? try PrintBorder.detect(in: image) : nil
         let features = try Features(image: image, config: config.features, mask: try border.map { try $0.mask(for: image, within: mask) } ?? mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
@@ -155,7 +164,7 @@ public struct PoseEstimator: Sendable {
         if let damage = reference.decodeWarning { alignmentWarnings.append("reference image has damaged data: \(damage)") }
         if let damage = image.decodeWarning { alignmentWarnings.append("current image has damaged data: \(damage)") }
         warnings += alignmentWarnings
-        let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
+        let currentCamera = try camera.map { try Self.adapt($0, to: image.fullSize, "the current camera") }
 
         var start = ContinuousClock.now
         if let currentFeatures, currentFeatures.config != config.features {
@@ -302,7 +311,8 @@ public struct PoseEstimator: Sendable {
         let parts = Parts(pairs: pairs, homography: homography, homographyFailure: homographyFailure, pose: pose, poseFailure: poseFailure,
                           poseRefusal: poseRefusal, sensor: sensor, counts: counts, warnings: warnings, alignmentWarnings: alignmentWarnings)
         var result = try assemble(parts, reference: reference, currentSize: image.fullSize, currentCamera: currentCamera, attitudes: attitudes,
-                                  keypoints: keypoints, timings: timings, lensZoom: (estimatedCamera ?? reference.heldEstimate)?.zoom ?? 1)
+                                  keypoints: keypoints, timings: timings,
+                                  lensZoom: Self.lensZoom(cameraRefusal == nil ? estimatedCamera : nil, reference: reference))
         result.referenceCamera = estimatedCamera ?? reference.heldEstimate
         result.referenceBorder = reference.border
         result.timings.total = milliseconds(since: total) + replayed
@@ -322,12 +332,15 @@ public struct PoseEstimator: Sendable {
     }
 
     /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves
-    /// past `pose.maxRotationSigma` refuses the pose, a translation that moves past `pose.maxTranslationSigma` (or
-    /// is lost) is reported undetermined. The pose's own uncertainty takes the focal length as exact.
+    /// past `pose.maxRotationSigma` refuses the pose. A translation that moves past `pose.maxTranslationSigma` (or is
+    /// lost) is taken from the current image's epipole when one of the three poses agrees with it
+    /// (`pose.referenceFocal.epipoleAgreement`), and is reported undetermined otherwise. The pose's own uncertainty
+    /// takes the focal length as exact.
     private func focalSensitivity(_ found: RelativePose, focal: EstimatedReferenceCamera, pairs: Correspondences,
                                   referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics, homography: HomographyEstimate,
                                   settings: RelativePose.SearchSettings, sensor: SensorPath?) throws -> RelativePose {
         var rotation = 0.0, translation = 0.0
+        var translations = found.translation.map { [$0] } ?? []
         for factor in [1 - focal.focalSigmaPercent / 100, 1 + focal.focalSigmaPercent / 100] {
             var shifted = referenceCamera
             shifted.fx *= factor
@@ -339,6 +352,7 @@ public struct PoseEstimator: Sendable {
                 continue
             }
             rotation = max(rotation, Matrix3.angleDegrees(between: found.rotation, and: other.rotation))
+            if let t = other.translation { translations.append(t) }
             if let t0 = found.translation {
                 translation = max(translation, other.translation.map { acos(min(1, max(-1, dot(t0, $0) / (length(t0) * length($0))))) * 180 / .pi } ?? .infinity)
             }
@@ -349,7 +363,12 @@ public struct PoseEstimator: Sendable {
                 "the rotation depends on the old camera: \(sigma) turns it \(fmt(rotation, 2))° (pose.maxRotationSigma \(fmt(config.pose.maxRotationSigma)))"))
         }
         var pose = found
-        if pose.translation != nil, translation > config.pose.maxTranslationSigma {
+        if pose.translation != nil, translation > config.pose.maxTranslationSigma,
+           let (direction, agreement) = epipoleTranslation(pairs, near: translations, currentCamera: currentCamera) {
+            pose.translation = direction
+            pose.warnings.append(
+                "translation direction from the current image's epipole, which the old camera does not move: \(sigma) turns the pose's \(translation.isFinite ? "\(fmt(translation, 2))°" : "past any answer"), and one of its poses lies \(fmt(agreement, 2))° from the epipole's (pose.referenceFocal.epipoleAgreement \(fmt(config.pose.referenceFocal.epipoleAgreement)))")
+        } else if pose.translation != nil, translation > config.pose.maxTranslationSigma {
             pose.translation = nil
             pose.translationUndetermined = .uncertain
             pose.warnings.append(translation.isFinite
@@ -357,6 +376,30 @@ public struct PoseEstimator: Sendable {
                 : "translation direction undetermined: at \(sigma) no translation stands")
         }
         return pose
+    }
+
+    /// The epipole's translation, signed as the nearest of `candidates` (a pose's translation at the focal length and
+    /// at its ± 1 sigma), when that one lies within `pose.referenceFocal.epipoleAgreement` degrees of it; nil otherwise.
+    private func epipoleTranslation(_ pairs: Correspondences, near candidates: [SIMD3<Double>],
+                                    currentCamera: CameraIntrinsics) -> (direction: SIMD3<Double>, agreementDegrees: Double)? {
+        let limit = config.pose.referenceFocal.epipoleAgreement
+        guard limit > 0, !candidates.isEmpty,
+              let epipole = try? EpipoleTranslation.estimate(pairs, currentCamera: currentCamera, thresholdPixels: config.pose.referenceFocal.threshold)
+        else { return nil }
+        let e = epipole.direction
+        let nearest = candidates.map { t -> (degrees: Double, sign: Double) in
+            let cosine = dot(t, e) / (length(t) * length(e))
+            return (acos(min(1, abs(cosine))) * 180 / .pi, cosine < 0 ? -1 : 1)
+        }.min { $0.degrees < $1.degrees }!
+        guard nearest.degrees <= limit else { return nil }
+        return (e * nearest.sign, nearest.degrees)
+    }
+
+    /// The lens zoom navigation allows for: the old camera's estimate when it was taken (or the one a session holds),
+    /// nil for an old photo without one (its lens not determined), 1 for a reference of known camera.
+    package static func lensZoom(_ taken: EstimatedReferenceCamera?, reference: ReferenceFrame) -> Double? {
+        if let lens = taken ?? reference.heldEstimate { return lens.zoom }
+        return reference.cameraUnknown ? nil : 1
     }
 
     /// Convenience for one pair: prepares the reference and estimates.
@@ -416,7 +459,7 @@ extension PoseEstimator {
 
     /// Navigation, metrics and the sensor comparison from a frame's estimates: one rule for robust and tracked frames.
     package func assemble(_ parts: Parts, reference: ReferenceFrame, currentSize: ImageSize, currentCamera: CameraIntrinsics?,
-                          attitudes: AttitudePair?, keypoints: String, timings: StageTimings, lensZoom: Double = 1) throws -> PoseResult {
+                          attitudes: AttitudePair?, keypoints: String, timings: StageTimings, lensZoom: Double? = 1) throws -> PoseResult {
         var warnings = parts.warnings, alignmentWarnings = parts.alignmentWarnings
         let (pairs, homography, pose, poseFailure, poseRefusal, sensor) = (parts.pairs, parts.homography, parts.pose, parts.poseFailure,
                                                                           parts.poseRefusal, parts.sensor)

@@ -1,0 +1,44 @@
+// The translation's direction from the current image's epipole (rp_translation_from_epipole): a fundamental matrix
+// needs no camera for the reference, and the current camera alone turns its epipole into the direction.
+#include "shim_internal.hpp"
+
+#include <opencv2/calib3d.hpp>
+
+#include <cmath>
+
+extern "C" {
+
+int rp_translation_from_epipole(const double *reference_xy, const double *current_xy, int n, const rp_camera *current_camera,
+                                double threshold_pixels, rp_epipole_translation *out, rp_status *status) {
+    return rp::guarded(status, [&] {
+        if (current_camera == nullptr || out == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "camera or output is NULL");
+        rp::check_focal_lengths(*current_camera, "the current camera");
+        if (!(threshold_pixels > 0 && std::isfinite(threshold_pixels))) rp::fail(RP_ERR_INVALID_ARGUMENT, "threshold_pixels must be positive");
+        if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: a fundamental matrix needs at least 8", n));
+        const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
+        rp::check_correspondences_finite(reference, current);
+        // The current points undistorted, as an ideal camera of focal length s centred at the origin: its epipole
+        // (ex, ey, ez) is then the direction (ex / s, ey / s, ez).
+        const double s = (current_camera->K[0] + current_camera->K[4]) / 2;
+        std::vector<cv::Point2d> b;
+        cv::undistortPoints(current, b, rp::camera_matrix(*current_camera), rp::distortion_vector(*current_camera));
+        for (auto &p : b) p *= s;
+        std::vector<uchar> mask;
+        cv::Mat F;
+        try {
+            F = cv::findFundamentalMat(reference, b, cv::USAC_MAGSAC, threshold_pixels, 0.999, 10000, mask);
+        } catch (const cv::Exception &) {
+            F = cv::Mat();  // degenerate correspondences (all on a line, repeated): no matrix, not an internal error
+        }
+        if (F.rows != 3 || F.cols != 3) rp::fail(RP_ERR_ESTIMATION, "no fundamental matrix fits these correspondences");
+        cv::Mat w, u, vt;
+        cv::SVD::compute(F.t(), w, u, vt, cv::SVD::FULL_UV);
+        const cv::Vec3d e(vt.at<double>(2, 0), vt.at<double>(2, 1), vt.at<double>(2, 2));
+        const cv::Vec3d t = cv::normalize(cv::Vec3d(e[0] / s, e[1] / s, e[2]));
+        if (!(std::isfinite(t[0]) && std::isfinite(t[1]) && std::isfinite(t[2]))) rp::fail(RP_ERR_ESTIMATION, "the fundamental matrix has no epipole");
+        for (int i = 0; i < 3; ++i) out->t[i] = t[i];
+        out->inliers = cv::countNonZero(mask);
+    });
+}
+
+}  // extern "C"
