@@ -152,7 +152,13 @@ struct PoseCommand: ParsableCommand {
     private func camera(_ file: String?, _ text: String?, role: String) throws -> CameraIntrinsics? {
         switch (file, text) {
         case (let file?, nil): return try CameraIntrinsics.load(from: file)
-        case (nil, let text?): return try CameraIntrinsics(parsing: text)
+        case (nil, let text?):
+            do {
+                return try CameraIntrinsics(parsing: text)
+            } catch let error as RephotoError where error.kind == .badInput {
+                // Which option, and for the reference what else it takes.
+                throw RephotoError.badInput("--\(role)intrinsics: \(error.message)\(role.isEmpty ? "" : ", or unknown (an old photo whose camera nobody knows)")")
+            }
         case (nil, nil): return nil
         case (.some, .some): throw RephotoError.badInput("give either --\(role)calibration or --\(role)intrinsics, not both")
         }

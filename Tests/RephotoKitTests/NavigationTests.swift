@@ -24,6 +24,20 @@ import RephotoEvaluation
         #expect(!wider.hints.contains { $0.hasPrefix("move back") }, "\(wider.hints)")
     }
 
+    /// The same view, the old photo's lens undetermined (its focal length refused): a view 1/1.6 across may be the lens
+    /// or the distance, and the hint names both instead of a step stated as fact.
+    @Test func anUndeterminedLensLeavesZoomOrStepOpen() {
+        let k = 1 / 1.6, c = SIMD2(319.5, 239.5)
+        let h = Matrix3([k, 0, c.x * (1 - k), 0, k, c.y * (1 - k), 0, 0, 1])
+        let open = Navigation.compute(homography: h, referenceSize: size, currentSize: size, lensZoom: nil)
+        #expect(open.hints == ["zoom in or move forward (view 38% too small; the old photo's lens is not determined, so which one is not known)"],
+                "\(open.hints)")
+        let larger = Navigation.compute(homography: Matrix3([1.5, 0, c.x * -0.5, 0, 1.5, c.y * -0.5, 0, 0, 1]), referenceSize: size,
+                                        currentSize: size, lensZoom: nil)
+        #expect(larger.hints.contains { $0.hasPrefix("zoom out or move back (view 50% too large") }, "\(larger.hints)")
+        #expect(!larger.hints.contains { $0.hasPrefix("move back") || $0.contains("taken with") }, "\(larger.hints)")
+    }
+
     @Test func targetIsTheCentredThreeFifthsRectangle() {
         let nav = Navigation.compute(homography: .identity, referenceSize: size, currentSize: size)
         #expect(nav.target.corners == [Point2(x: 128, y: 96), Point2(x: 512, y: 96), Point2(x: 512, y: 384), Point2(x: 128, y: 384)])

@@ -240,6 +240,10 @@ import Testing
             ("calibration size", ["--reference", graf1, "--current", graf3, "--calibration", calibration], 2, "calibration is for 640x480 but the image is 800x640"),
             ("calibration missing", ["--reference", graf1, "--current", graf3, "--calibration", "/no/cal.yml"], 2, "/no/cal.yml: no such calibration file"),
             ("intrinsics", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,320"], 2, "intrinsics '700,700,320' must be four finite decimal numbers fx,fy,cx,cy"),
+            ("reference intrinsics", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,399.5,319.5", "--reference-intrinsics", "unknown,"], 2,
+             "--reference-intrinsics: intrinsics 'unknown,' must be four finite decimal numbers fx,fy,cx,cy, or unknown (an old photo whose camera nobody knows)"),
+            ("reference principal point", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,399.5,319.5", "--reference-intrinsics", "700,700,1e9,300"], 2,
+             "the reference's camera: intrinsics: principal point (1000000000, 300) lies outside the 800x640 image"),
             ("both cameras", ["--reference", graf1, "--current", graf3, "--intrinsics", "1,1,1,1", "--calibration", calibration], 2, "not both"),
             ("detector", ["--reference", graf1, "--current", graf3, "--detector", "surf"], 2, "surf"),
             // Took 3.9 GB and 9-19 s before: ORB enlarged the image 81x before its pyramid.

@@ -32,9 +32,10 @@ public struct Navigation: Codable, Equatable, Sendable {
     public var hints: [String]
 
     /// `lensZoom`: the zoom that gives the current camera the reference's field of view (an estimated reference
-    /// camera); at the vantage point the reference's view appears that much smaller, which is no reason to move.
+    /// camera); at the vantage point the reference's view appears that much smaller, which is no reason to move. Nil:
+    /// an old photo whose lens is not determined, so a view too large or small may be either the lens or the distance.
     public static func compute(homography: Matrix3, referenceSize: ImageSize, currentSize: ImageSize,
-                               config: NavigationConfig = NavigationConfig(), lensZoom: Double = 1) -> Navigation {
+                               config: NavigationConfig = NavigationConfig(), lensZoom: Double? = 1) -> Navigation {
         let target = Quadrilateral.centred(in: currentSize, fraction: config.targetFraction)
         let quad = Quadrilateral.centred(in: referenceSize, fraction: config.targetFraction).mapped(by: homography)
         let width = Double(currentSize.width)
@@ -61,19 +62,24 @@ public struct Navigation: Codable, Equatable, Sendable {
     }
 
     /// The hints; without `moves`, only those that turn the camera (a `Step` says where to move).
-    func makeHints(tolerancePercent tol: Double, moves: Bool = true, lensZoom: Double = 1) -> [String] {
+    func makeHints(tolerancePercent tol: Double, moves: Bool = true, lensZoom: Double? = 1) -> [String] {
         guard quadrilateral.isConvex else { return ["the reference view is not in front of the camera: point the camera at the subject"] }
         var hints: [(Double, String)] = []
         if abs(offsetXPercent) > tol { hints.append((abs(offsetXPercent), "\(offsetX > 0 ? "turn right" : "turn left") (\(fmt(abs(offsetXPercent), 2))% of width)")) }
         if abs(offsetYPercent) > tol { hints.append((abs(offsetYPercent), "\(offsetY > 0 ? "tilt down" : "tilt up") (\(fmt(abs(offsetYPercent), 2))% of width)")) }
-        let scale = (areaRatio.squareRoot() * lensZoom - 1) * 100
+        let scale = (areaRatio.squareRoot() * (lensZoom ?? 1) - 1) * 100
         // A lens unlike the reference's is said first: no step makes up for it.
-        if abs(lensZoom - 1) > 0.1 {
+        if let lensZoom, abs(lensZoom - 1) > 0.1 {
             hints.append((.infinity, lensZoom > 1
                 ? "the old photo was taken with a longer lens: zoom in about \(fmt(lensZoom, 2))x (stepping closer changes the perspective)"
                 : "the old photo was taken with a wider lens: zoom out to about \(fmt(lensZoom, 2))x, or use a wider lens (stepping back changes the perspective)"))
         }
-        if moves, abs(scale) > tol { hints.append((abs(scale), "\(scale > 0 ? "move back" : "move forward") (view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small"))")) }
+        if moves, abs(scale) > tol {
+            let size = "view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small")"
+            hints.append((abs(scale), lensZoom == nil
+                ? "\(scale > 0 ? "zoom out or move back" : "zoom in or move forward") (\(size); the old photo's lens is not determined, so which one is not known)"
+                : "\(scale > 0 ? "move back" : "move forward") (\(size))"))
+        }
         if abs(rollDegrees) > 0.5 { hints.append((abs(rollDegrees), "roll \(rollDegrees > 0 ? "clockwise" : "counter-clockwise") \(fmt(abs(rollDegrees), 2))°")) }
         // Keystone is ambiguous while the view is off-centre (a turn also skews it): only once centred.
         let centred = moves && abs(offsetXPercent) <= 2 * tol && abs(offsetYPercent) <= 2 * tol

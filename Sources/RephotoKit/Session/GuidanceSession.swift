@@ -296,7 +296,7 @@ public final class GuidanceSession {
                                         warnings: pose?.warnings ?? [], alignmentWarnings: [])
         var result = try estimator.assemble(parts, reference: reference, currentSize: size, currentCamera: currentCamera, attitudes: attitudes,
                                             keypoints: "tracked correspondences: \(pairs.count)", timings: timings,
-                                            lensZoom: reference.heldEstimate?.zoom ?? 1)
+                                            lensZoom: PoseEstimator.lensZoom(nil, reference: reference))
         result.referenceCamera = reference.heldEstimate
         result.referenceBorder = reference.border
         return (result, step)
