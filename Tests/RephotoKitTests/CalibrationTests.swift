@@ -144,6 +144,20 @@ import RephotoEvaluation
         #expect(error?.message == "metadata: " + expected, "\(error?.message ?? "")")
     }
 
+    /// A field of view under 1° or over 170° across the longer side is no phone's or print's camera (fx = 10⁶ on a
+    /// 3072 px frame gave a confident pose 30° wrong, found by probing); a 10x telephoto's 7° and a 150° wide angle pass.
+    @Test(arguments: [
+        (1_000_000.0, "metadata: focal length 1000000 px gives a field of view of 0.0367° across the 640 px side, outside 1-170°: the intrinsics are not this image's camera"),
+        (20.0, "metadata: focal length 20 px gives a field of view of 173° across the 640 px side, outside 1-170°: the intrinsics are not this image's camera"),
+        (5_200.0, nil), (86.0, nil),
+    ] as [(Double, String?)])
+    func aFieldOfViewOutside1To170DegreesIsRefused(focal: Double, expected: String?) throws {
+        let intrinsics = CameraIntrinsics(fx: focal, fy: focal, cx: 320, cy: 240, imageSize: ImageSize(width: 640, height: 480))
+        guard let expected else { return try intrinsics.validate("metadata") }
+        let error = #expect(throws: RephotoError.self) { try intrinsics.validate("metadata") }
+        #expect(error?.message == expected, "\(error?.message ?? "")")
+    }
+
     /// With an image size the distortion checks ran before the count was, and indexed a list of 1-3 or over 14
     /// coefficients past its end: a trap that killed the server (found by probing it).
     @Test(arguments: [1, 2, 3, 6, 15, 40])

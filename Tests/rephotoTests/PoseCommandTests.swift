@@ -244,6 +244,8 @@ import Testing
              "--reference-intrinsics: intrinsics 'unknown,' must be four finite decimal numbers fx,fy,cx,cy, or unknown (an old photo whose camera nobody knows)"),
             ("reference principal point", ["--reference", graf1, "--current", graf3, "--intrinsics", "700,700,399.5,319.5", "--reference-intrinsics", "700,700,1e9,300"], 2,
              "the reference's camera: intrinsics: principal point (1000000000, 300) lies outside the 800x640 image"),
+            ("telescope intrinsics", ["--reference", graf1, "--current", graf3, "--intrinsics", "1000000,1000000,399.5,319.5"], 2,
+             "the reference's camera: intrinsics: focal length 1000000 px gives a field of view of 0.0458° across the 800 px side, outside 1-170°"),
             ("both cameras", ["--reference", graf1, "--current", graf3, "--intrinsics", "1,1,1,1", "--calibration", calibration], 2, "not both"),
             ("detector", ["--reference", graf1, "--current", graf3, "--detector", "surf"], 2, "surf"),
             // Took 3.9 GB and 9-19 s before: ORB enlarged the image 81x before its pyramid.
