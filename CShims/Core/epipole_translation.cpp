@@ -16,12 +16,12 @@ int rp_translation_from_epipole(const double *reference_xy, const double *curren
         if (!(threshold_pixels > 0 && std::isfinite(threshold_pixels))) rp::fail(RP_ERR_INVALID_ARGUMENT, "threshold_pixels must be positive");
         if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: a fundamental matrix needs at least 8", n));
         const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
-        rp::check_correspondences_finite(reference, current);
+        rp::check_finite(reference, "reference");
+        rp::check_finite(current, "current");
         // The current points undistorted, as an ideal camera of focal length s centred at the origin: its epipole
         // (ex, ey, ez) is then the direction (ex / s, ey / s, ez).
         const double s = (current_camera->K[0] + current_camera->K[4]) / 2;
-        std::vector<cv::Point2d> b;
-        cv::undistortPoints(current, b, rp::camera_matrix(*current_camera), rp::distortion_vector(*current_camera));
+        std::vector<cv::Point2d> b = rp::normalised(current, *current_camera);
         for (auto &p : b) p *= s;
         std::vector<uchar> mask;
         cv::Mat F;

@@ -6,25 +6,22 @@
 #include <cmath>
 #include <cstring>
 
-namespace {
+namespace rp {
 
 void check_finite(const std::vector<cv::Point2d> &points, const char *which) {
     for (size_t i = 0; i < points.size(); ++i) {
         if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y)) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%s point %zu is not finite", which, i));
+            fail(RP_ERR_INVALID_ARGUMENT, cv::format("%s point %zu is not finite", which, i));
         }
     }
 }
 
 std::vector<cv::Point2d> normalised(const std::vector<cv::Point2d> &pixels, const rp_camera &camera) {
     std::vector<cv::Point2d> out;
-    cv::undistortPoints(pixels, out, rp::camera_matrix(camera), rp::distortion_vector(camera));
+    if (pixels.empty()) return out;
+    cv::undistortPoints(pixels, out, camera_matrix(camera), distortion_vector(camera));
     return out;
 }
-
-}  // namespace
-
-namespace rp {
 
 std::vector<cv::Point2d> to_points(const double *xy, int n) {
     if (n < 0) fail(RP_ERR_INVALID_ARGUMENT, cv::format("negative point count %d", n));
@@ -32,14 +29,6 @@ std::vector<cv::Point2d> to_points(const double *xy, int n) {
     std::vector<cv::Point2d> points(size_t(std::max(n, 0)));
     for (int i = 0; i < n; ++i) points[size_t(i)] = cv::Point2d(xy[2 * i], xy[2 * i + 1]);
     return points;
-}
-
-void check_correspondences_finite(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current) {
-    for (size_t i = 0; i < std::min(reference.size(), current.size()); ++i) {
-        if (!std::isfinite(reference[i].x) || !std::isfinite(reference[i].y) || !std::isfinite(current[i].x) || !std::isfinite(current[i].y)) {
-            fail(RP_ERR_INVALID_ARGUMENT, cv::format("correspondence %d is not finite", int(i)));
-        }
-    }
 }
 
 void check_focal_lengths(const rp_camera &camera, const char *which) {
@@ -101,8 +90,8 @@ int rp_rotation_from_bearings(const double *reference_xy, const double *current_
                               double *residuals, size_t residuals_capacity, rp_status *status) {
     return rp::guarded(status, [&] {
         rp::check_capacity(residuals, residuals_capacity, n, "residuals");
-        std::vector<cv::Point2d> a = normalised(rp::to_points(reference_xy, n), *reference_camera);
-        std::vector<cv::Point2d> b = normalised(rp::to_points(current_xy, n), *current_camera);
+        std::vector<cv::Point2d> a = rp::normalised(rp::to_points(reference_xy, n), *reference_camera);
+        std::vector<cv::Point2d> b = rp::normalised(rp::to_points(current_xy, n), *current_camera);
         cv::Matx33d M = cv::Matx33d::zeros();
         int used = 0;
         for (int i = 0; i < n; ++i) {

@@ -92,21 +92,6 @@ void check_camera(const rp_camera *camera) {
     if (!(camera->K[0] > 0 && camera->K[4] > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "the camera's focal lengths must be positive");
 }
 
-std::vector<cv::Point2d> normalised(const std::vector<cv::Point2d> &pixels, const rp_camera &camera) {
-    std::vector<cv::Point2d> out;
-    if (pixels.empty()) return out;
-    cv::undistortPoints(pixels, out, rp::camera_matrix(camera), rp::distortion_vector(camera));
-    return out;
-}
-
-void check_finite(const std::vector<cv::Point2d> &points, const char *which) {
-    for (size_t i = 0; i < points.size(); ++i) {
-        if (!std::isfinite(points[i].x) || !std::isfinite(points[i].y)) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%s point %zu is not finite", which, i));
-        }
-    }
-}
-
 double reprojection(const cv::Vec3d &X, const cv::Matx33d &R, const cv::Vec3d &t, const rp_camera &camera, const cv::Point2d &pixel) {
     std::vector<cv::Point3d> object{cv::Point3d(X[0], X[1], X[2])};
     std::vector<cv::Point2d> projected;
@@ -133,8 +118,8 @@ int rp_triangulate(const double *reference_xy, const double *current_xy, int n, 
             rp::fail(RP_ERR_INVALID_ARGUMENT, "pose or output buffers are NULL");
         }
         const auto a = rp::to_points(reference_xy, n), b = rp::to_points(current_xy, n);
-        check_finite(a, "reference");
-        check_finite(b, "current");
+        rp::check_finite(a, "reference");
+        rp::check_finite(b, "current");
         rp::check_capacity(xyz, xyz_capacity / 3, n, "points");
         rp::check_capacity(parallax_degrees, parallax_capacity, n, "parallax");
         rp::check_capacity(reprojection_pixels, reprojection_capacity, n, "reprojection");
@@ -149,7 +134,7 @@ int rp_triangulate(const double *reference_xy, const double *current_xy, int n, 
             rp::fail(RP_ERR_INVALID_ARGUMENT, "R must be a rotation and t finite");
         }
         if (n == 0) return;
-        const auto x1 = normalised(a, *reference_camera), x2 = normalised(b, *current_camera);
+        const auto x1 = rp::normalised(a, *reference_camera), x2 = rp::normalised(b, *current_camera);
         const cv::Vec3d centre = -(rotation.t() * translation);
         for (int i = 0; i < n; ++i) {
             const size_t k = size_t(i);
@@ -198,7 +183,7 @@ int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera 
         }
         if (n > 0 && xyz == nullptr) rp::fail(RP_ERR_INVALID_ARGUMENT, "point array is NULL");
         const auto pixels = rp::to_points(xy, n);
-        check_finite(pixels, "image");
+        rp::check_finite(pixels, "image");
         rp::check_capacity(inliers, inliers_capacity, n, "inliers");
         std::vector<cv::Point3d> points(size_t(std::max(n, 0)));
         for (int i = 0; i < n; ++i) {
@@ -208,7 +193,7 @@ int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera 
             }
         }
         if (n < 4) rp::fail(RP_ERR_ESTIMATION, cv::format("placing a camera needs at least 4 points, got %d", n));
-        const auto bearings = normalised(pixels, *camera);
+        const auto bearings = rp::normalised(pixels, *camera);
         const double focal = 0.5 * (camera->K[0] + camera->K[4]);
         const double tau = params->threshold_pixels / focal;
         rp::pose::PlacementEstimator estimator(points, bearings, tau * tau);

@@ -114,13 +114,14 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         if (!(params->rotation_share >= 0 && params->rotation_share <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "rotation_share must be 0...1");
         if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: the focal length needs at least 8", n));
         const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
-        rp::check_correspondences_finite(reference, current);
+        rp::check_finite(reference, "reference");
+        rp::check_finite(current, "current");
         // Reference pixels about its centre; current pixels undistorted, as an ideal camera of focal length s.
         const double s = (current_camera->K[0] + current_camera->K[4]) / 2;
         double cx = (reference_width - 1) / 2.0, cy = (reference_height - 1) / 2.0;
         std::vector<cv::Point2d> a(static_cast<size_t>(n)), b;
         for (int i = 0; i < n; ++i) a[size_t(i)] = reference[size_t(i)] - cv::Point2d(cx, cy);
-        cv::undistortPoints(current, b, rp::camera_matrix(*current_camera), rp::distortion_vector(*current_camera));
+        b = rp::normalised(current, *current_camera);
         for (auto &p : b) p *= s;
         const cv::Matx33d S(s, 0, 0, 0, s, 0, 0, 0, 1), Sinv(1 / s, 0, 0, 0, 1 / s, 0, 0, 0, 1);
 

@@ -120,8 +120,10 @@ const char *hamming_kernel_name(int kernel);
 // The kernel `kernel` (rp_hamming_kernel) resolves to on this CPU, RP_HAMMING_AUTO when it cannot run here.
 int resolve_hamming_kernel(int kernel);
 std::vector<cv::Point2d> to_points(const double *xy, int n);
-// Fails unless every coordinate of both point lists is finite, naming the first correspondence that is not.
-void check_correspondences_finite(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current);
+// Fails unless every coordinate is finite, naming the first point that is not ("`which` point 3 is not finite").
+void check_finite(const std::vector<cv::Point2d> &points, const char *which);
+// Pixels undistorted into normalised image coordinates of `camera`.
+std::vector<cv::Point2d> normalised(const std::vector<cv::Point2d> &pixels, const rp_camera &camera);
 // Fails unless the camera's focal lengths are positive and finite (`which`: "the current camera").
 void check_focal_lengths(const rp_camera &camera, const char *which);
 // Fails unless an optional output buffer (NULL is fine) holds at least n elements.

@@ -25,6 +25,15 @@ import Testing
         }
     }
 
+    /// A correspondence that is not a number is bad input, named, not an estimate.
+    @Test func aNonFiniteCorrespondenceIsRefused() throws {
+        var pairs = ReferenceFocalTests.pairs(focal: 1000, rotation: Matrix3.identity, translation: SIMD3(1, 0, 0))
+        pairs.current[3] = Point2(x: .nan, y: 10)
+        #expect {
+            try EpipoleTranslation.estimate(pairs, currentCamera: ReferenceFocalTests.current, thresholdPixels: 2)
+        } throws: { ($0 as? RephotoError)?.kind == .badInput && "\($0)".contains("current point 3 is not finite") }
+    }
+
     @Test func sevenCorrespondencesAreTooFew() throws {
         let pairs = ReferenceFocalTests.pairs(focal: 1000, rotation: Matrix3.identity, translation: SIMD3(1, 0, 0), count: 7, outliers: 0)
         #expect {

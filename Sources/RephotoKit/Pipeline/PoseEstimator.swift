@@ -354,7 +354,7 @@ public struct PoseEstimator: Sendable {
             rotation = max(rotation, Matrix3.angleDegrees(between: found.rotation, and: other.rotation))
             if let t = other.translation { translations.append(t) }
             if let t0 = found.translation {
-                translation = max(translation, other.translation.map { acos(min(1, max(-1, dot(t0, $0) / (length(t0) * length($0))))) * 180 / .pi } ?? .infinity)
+                translation = max(translation, other.translation.map { Self.degrees(between: t0, $0) } ?? .infinity)
             }
         }
         let sigma = "the reference's focal length ± \(fmt(focal.focalSigmaPercent, 2)) %"
@@ -387,12 +387,18 @@ public struct PoseEstimator: Sendable {
               let epipole = try? EpipoleTranslation.estimate(pairs, currentCamera: currentCamera, thresholdPixels: config.pose.referenceFocal.threshold)
         else { return nil }
         let e = epipole.direction
+        // Sign-free: the epipole is a line, and each candidate has its own sign.
         let nearest = candidates.map { t -> (degrees: Double, sign: Double) in
-            let cosine = dot(t, e) / (length(t) * length(e))
-            return (acos(min(1, abs(cosine))) * 180 / .pi, cosine < 0 ? -1 : 1)
+            let apart = Self.degrees(between: t, e)
+            return apart > 90 ? (180 - apart, -1) : (apart, 1)
         }.min { $0.degrees < $1.degrees }!
         guard nearest.degrees <= limit else { return nil }
         return (e * nearest.sign, nearest.degrees)
+    }
+
+    /// The angle between two directions, degrees (0-180).
+    private static func degrees(between a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+        acos(min(1, max(-1, dot(a, b) / (length(a) * length(b))))) * 180 / .pi
     }
 
     /// The lens zoom navigation allows for: the old camera's estimate when it was taken (or the one a session holds),
