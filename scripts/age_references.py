@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 
-def age(image, side, crop, shift, sepia, border, rng, square=False):
+def age(image, side, crop, shift, sepia, border, rng, square=False, contrast=0.55, blur=1.0, grain=6.0):
     h, w = image.shape[:2]
     k = side / max(w, h)
     small = cv2.resize(image, (round(w * k), round(h * k)), interpolation=cv2.INTER_AREA)
@@ -29,12 +29,12 @@ def age(image, side, crop, shift, sepia, border, rng, square=False):
     y0 = round((sh - ch) / 2 * (1 + rng.uniform(-shift, shift)))
     out = small[y0:y0 + ch, x0:x0 + cw]
     grey = cv2.cvtColor(out, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    grey = 70 + 0.55 * grey                                 # faded: lifted blacks, low contrast
-    grey = cv2.GaussianBlur(grey, (0, 0), 1.0)             # soft lens, print
+    grey = 70 + contrast * grey                             # faded: lifted blacks, low contrast
+    grey = cv2.GaussianBlur(grey, (0, 0), blur)            # soft lens, print
     yy, xx = np.mgrid[0:ch, 0:cw]
     r2 = ((xx - cw / 2) / (cw / 2)) ** 2 + ((yy - ch / 2) / (ch / 2)) ** 2
     grey *= 1 - 0.25 * r2                                  # vignetting
-    grey += rng.normal(0, 6, grey.shape)                   # grain
+    grey += rng.normal(0, grain, grey.shape)               # grain
     grey = np.clip(grey, 0, 255).astype(np.uint8)
     if sepia:
         g = grey.astype(np.float32) / 255
@@ -61,6 +61,9 @@ def main():
     parser.add_argument("--square", action="store_true")
     parser.add_argument("--no-border", dest="border", action="store_false")
     parser.add_argument("--quality", type=int, default=45)
+    parser.add_argument("--contrast", type=float, default=0.55, help="the print's tone range, a fraction of the original's")
+    parser.add_argument("--blur", type=float, default=1.0, help="Gaussian blur sigma in the print's pixels")
+    parser.add_argument("--grain", type=float, default=6.0, help="grain: noise sigma in grey levels")
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args()
 
@@ -72,7 +75,7 @@ def main():
     cameras = {}
     for name in sorted({r["reference_file"] for r in rows if r.get("reference_file")}):
         image = cv2.imread(str(a.sequence / name))
-        old, k, x0, y0 = age(image, a.side, a.crop, a.shift, a.sepia, a.border, rng, a.square)
+        old, k, x0, y0 = age(image, a.side, a.crop, a.shift, a.sepia, a.border, rng, a.square, a.contrast, a.blur, a.grain)
         old_name = "old-" + Path(name).stem + ".jpg"
         cv2.imwrite(str(a.out / old_name), old, [cv2.IMWRITE_JPEG_QUALITY, a.quality])
         cameras[name] = (old_name, intrinsics["fx"] * k, intrinsics["fy"] * k,
@@ -89,7 +92,7 @@ def main():
                              "gt_reference_cx": f"{cx:.6f}", "gt_reference_cy": f"{cy:.6f}"})
     manifest["name"] = manifest["name"] + "-aged"
     manifest["referenceIntrinsics"] = "unknown"
-    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}{' square' if a.square else ''}, shift {a.shift}, border {a.border}, quality {a.quality}, seed {a.seed})"
+    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}{' square' if a.square else ''}, shift {a.shift}, border {a.border}, quality {a.quality}, contrast {a.contrast}, blur {a.blur}, grain {a.grain}, seed {a.seed})"
     (a.out / "sequence.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     print(f"{a.out}: {len(cameras)} old prints, {len(rows)} pairs")
 

@@ -91,12 +91,7 @@ import Testing
     /// frames are refused as undetermined (on these three planes the fit is nearly flat over the focal length), and a
     /// refused pose is never reported beside its refusal.
     @Test func anOldPrintSequenceCarriesItsTrueCamera() throws {
-        var options = SyntheticSequenceOptions.defaults
-        options.frames = 4
-        options.oldPrint = true
-        options.seed = 4
-        let directory = try Scratch.directory()
-        let sequence = try SyntheticSequence.generate(options, textureDirectory: Fixtures.textures, to: directory)
+        let (options, directory, sequence) = try Self.oldPrintSequence(frames: 4)
         #expect(sequence.manifest.referenceIntrinsics == .unknown)
         let frames = sequence.frames.dropFirst()
         let truth = try #require(frames.first?.truthReferenceCamera)
@@ -131,8 +126,10 @@ import Testing
         }
         #expect(!focalErrors.isEmpty && focalErrors.allSatisfy { $0 < 5 }, "\(focalErrors) on \(frames.count) frames")
         // The focal length's sigma widened (the principal point assumed within 10 %) until it turns the rotation past a
-        // bound the pose itself passes: refused, and no pose.
+        // bound the pose itself passes: refused, and no pose. On the first pass's matches alone: the epipolar pass's
+        // determine the focal length too well for the sigma to reach that bound.
         var strict = PipelineConfig().forReference(cameraUnknown: true)
+        strict.matching.oldPhotoEpipolarRatio = 0
         strict.pose.maxRotationSigma = 0.3
         strict.pose.referenceFocal.principalPointSigma = 10
         strict.pose.referenceFocal.maxSigmaPercent = 50
@@ -140,5 +137,47 @@ import Testing
         let refused = try PoseEstimator(config: strict).estimate(reference: unknown, current: first, camera: options.camera)
         #expect(refused.poseRefusal?.cause == .referenceCameraUndetermined && refused.pose == nil, "\(String(describing: refused.poseRefusal))")
         #expect(refused.poseRefusal?.description.hasPrefix("the rotation depends on the old camera") == true, "\(String(describing: refused.poseRefusal))")
+    }
+
+    /// `synth --old-print` with `frames` frames (seed 4), in a scratch directory.
+    static func oldPrintSequence(frames: Int) throws -> (SyntheticSequenceOptions, URL, FrameSequence) {
+        var options = SyntheticSequenceOptions.defaults
+        options.frames = frames
+        options.oldPrint = true
+        options.seed = 4
+        let directory = try Scratch.directory()
+        return (options, directory, try SyntheticSequence.generate(options, textureDirectory: Fixtures.textures, to: directory))
+    }
+
+    /// An old photo's second matching pass (`matching.oldPhotoEpipolarRatio`): on a synthetic old print, matches that
+    /// miss Lowe's ratio but lie on their epipolar lines join the first pass's, and the pose stays within 1° of the
+    /// true rotation; turned off (0), or for a reference of known camera, the first pass's matches stand alone.
+    @Test func anOldPhotosSecondPassAddsMatchesOnTheirEpipolarLines() throws {
+        let (options, directory, sequence) = try Self.oldPrintSequence(frames: 2)
+        let frame = try #require(sequence.frames.last)
+        let truth = try #require(frame.truthReferenceCamera)
+        func estimate(_ config: PipelineConfig, referenceCamera: CameraIntrinsics?) throws -> PoseResult {
+            let estimator = try PoseEstimator(config: config)
+            let reference = try estimator.prepareReference(try estimator.load(contentsOfFile: directory.appendingPathComponent("reference.jpg").path),
+                                                           camera: referenceCamera, cameraUnknown: referenceCamera == nil)
+            let current = try estimator.load(contentsOfFile: directory.appendingPathComponent(frame.file).path)
+            return try estimator.estimate(reference: reference, current: current, camera: options.camera)
+        }
+        var counts: [Int] = [], known: [Int] = []
+        for ratio in [0.9, 0] {
+            var config = PipelineConfig().forReference(cameraUnknown: true)
+            config.matching.oldPhotoEpipolarRatio = ratio
+            let result = try estimate(config, referenceCamera: nil)
+            counts.append(result.counts.matches)
+            if let pose = result.pose {
+                #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: try #require(frame.truth.rotation)) < 1)
+            }
+            // A known camera: no second pass, whatever its ratio.
+            var plain = PipelineConfig()
+            plain.matching.oldPhotoEpipolarRatio = ratio
+            known.append(try estimate(plain, referenceCamera: CameraIntrinsics(fx: truth.x, fy: truth.y, cx: truth.z, cy: truth.w)).counts.matches)
+        }
+        #expect(counts[0] > counts[1] + counts[1] / 10, "matches with the second pass \(counts[0]), without \(counts[1])")
+        #expect(known[0] == known[1])
     }
 }

@@ -537,6 +537,21 @@ typedef struct rp_epipole_translation {
 int rp_translation_from_epipole(const double *reference_xy, const double *current_xy, int n, const rp_camera *current_camera,
                                 double threshold_pixels, rp_epipole_translation *out, rp_status *status);
 
+/* A second matching pass along epipolar lines: which candidate correspondences (looser descriptor matches) agree
+   with a fundamental matrix fitted robustly (OpenCV's USAC_MAGSAC) to a first pass's correspondences. Points are
+   multiplied by their image's scale into the pixels `threshold_pixels` is in. keep[i] is 1 for a candidate whose
+   Sampson distance is under it; `*inliers` the matrix's inliers among the first pass's. RP_ERR_ESTIMATION when fewer
+   than eight correspondences or no matrix. */
+typedef struct rp_epipolar_params {
+    double threshold_pixels;    /* the matrix's inlier distance and a candidate's (> 0) */
+    double reference_scale;     /* into those pixels, each image's (> 0) */
+    double current_scale;
+} rp_epipolar_params;
+
+int rp_epipolar_consistent(const double *reference_xy, const double *current_xy, int n, const double *candidate_reference_xy,
+                           const double *candidate_current_xy, int m, const rp_epipolar_params *params, unsigned char *keep,
+                           int *inliers, rp_status *status);
+
 /* ---------------------------------------------------------------- a scanned print's border */
 
 typedef struct rp_border_params {

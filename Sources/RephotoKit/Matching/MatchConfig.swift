@@ -15,11 +15,14 @@ public struct MatchConfig: Hashable, Sendable {
     public var ratio: Double = ParameterRegistry.defaultValue(\.matching.ratio)
     /// Keep only pairs that are each other's nearest neighbour.
     public var mutual: Bool = ParameterRegistry.defaultValue(\.matching.mutual)
-    /// FLANN LSH parameters (binary descriptors).
+    /// For a reference of unknown camera, a second pass's looser ratio: its matches that agree with a fundamental
+    /// matrix of the first pass's join them (`EpipolarGuidance`); 0: no second pass.
+    public var oldPhotoEpipolarRatio: Double = ParameterRegistry.defaultValue(\.matching.oldPhotoEpipolarRatio)
     /// Marked points' guided pass: its search radius, % of the reference's longer side.
     public var guidedRadius: Double = ParameterRegistry.defaultValue(\.matching.guidedRadius)
     /// Marked points farther than this from the model found are inconsistent, % of the current image's longer side.
     public var markTolerance: Double = ParameterRegistry.defaultValue(\.matching.markTolerance)
+    /// FLANN LSH parameters (binary descriptors).
     public var lshTableNumber: Int = ParameterRegistry.defaultValue(\.matching.lshTableNumber)
     public var lshKeySize: Int = ParameterRegistry.defaultValue(\.matching.lshKeySize)
     public var lshMultiProbeLevel: Int = ParameterRegistry.defaultValue(\.matching.lshMultiProbeLevel)
@@ -33,6 +36,7 @@ public struct MatchConfig: Hashable, Sendable {
     var ignoringRatio: MatchConfig {
         var c = self
         c.ratio = ParameterRegistry.defaultValue(\.matching.ratio)
+        c.oldPhotoEpipolarRatio = ParameterRegistry.defaultValue(\.matching.oldPhotoEpipolarRatio)
         return c
     }
 

@@ -64,6 +64,10 @@ public enum ParameterRegistry {
                 "brute_force (exact), flann (approximate) or opencv_brute_force (cv::BFMatcher, for checks)"),
         .real("matching.ratio", \.matching.ratio, 0.8, above: 0, atMost: 1, "Lowe's ratio test on the two nearest neighbours; 1 disables it"),
         .flag("matching.mutual", \.matching.mutual, false, "keep only pairs that are each other's nearest neighbour"),
+        // 0.9 from scripts/bench-old-photos: mAA@10 grey 0.393 -> 0.404, sepia 0.186 -> 0.321, varied 0.399 -> 0.461,
+        // harsh 0.076 -> 0.129 (off -> on); 0.95 scored 0.404 / 0.286 / 0.456 / 0.133 (docs/decisions.md, "The epipolar pass").
+        .real("matching.oldPhotoEpipolarRatio", \.matching.oldPhotoEpipolarRatio, 0.9, atLeast: 0, atMost: 1,
+              "a reference of unknown camera (an old photo): a second pass takes the matches passing Lowe's ratio at this looser value that agree (within pose.referenceFocal.threshold, Sampson) with a fundamental matrix fitted robustly to the first pass's, and they join the first pass's; no effect at or below matching.ratio; 0: none"),
         .real("matching.guidedRadius", \.matching.guidedRadius, 5, above: 0, atMost: 100,
               "with marked points (--points): a second matching pass compares each current keypoint only with the reference keypoints within this radius (% of the reference's longer side) of where the marks' homography puts it, Lowe's ratio taken among those; its matches join the first pass's"),
         .real("matching.markTolerance", \.matching.markTolerance, 1.5, above: 0, atMost: 100,

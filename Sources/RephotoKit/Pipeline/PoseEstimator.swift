@@ -187,14 +187,26 @@ public struct PoseEstimator: Sendable {
 
         start = ContinuousClock.now
         var pairs: Correspondences
-        let pairsKey = StageCache.PairsKey(reference: reference.features, current: features, matching: config.matching)
+        // An old photo's second pass along epipolar lines draws on the same nearest neighbours, at a looser ratio.
+        let looseRatio = reference.cameraUnknown && config.matching.oldPhotoEpipolarRatio > config.matching.ratio
+            ? config.matching.oldPhotoEpipolarRatio : nil
+        let pairsKey = StageCache.PairsKey(reference: reference.features, current: features, matching: config.matching,
+                                           epipolar: looseRatio == nil ? [] : [config.pose.referenceFocal.threshold,
+                                                                               Double(config.pose.referenceFocal.minInliers)])
+        var candidates: Correspondences?
         if let stages {
             let neighbours = try stages.neighbours(reference: reference.features, current: features, config: config.matching,
                                                    index: reference.matchIndex)
             let filterStart = ContinuousClock.now
             pairs = try neighbours.value.filter(ratio: config.matching.ratio, mutual: config.matching.mutual)
+            candidates = try looseRatio.map { try neighbours.value.filter(ratio: $0, mutual: config.matching.mutual) }
             timings.match = neighbours.milliseconds + milliseconds(since: filterStart)
             replayed += timings.match - milliseconds(since: start)
+        } else if let looseRatio {
+            let neighbours = try Neighbours(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
+            pairs = try neighbours.filter(ratio: config.matching.ratio, mutual: config.matching.mutual)
+            candidates = try neighbours.filter(ratio: looseRatio, mutual: config.matching.mutual)
+            timings.match = milliseconds(since: start)
         } else {
             pairs = try Matcher.match(reference: reference.features, current: features, config: config.matching, index: reference.matchIndex)
             timings.match = milliseconds(since: start)
@@ -206,6 +218,18 @@ public struct PoseEstimator: Sendable {
             let guided = try Matcher.guided(reference: reference.features, current: features, homography: try marks.guide(), radius: radius,
                                             ratio: config.matching.ratio)
             pairs = guided.joined(with: pairs)
+            timings.match += milliseconds(since: start)
+        }
+        if let candidates, pairs.count >= 8 {
+            start = ContinuousClock.now
+            do {
+                let extended = try EpipolarGuidance.extend(pairs, with: candidates, referenceScale: reference.features.analysisScale,
+                                                           currentScale: features.analysisScale, thresholdPixels: config.pose.referenceFocal.threshold)
+                // A matrix on fewer inliers than the old camera would need (a few dozen wrong matches fit one) does not guide.
+                if extended.inliers >= config.pose.referenceFocal.minInliers { pairs = extended.pairs }
+            } catch let error as RephotoError where error.kind == .estimationFailed {
+                // No fundamental matrix: the first pass's matches stand alone.
+            }
             timings.match += milliseconds(since: start)
         }
         var counts = PoseResult.Counts(keypointsReference: reference.features.count, keypointsCurrent: features.count,

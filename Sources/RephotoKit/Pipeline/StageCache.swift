@@ -15,15 +15,25 @@ public final class StageCache: @unchecked Sendable {
         let reference: Features
         let current: Features
         let matching: MatchConfig
+        /// An old photo's epipolar pass (`EpipolarGuidance`): the threshold and least inliers it ran with.
+        let epipolar: [Double]
+
+        public init(reference: Features, current: Features, matching: MatchConfig, epipolar: [Double] = []) {
+            self.reference = reference
+            self.current = current
+            self.matching = matching
+            self.epipolar = epipolar
+        }
 
         public static func == (a: PairsKey, b: PairsKey) -> Bool {
-            a.reference === b.reference && a.current === b.current && a.matching == b.matching
+            a.reference === b.reference && a.current === b.current && a.matching == b.matching && a.epipolar == b.epipolar
         }
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(ObjectIdentifier(reference))
             hasher.combine(ObjectIdentifier(current))
             hasher.combine(matching)
+            hasher.combine(epipolar)
         }
     }
 
