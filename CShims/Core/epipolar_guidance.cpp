@@ -2,8 +2,6 @@
 // guides an old photo's matching before its focal length is known.
 #include "shim_internal.hpp"
 
-#include <opencv2/calib3d.hpp>
-
 #include <cmath>
 
 extern "C" {
@@ -30,14 +28,7 @@ int rp_epipolar_consistent(const double *reference_xy, const double *current_xy,
         const auto ca = scaled(candidate_reference_xy, m, params->reference_scale, "candidate reference");
         const auto cb = scaled(candidate_current_xy, m, params->current_scale, "candidate current");
         std::vector<uchar> mask;
-        cv::Mat F;
-        try {
-            F = cv::findFundamentalMat(a, b, cv::USAC_MAGSAC, params->threshold_pixels, 0.999, 10000, mask);
-        } catch (const cv::Exception &) {
-            F = cv::Mat();  // degenerate correspondences (all on a line, repeated): no matrix, not an internal error
-        }
-        if (F.rows != 3 || F.cols != 3) rp::fail(RP_ERR_ESTIMATION, "no fundamental matrix fits these correspondences");
-        const cv::Matx33d f(F.ptr<double>());
+        const cv::Matx33d f = rp::robust_fundamental(a, b, params->threshold_pixels, mask);
         const double tau2 = params->threshold_pixels * params->threshold_pixels;
         for (int i = 0; i < m; ++i) {
             const cv::Vec3d x(ca[size_t(i)].x, ca[size_t(i)].y, 1), y(cb[size_t(i)].x, cb[size_t(i)].y, 1);

@@ -2,8 +2,6 @@
 // needs no camera for the reference, and the current camera alone turns its epipole into the direction.
 #include "shim_internal.hpp"
 
-#include <opencv2/calib3d.hpp>
-
 #include <cmath>
 
 extern "C" {
@@ -24,13 +22,7 @@ int rp_translation_from_epipole(const double *reference_xy, const double *curren
         std::vector<cv::Point2d> b = rp::normalised(current, *current_camera);
         for (auto &p : b) p *= s;
         std::vector<uchar> mask;
-        cv::Mat F;
-        try {
-            F = cv::findFundamentalMat(reference, b, cv::USAC_MAGSAC, threshold_pixels, 0.999, 10000, mask);
-        } catch (const cv::Exception &) {
-            F = cv::Mat();  // degenerate correspondences (all on a line, repeated): no matrix, not an internal error
-        }
-        if (F.rows != 3 || F.cols != 3) rp::fail(RP_ERR_ESTIMATION, "no fundamental matrix fits these correspondences");
+        const cv::Mat F(rp::robust_fundamental(reference, b, threshold_pixels, mask));
         cv::Mat w, u, vt;
         cv::SVD::compute(F.t(), w, u, vt, cv::SVD::FULL_UV);
         const cv::Vec3d e(vt.at<double>(2, 0), vt.at<double>(2, 1), vt.at<double>(2, 2));

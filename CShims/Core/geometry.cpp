@@ -16,6 +16,18 @@ void check_finite(const std::vector<cv::Point2d> &points, const char *which) {
     }
 }
 
+cv::Matx33d robust_fundamental(const std::vector<cv::Point2d> &a, const std::vector<cv::Point2d> &b, double threshold,
+                               std::vector<uchar> &mask) {
+    cv::Mat F;
+    try {
+        F = cv::findFundamentalMat(a, b, cv::USAC_MAGSAC, threshold, 0.999, 10000, mask);
+    } catch (const cv::Exception &) {
+        F = cv::Mat();  // degenerate correspondences (all on a line, repeated)
+    }
+    if (F.rows != 3 || F.cols != 3) fail(RP_ERR_ESTIMATION, "no fundamental matrix fits these correspondences");
+    return cv::Matx33d(F.ptr<double>());
+}
+
 std::vector<cv::Point2d> normalised(const std::vector<cv::Point2d> &pixels, const rp_camera &camera) {
     std::vector<cv::Point2d> out;
     if (pixels.empty()) return out;

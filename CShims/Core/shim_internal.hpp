@@ -124,6 +124,10 @@ std::vector<cv::Point2d> to_points(const double *xy, int n);
 void check_finite(const std::vector<cv::Point2d> &points, const char *which);
 // Pixels undistorted into normalised image coordinates of `camera`.
 std::vector<cv::Point2d> normalised(const std::vector<cv::Point2d> &pixels, const rp_camera &camera);
+// A fundamental matrix b^T F a = 0 fitted robustly (OpenCV's USAC_MAGSAC, `threshold` pixels), its inliers in
+// `mask`; fails with RP_ERR_ESTIMATION when none fits (degenerate correspondences included: no internal error).
+cv::Matx33d robust_fundamental(const std::vector<cv::Point2d> &a, const std::vector<cv::Point2d> &b, double threshold,
+                               std::vector<uchar> &mask);
 // Fails unless the camera's focal lengths are positive and finite (`which`: "the current camera").
 void check_focal_lengths(const rp_camera &camera, const char *which);
 // Fails unless an optional output buffer (NULL is fine) holds at least n elements.
