@@ -3,6 +3,8 @@ public struct AKAZEParameters: Equatable, Sendable {
     public enum DescriptorType: String, Codable, CaseIterable, Sendable {
         case kazeUpright = "kaze_upright", kaze, mldbUpright = "mldb_upright", mldb
         var openCV: Int32 { switch self { case .kazeUpright: 2; case .kaze: 3; case .mldbUpright: 4; case .mldb: 5 } }
+        /// The same descriptor without the keypoint's orientation.
+        public var upright: DescriptorType { switch self { case .kaze, .kazeUpright: .kazeUpright; case .mldb, .mldbUpright: .mldbUpright } }
     }
     public enum Diffusivity: String, Codable, CaseIterable, Sendable {
         case pmG1 = "pm_g1", pmG2 = "pm_g2", weickert, charbonnier

@@ -25,14 +25,18 @@ public struct FeatureConfig: Equatable, Sendable {
     public var oldPhotoClahe: Double = ParameterRegistry.defaultValue(\.features.oldPhotoClahe)
     /// The factor on AKAZE's threshold and SIFT's contrast threshold for an old photo and its frames.
     public var oldPhotoThresholdScale: Double = ParameterRegistry.defaultValue(\.features.oldPhotoThresholdScale)
+    /// Whether an old photo and its frames get AKAZE's upright descriptors (no orientation: both held level).
+    public var oldPhotoUpright: Bool = ParameterRegistry.defaultValue(\.features.oldPhotoUpright)
     /// These settings for a reference of unknown camera (an old print) and the frames matched against it: `clahe`
-    /// becomes `oldPhotoClahe` unless it was set, and the detectors' response thresholds are scaled by
-    /// `oldPhotoThresholdScale` (a faded print's corners respond weakly, even after CLAHE).
+    /// becomes `oldPhotoClahe` unless it was set, the detectors' response thresholds are scaled by
+    /// `oldPhotoThresholdScale` (a faded print's corners respond weakly, even after CLAHE), and with `oldPhotoUpright`
+    /// AKAZE describes without orientation (on blurred, grainy prints the orientation is noise).
     public func forUnknownReference() -> FeatureConfig {
         var adjusted = self
         if adjusted.clahe == 0 { adjusted.clahe = oldPhotoClahe }
         adjusted.akaze.threshold *= oldPhotoThresholdScale
         adjusted.sift.contrastThreshold *= oldPhotoThresholdScale
+        if oldPhotoUpright { adjusted.akaze.descriptorType = adjusted.akaze.descriptorType.upright }
         return adjusted
     }
     /// The current frame's analysis size is capped at this many times the reference's analysed longer side (0: off).

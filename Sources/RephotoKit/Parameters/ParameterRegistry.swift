@@ -27,6 +27,10 @@ public enum ParameterRegistry {
         // sepia; 0.1 and 0.5 less on one set or both (docs/decisions.md, "Old photos").
         .real("features.oldPhotoThresholdScale", \.features.oldPhotoThresholdScale, 0.3, above: 0, atMost: 1, scale: .log,
               "the factor on features.akaze.threshold and features.sift.contrastThreshold for a reference of unknown camera (an old photo) and the frames matched against it, whose faded corners respond weakly; ORB is not affected; 1: none"),
+        // On from aged Herz-Jesu prints (scripts/bench-old-photos): mAA@10 grey 0.404 -> 0.557, harsh 0.129 -> 0.215, its
+        // pairs at most three views apart 0.200 -> 0.304; frames turned 15° about their axis 0.227 -> 0.071 (docs/decisions.md).
+        .flag("features.oldPhotoUpright", \.features.oldPhotoUpright, true,
+              "AKAZE's upright descriptors (no keypoint orientation) for a reference of unknown camera (an old photo) and the frames matched against it: a blurred, grainy print's orientations are noise; assumes the two held level alike, within about 10° of roll (at 15° most answers are lost); ORB and SIFT are not affected"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
         // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/decisions.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,
