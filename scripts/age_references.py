@@ -4,7 +4,9 @@ Each reference image becomes old-<name>.jpg: rescaled so its longer side is --si
 --crop of its width and height (or a square of --crop of the shorter side, --square), grey (or sepia, --sepia), faded, grainy, blurred, vignetted, put inside a scanned
 cream border of 3-8 % a side (unless --no-border) and saved as a strong JPEG. frames.csv then names the old prints as references and gains their true cameras (gt_reference_fx, fy, cx,
 cy: the original camera scaled and shifted with the image), and sequence.json says "referenceIntrinsics":
-"unknown". The current frames and the ground truth poses are unchanged: rescaling and cropping move no camera."""
+"unknown". The current frames and the ground truth poses are unchanged: rescaling and cropping move no camera. With --roll
+each current frame is turned that many degrees about its optical axis instead (the phone held askew), and its true
+rotation and translation are turned with it."""
 import argparse
 import csv
 import json
@@ -50,6 +52,25 @@ def age(image, side, crop, shift, sepia, border, rng, square=False, contrast=0.5
     return result, k, x0 - left, y0 - top
 
 
+def roll_matrix(degrees):
+    c, s = np.cos(np.radians(degrees)), np.sin(np.radians(degrees))
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def rotation_from_quaternion(w, x, y, z):
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def quaternion_from_rotation(r):
+    w = np.sqrt(max(0.0, 1 + r[0, 0] + r[1, 1] + r[2, 2])) / 2
+    x = np.copysign(np.sqrt(max(0.0, 1 + r[0, 0] - r[1, 1] - r[2, 2])) / 2, r[2, 1] - r[1, 2])
+    y = np.copysign(np.sqrt(max(0.0, 1 - r[0, 0] + r[1, 1] - r[2, 2])) / 2, r[0, 2] - r[2, 0])
+    z = np.copysign(np.sqrt(max(0.0, 1 - r[0, 0] - r[1, 1] + r[2, 2])) / 2, r[1, 0] - r[0, 1])
+    return w, x, y, z
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("sequence", type=Path)
@@ -64,6 +85,7 @@ def main():
     parser.add_argument("--contrast", type=float, default=0.55, help="the print's tone range, a fraction of the original's")
     parser.add_argument("--blur", type=float, default=1.0, help="Gaussian blur sigma in the print's pixels")
     parser.add_argument("--grain", type=float, default=6.0, help="grain: noise sigma in grey levels")
+    parser.add_argument("--roll", type=float, default=0.0, help="turn the current frames this many degrees about their optical axis")
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args()
 
@@ -80,8 +102,22 @@ def main():
         cv2.imwrite(str(a.out / old_name), old, [cv2.IMWRITE_JPEG_QUALITY, a.quality])
         cameras[name] = (old_name, intrinsics["fx"] * k, intrinsics["fy"] * k,
                          (intrinsics["cx"] + 0.5) * k - 0.5 - x0, (intrinsics["cy"] + 0.5) * k - 0.5 - y0)
+    turn = roll_matrix(a.roll)
     for name in sorted({r["file"] for r in rows}):
-        shutil.copyfile(a.sequence / name, a.out / name)
+        if a.roll == 0:
+            shutil.copyfile(a.sequence / name, a.out / name)
+            continue
+        # A turn about the optical axis maps pixels by the homography K Rz K^-1, whatever the scene's depth.
+        k = np.array([[intrinsics["fx"], 0, intrinsics["cx"]], [0, intrinsics["fy"], intrinsics["cy"]], [0, 0, 1]])
+        frame = cv2.imread(str(a.sequence / name))
+        turned = cv2.warpPerspective(frame, k @ turn @ np.linalg.inv(k), (frame.shape[1], frame.shape[0]))
+        cv2.imwrite(str(a.out / name), turned, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    if a.roll != 0:
+        for r in rows:
+            rotation = turn @ rotation_from_quaternion(*(float(r[c]) for c in ("gt_qw", "gt_qx", "gt_qy", "gt_qz")))
+            r["gt_qw"], r["gt_qx"], r["gt_qy"], r["gt_qz"] = (repr(float(v)) for v in quaternion_from_rotation(rotation))
+            translation = turn @ np.array([float(r[c]) for c in ("gt_tx", "gt_ty", "gt_tz")])
+            r["gt_tx"], r["gt_ty"], r["gt_tz"] = (repr(float(v)) for v in translation)
     header = list(rows[0].keys()) + ["gt_reference_fx", "gt_reference_fy", "gt_reference_cx", "gt_reference_cy"]
     with (a.out / "frames.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
@@ -92,7 +128,7 @@ def main():
                              "gt_reference_cx": f"{cx:.6f}", "gt_reference_cy": f"{cy:.6f}"})
     manifest["name"] = manifest["name"] + "-aged"
     manifest["referenceIntrinsics"] = "unknown"
-    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}{' square' if a.square else ''}, shift {a.shift}, border {a.border}, quality {a.quality}, contrast {a.contrast}, blur {a.blur}, grain {a.grain}, seed {a.seed})"
+    manifest["provenance"] = manifest.get("provenance", "") + f"; references aged by scripts/age-references (side {a.side}, crop {a.crop}{' square' if a.square else ''}, shift {a.shift}, border {a.border}, quality {a.quality}, contrast {a.contrast}, blur {a.blur}, grain {a.grain}, seed {a.seed}{f', frames turned {a.roll} degrees' if a.roll else ''})"
     (a.out / "sequence.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     print(f"{a.out}: {len(cameras)} old prints, {len(rows)} pairs")
 

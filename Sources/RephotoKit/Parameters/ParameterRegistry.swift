@@ -28,7 +28,7 @@ public enum ParameterRegistry {
         .real("features.oldPhotoThresholdScale", \.features.oldPhotoThresholdScale, 0.3, above: 0, atMost: 1, scale: .log,
               "the factor on features.akaze.threshold and features.sift.contrastThreshold for a reference of unknown camera (an old photo) and the frames matched against it, whose faded corners respond weakly; ORB is not affected; 1: none"),
         // On from aged Herz-Jesu prints (scripts/bench-old-photos): mAA@10 grey 0.404 -> 0.557, harsh 0.129 -> 0.215, its
-        // pairs at most three views apart 0.200 -> 0.304; frames turned 15° about their axis 0.227 -> 0.071 (docs/decisions.md).
+        // pairs at most three views apart 0.200 -> 0.304; strecha-aged-rolled at 15° of roll 0.443 -> 0.171 (docs/decisions.md).
         .flag("features.oldPhotoUpright", \.features.oldPhotoUpright, true,
               "AKAZE's upright descriptors (no keypoint orientation) for a reference of unknown camera (an old photo) and the frames matched against it: a blurred, grainy print's orientations are noise; assumes the two held level alike, within about 10° of roll (at 15° most answers are lost); ORB and SIFT are not affected"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
