@@ -88,7 +88,7 @@ public enum ReferenceIntrinsics: Codable, Equatable, Sendable {
 
     public init(from decoder: Decoder) throws {
         if let text = try? decoder.singleValueContainer().decode(String.self) {
-            guard text == "unknown" else {
+            guard CameraIntrinsics.namesUnknown(text) else {
                 throw RephotoError.badInput("referenceIntrinsics '\(text.prefix(40))' must be \"unknown\" or an object {fx, fy, cx, cy}")
             }
             self = .unknown

@@ -18,7 +18,7 @@ struct RequestMetadata: Decodable, Sendable {
 
             init(from decoder: Decoder) throws {
                 if let text = try? decoder.singleValueContainer().decode(String.self) {
-                    guard text == "unknown" else {
+                    guard CameraIntrinsics.namesUnknown(text) else {
                         throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
                                                                 debugDescription: "'\(text.prefix(40))' is neither intrinsics {fx, fy, cx, cy} nor \"unknown\""))
                     }

@@ -53,7 +53,7 @@ struct PoseCommand: ParsableCommand {
                 throw RephotoError.badInput("--draw \(draw) must end in .jpg, .jpeg or .png")
             }
         }
-        let referenceUnknown = referenceIntrinsics?.lowercased() == "unknown"
+        let referenceUnknown = referenceIntrinsics.map(CameraIntrinsics.namesUnknown) ?? false
         let settings = try pipeline.resolve().forReference(cameraUnknown: referenceUnknown)
         let estimator = try PoseEstimator(config: settings)
 

@@ -78,6 +78,12 @@ import RephotoEvaluation
             .write(to: dir.appendingPathComponent("sequence.json"))
         let typo = #expect(throws: RephotoError.self) { try FrameSequence.load(from: dir) }
         #expect(typo?.message.contains("referenceIntrinsics 'unkown' must be \"unknown\" or an object") == true, "\(typo?.message ?? "")")
+        // The word in any case, as on the CLI.
+        for word in ["Unknown", "UNKNOWN"] {
+            try Data(#"{"name": "x", "reference": "a.jpg", "intrinsics": {"fx": 1, "fy": 1, "cx": 1, "cy": 1}, "referenceIntrinsics": "\#(word)"}"#.utf8)
+                .write(to: dir.appendingPathComponent("sequence.json"))
+            #expect(try FrameSequence.load(from: dir).referenceCameraUnknown, "\(word)")
+        }
     }
 
     /// Marked points beside a pair list: points/<reference stem>--<frame stem>.csv is read for its row, exactly, and

@@ -147,6 +147,9 @@ struct Upload {
                 let focal = camera?["fx"] as? Double ?? 0
                 #expect(abs(focal - 0.7 * 391.6444049109095) / (0.7 * 391.6444049109095) < 0.02, "\(camera ?? [:])")
             }
+            // The word in any case, as on the CLI.
+            let upper = try RequestMetadata.parse(Data(#"{"reference": {"intrinsics": "Unknown"}}"#.utf8)).0
+            #expect(RequestMetadata.cameraUnknown(upper.reference))
             let refusals: [(Upload, String, String)] = [
                 (Upload().adding("reference", old).adding("retake", retake).adding("metadata", json: #"{"reference": {"intrinsics": "unknown"}}"#),
                  "/v1/retakes/score", "needs the retake's camera"),

@@ -217,3 +217,9 @@ package func fmt(_ value: Double, _ digits: Int = 3) -> String {
     guard text.contains("e"), value.isFinite, abs(value) < 1e15 else { return text }
     return abs(value) >= 1 ? String(format: "%.0f", value) : formatNumber(Double(String(format: "%.\(digits - 1)e", value)) ?? value)
 }
+
+extension CameraIntrinsics {
+    /// Whether `text` is the word that says a camera is unknown (an old photo's): "unknown", in any case. One rule for
+    /// the CLI's --reference-intrinsics, sequence.json's referenceIntrinsics and the worker's metadata.
+    public static func namesUnknown(_ text: String) -> Bool { text.lowercased() == "unknown" }
+}
