@@ -88,6 +88,8 @@ def main():
     parser.add_argument("--roll", type=float, default=0.0, help="turn the current frames this many degrees about their optical axis")
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args()
+    if not (np.isfinite(a.roll) and abs(a.roll) <= 180):
+        parser.error(f"--roll {a.roll} must be a finite angle within ±180 degrees")
 
     manifest = json.loads((a.sequence / "sequence.json").read_text())
     intrinsics = manifest["intrinsics"]
@@ -114,6 +116,8 @@ def main():
         cv2.imwrite(str(a.out / name), turned, [cv2.IMWRITE_JPEG_QUALITY, 95])
     if a.roll != 0:
         for r in rows:
+            if not all(r.get(c) for c in ("gt_qw", "gt_qx", "gt_qy", "gt_qz", "gt_tx", "gt_ty", "gt_tz")):
+                continue  # no true pose to turn
             rotation = turn @ rotation_from_quaternion(*(float(r[c]) for c in ("gt_qw", "gt_qx", "gt_qy", "gt_qz")))
             r["gt_qw"], r["gt_qx"], r["gt_qy"], r["gt_qz"] = (repr(float(v)) for v in quaternion_from_rotation(rotation))
             translation = turn @ np.array([float(r[c]) for c in ("gt_tx", "gt_ty", "gt_tz")])

@@ -8,8 +8,8 @@ import RephotoSynthesis
 import RephotoEvaluation
 
 @Suite struct FeatureConfigTests {
-    /// The bundled synthetic reference faded into a print (contrast 0.3, lifted blacks, blur, grain), a frame of today,
-    /// their camera and the frame's true rotation.
+    /// The bundled synthetic reference faded into a print (by default contrast 0.3, blur 1 px, grain 3; blacks lifted), a
+    /// frame of today, their camera and the frame's true rotation.
     func fadedPrint(contrast: Double = 0.3, blur: Double = 1, noise: Double = 3) throws -> (faded: Image, current: Image, camera: CameraIntrinsics, truth: Matrix3) {
         let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
         let faded = try Image(contentsOfFile: sequence.appendingPathComponent("reference.jpg").path, grayscale: true)
@@ -77,12 +77,12 @@ import RephotoEvaluation
         oriented.features.oldPhotoUpright = false
         #expect(oriented.forReference(cameraUnknown: true).features.akaze.descriptorType == .mldb)
 
-        let (print, current, camera, truth) = try fadedPrint(contrast: 0.25, blur: 2, noise: 12)
+        let (faded, current, camera, truth) = try fadedPrint(contrast: 0.25, blur: 2, noise: 12)
         var inliers: [Bool: Int] = [:]
         for upright in [false, true] {
             var config = PipelineConfig()
             config.features.oldPhotoUpright = upright
-            let result = try PoseEstimator(config: config.forReference(cameraUnknown: true)).estimate(reference: print, current: current, camera: camera)
+            let result = try PoseEstimator(config: config.forReference(cameraUnknown: true)).estimate(reference: faded, current: current, camera: camera)
             inliers[upright] = result.counts.inliersHomography
             if upright {
                 let pose = try #require(result.pose)
