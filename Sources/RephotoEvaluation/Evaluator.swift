@@ -71,6 +71,23 @@ public struct Evaluator: Sendable {
         return (loaded, broken)
     }
 
+    /// Intrinsics that do not fit the first frame or its reference make every frame fail alike: the sequence is bad
+    /// input instead (checked as it starts: decoding before then would precede OpenCV's start-up settings). An
+    /// unreadable image is left to its frame's row.
+    static func checkCameras(_ sequence: FrameSequence) throws {
+        guard let frame = sequence.currentFrames.first else { return }
+        let checks = [(sequence.referenceFile(for: frame), try sequence.referenceCamera(), "the reference's camera"),
+                      (frame.file, try sequence.camera(), "the frames' camera")]
+        for case let (file?, camera?, role) in checks {
+            guard let image = try? Image(contentsOfFile: sequence.path(of: file)) else { continue }
+            do {
+                _ = try camera.adapted(to: image.fullSize)
+            } catch let error as RephotoError {
+                throw error.prefixed("\(sequence.path(of: file)): \(role)")
+            }
+        }
+    }
+
     /// Evaluates loaded sequences. `finished` rows (of a resumed run) are not evaluated again; they count in
     /// the progress and in the thumbnails' choice of frames, but are not part of the returned rows.
     public func run(_ sequences: [FrameSequence], finished: [EvaluationRow] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) -> EvaluationOutcome {
@@ -82,6 +99,16 @@ public struct Evaluator: Sendable {
         for sequence in sequences {
             let name = sequence.manifest.name
             let skip = Set((earlier[name] ?? []).map(\.index))
+            do {
+                try Self.checkCameras(sequence)
+            } catch {
+                outcome.broken.append(BrokenSequence(path: sequence.directory?.path ?? name, error: "\(error)"))
+                for (offset, frame) in sequence.frames.enumerated() where frame.file != sequence.referenceFile(for: frame) && !skip.contains(offset) {
+                    counter.increment()
+                }
+                progress?(counter.value, total)
+                continue
+            }
             // Old photos are detected with their own settings (features.oldPhotoClahe).
             var evaluator = self
             if sequence.referenceCameraUnknown, let adjusted = try? PoseEstimator(config: estimator.config.forReference(cameraUnknown: true)) {

@@ -9,7 +9,7 @@ struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
         abstract: "Evaluate the vision and sensor paths over recorded sequences against their ground truth.",
-        discussion: "Outputs in --out: frames.csv (rows as frames finish), run.json (in-progress, complete or interrupted), summary.json, report.html (docs/evaluation.md). SIGINT or SIGTERM lets the frames in flight finish, writes a partial summary and exits 130 or 143; --resume continues. Exit codes: 0 all frames estimated, 3 some frames could not be estimated, 2 some sequence could not be read.",
+        discussion: "Outputs in --out: frames.csv (rows as frames finish), run.json (in-progress, complete or interrupted), summary.json, report.html (docs/evaluation.md). SIGINT or SIGTERM lets the frames in flight finish, writes a partial summary and exits 130 or 143; --resume continues. Exit codes: 0 all frames estimated, 3 some frames could not be estimated, 2 some sequence could not be read or its intrinsics do not fit its images.",
         subcommands: [Run.self, Merge.self, Compare.self],
         defaultSubcommand: Run.self)
 
@@ -74,7 +74,7 @@ struct EvaluateCommand: ParsableCommand {
             let progress = Progress(label: "evaluate")
             let outcome = evaluator.run(loaded, finished: run.resumedRows) { progress.update($0, of: $1) }
             let interrupted = interruption.requested
-            guard let summary = try run.finish(broken: broken, thumbnails: outcome.thumbnails, interrupted: interrupted) else {
+            guard let summary = try run.finish(broken: broken + outcome.broken, thumbnails: outcome.thumbnails, interrupted: interrupted) else {
                 throw ExitCode(interruption.exitCode)  // the deadline wrote the results and is exiting
             }
             print(EvaluateCommand.table(summary))

@@ -127,6 +127,25 @@ import Testing
         }
     }
 
+    /// Intrinsics for another resolution fit no frame of the sequence: evaluate refuses the sequence as bad input (exit 2,
+    /// naming the file, the camera and the value), not evaluated into rows that all fail alike (exit 3); tune refuses it.
+    @Test func intrinsicsForAnotherResolutionAreBadInput() throws {
+        let root = SequenceCommandTests.directory()
+        try Self.synth(root, "shifted", seed: 4)
+        let manifest = URL(fileURLWithPath: "\(root)/shifted/sequence.json")
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifest)) as? [String: Any])
+        var intrinsics = try #require(json["intrinsics"] as? [String: Any])
+        intrinsics["cx"] = 900.5
+        json["intrinsics"] = intrinsics
+        try JSONSerialization.data(withJSONObject: json).write(to: manifest)
+        let run = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("not evaluated:") && run.stderr.contains("reference.jpg: the reference's camera")
+            && run.stderr.contains("principal point (900"), "\(run.stderr)")
+        let tune = try CLI.run(["tune", try TuneCommandTests.spaceFile(), "--data", root, "--out", SequenceCommandTests.directory()])
+        #expect(tune.status == 2 && tune.stderr.contains("the reference's camera") && tune.stderr.contains("principal point (900"), "\(tune.stderr)")
+    }
+
     @Test func exitCodesSayWhatFailed() throws {
         let root = SequenceCommandTests.directory()
         try Self.synth(root, "good", seed: 3)

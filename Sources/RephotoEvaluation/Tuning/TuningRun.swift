@@ -132,6 +132,8 @@ public struct TuningRun {
         }
         try tuner.validate()
         if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
+        // After OpenCV's start-up settings: the check decodes images.
+        for sequence in loaded { try Evaluator.checkCameras(sequence) }
 
         let folder = URL(fileURLWithPath: out)
         let manifest = Manifest(objective: objective, maxMsPerFrame: maxMsPerFrame, base: ParameterRegistry.json(of: base),
