@@ -112,6 +112,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
             rp::fail(RP_ERR_INVALID_ARGUMENT, "the focal range must satisfy 0 < min_focal < max_focal");
         }
         if (!(params->rotation_share >= 0 && params->rotation_share <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "rotation_share must be 0...1");
+        if (!(params->span_inliers >= 0 && std::isfinite(params->span_inliers))) rp::fail(RP_ERR_INVALID_ARGUMENT, "span_inliers must be finite and >= 0");
         if (n < 8) rp::fail(RP_ERR_ESTIMATION, cv::format("%d correspondences: the focal length needs at least 8", n));
         const auto reference = rp::to_points(reference_xy, n), current = rp::to_points(current_xy, n);
         rp::check_finite(reference, "reference");
@@ -167,7 +168,7 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         // known focal length does not: its focal lengths were 10-30 % off where this scan's were within 3 %.)
         std::vector<uchar> scanMask;
         rp::pose::Pose scanPose;
-        double scanLow = 0, scanHigh = 0;
+        double scanLow = 0, scanHigh = 0, spanLow = 0, spanHigh = 0;
         if (!useRotation && n >= 8) {
             const double tau2 = params->threshold_pixels * params->threshold_pixels;
             rp::pose::SearchParams search;
@@ -208,9 +209,11 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
             if (bestFocal > 0) {
                 // The focal lengths whose best pose fits within one inlier's worth of the best: where the
                 // correspondences cannot tell them apart.
-                scanLow = scanHigh = bestFocal;
+                scanLow = scanHigh = spanLow = spanHigh = bestFocal;
                 for (const auto &[f, cost] : scanned) {
                     if (cost <= best + tau2) scanLow = std::min(scanLow, f), scanHigh = std::max(scanHigh, f);
+                    // A second minimum nearly as good (a focal length twice the truth on pairs far apart) is no answer.
+                    if (cost <= best + params->span_inliers * tau2) spanLow = std::min(spanLow, f), spanHigh = std::max(spanHigh, f);
                 }
                 const rp::pose::Bearings x = rp::pose::undistorted(reference, current, camera_for(bestFocal), *current_camera);
                 pixel_residuals2(scanPose.essential(), x, bestFocal, fx, fy, r2);
@@ -232,6 +235,8 @@ int rp_estimate_reference_focal(const double *reference_xy, const double *curren
         focal->inliers = useRotation ? rotationInliers : cv::countNonZero(scanMask);
         if (!chosen.inside) rp::fail(RP_ERR_ESTIMATION, "no focal length of the reference between the bounds fits these correspondences");
         focal->focal = chosen.focal;
+        focal->span_low = useRotation ? chosen.focal : spanLow;
+        focal->span_high = useRotation ? chosen.focal : spanHigh;
 
         // Refined on the inliers' pixel residuals, each focal length with its best pose (fundamental, by
         // Levenberg-Marquardt from the last one found) or rotation (closed form): a least-squares profile over a

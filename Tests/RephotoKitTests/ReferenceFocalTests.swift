@@ -53,6 +53,27 @@ import Testing
         #expect(abs(found.camera.cx - 449.5) < 36 && abs(found.camera.cy - 449.5) < 36 && found.camera.fy == found.camera.fx, "\(found.camera)")
     }
 
+    /// The scan's span (pose.referenceFocal.spanInliers): the scanned focal lengths whose pose fits within that many
+    /// inliers' worth of the best. Where the pair determines the focal length it stays within 5 % of the truth at both
+    /// ends; at more inliers' worth than there are correspondences it takes in the whole scanned range (0.3-10 times the
+    /// side, from 1.05 times the lower end in steps of 10 %); at 0, the best alone.
+    @Test func theScansSpanHoldsTheFocalLengthsThatFitNearlyAsWell() throws {
+        let focal = 1600.0
+        let pairs = Self.pairs(focal: focal, rotation: Matrix3.rotation(axis: SIMD3(0.2, 1, 0.1), angle: 12 * .pi / 180),
+                               translation: SIMD3(1, 0.1, 0.3))
+        let found = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: ReferenceFocalConfig())
+        #expect(found.span.lowerBound > 0.95 * focal && found.span.upperBound < 1.05 * focal, "\(found.span)")
+        #expect(found.spanPercent < ReferenceFocalConfig().maxSigmaPercent)
+        var every = ReferenceFocalConfig()
+        every.spanInliers = Double(pairs.count + 1)
+        let wide = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: every)
+        #expect(wide.span.lowerBound < 0.35 * 900 && wide.span.upperBound > 9 * 900, "\(wide.span)")
+        var best = ReferenceFocalConfig()
+        best.spanInliers = 0
+        let alone = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: best)
+        #expect(alone.span.lowerBound == alone.span.upperBound && abs(alone.span.lowerBound / focal - 1) < 0.05, "\(alone.span)")
+    }
+
     /// A print cropped off-centre: its principal point 36 px right of and 27 px above the centre (4 % and 3 % of its
     /// side), the camera moved sideways and turned mostly about the vertical. The vertical offset is what the relative
     /// pose determines: estimated with the focal length it is found within 3 px, while the horizontal stays within its

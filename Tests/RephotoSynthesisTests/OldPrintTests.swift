@@ -125,18 +125,35 @@ import Testing
             #expect(estimated.referenceBorder == border)
         }
         #expect(!focalErrors.isEmpty && focalErrors.allSatisfy { $0 < 5 }, "\(focalErrors) on \(frames.count) frames")
-        // The focal length's sigma widened (the principal point assumed within 10 %) until it turns the rotation past a
-        // bound the pose itself passes: refused, and no pose. On the first pass's matches alone: the epipolar pass's
-        // determine the focal length too well for the sigma to reach that bound.
+        // The focal length's sigma widened (the principal point assumed within 10 %) until it turns the rotation past
+        // pose.referenceFocal.maxRotationShift: refused, and no pose. On the first pass's matches alone: the epipolar
+        // pass's determine the focal length too well for the sigma to reach that bound.
         var strict = PipelineConfig().forReference(cameraUnknown: true)
         strict.matching.oldPhotoEpipolarRatio = 0
-        strict.pose.maxRotationSigma = 0.3
+        strict.pose.referenceFocal.maxRotationShift = 0.3
         strict.pose.referenceFocal.principalPointSigma = 10
         strict.pose.referenceFocal.maxSigmaPercent = 50
         let first = try estimator.load(contentsOfFile: directory.appendingPathComponent(try #require(frames.first).file).path)
         let refused = try PoseEstimator(config: strict).estimate(reference: unknown, current: first, camera: options.camera)
         #expect(refused.poseRefusal?.cause == .referenceCameraUndetermined && refused.pose == nil, "\(String(describing: refused.poseRefusal))")
-        #expect(refused.poseRefusal?.description.hasPrefix("the rotation depends on the old camera") == true, "\(String(describing: refused.poseRefusal))")
+        let reason = try #require(refused.poseRefusal?.description)
+        #expect(reason.hasPrefix("the rotation depends on the old camera"), "\(reason)")
+        // The same turn under a bound 1.5 times it: the pose is answered, with the warning that the turn passes half
+        // the bound. The searches are seeded, so the turn is the same.
+        let turn = try #require(reason.firstMatch(of: /turns it ([0-9.]+)°/).flatMap { Double($0.1) })
+        strict.pose.referenceFocal.maxRotationShift = 1.5 * turn
+        let answered = try PoseEstimator(config: strict).estimate(reference: unknown, current: first, camera: options.camera)
+        let pose = try #require(answered.pose, "\(String(describing: answered.poseRefusal))")
+        #expect(answered.warnings.contains { $0.hasPrefix("rotation uncertain with the old camera") }, "\(answered.warnings)")
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: try #require(frames.first?.truth.rotation)) < 3)
+        // Every scanned focal length counted as fitting nearly as well (pose.referenceFocal.spanInliers past the
+        // correspondences): the focal length is undetermined, and no pose.
+        var spanned = PipelineConfig().forReference(cameraUnknown: true)
+        spanned.pose.referenceFocal.spanInliers = 100_000
+        let undetermined = try PoseEstimator(config: spanned).estimate(reference: unknown, current: first, camera: options.camera)
+        #expect(undetermined.poseRefusal?.cause == .referenceCameraUndetermined && undetermined.pose == nil)
+        #expect(undetermined.poseRefusal?.description.contains("inliers' worth of the best (pose.referenceFocal.spanInliers)") == true,
+                "\(String(describing: undetermined.poseRefusal))")
     }
 
     /// `synth --old-print` with `frames` frames (seed 4), in a scratch directory.

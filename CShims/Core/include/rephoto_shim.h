@@ -498,6 +498,8 @@ typedef struct rp_focal_params {
     double rotation_share;      /* the rotation is taken when its inliers are at least this share of the
                                    fundamental matrix's and it fits one (0...1) */
     double principal_point_sigma;  /* the assumed principal point's 1 sigma, a fraction of the longer side (0...1) */
+    double span_inliers;        /* the scanned focal lengths whose pose fits within this many inliers' worth of the
+                                   best span span_low...span_high (>= 0) */
 } rp_focal_params;
 
 typedef struct rp_focal {
@@ -516,6 +518,8 @@ typedef struct rp_focal {
     int fundamental_inliers;    /* of a fundamental matrix, which the rotation is weighed against */
     int rotation_inliers;
     double rotation_residual;   /* how far the best K_current^-1 H K_reference is from a rotation (0: one) */
+    double span_low;            /* the scanned focal lengths within span_inliers of the best fit (reference pixels); */
+    double span_high;           /* both the focal length found when it came from a rotation */
 } rp_focal;
 
 /* `reference_xy` in the reference image's pixels (width x height), `current_xy` in the current camera's.

@@ -1,3 +1,4 @@
+import Foundation
 import RephotoShim
 
 /// Settings of the reference camera's estimation (`pose.referenceFocal.*`), for a reference from an unknown camera.
@@ -17,6 +18,12 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// A translation the focal length turns is taken from the epipole when a pose within its 1 sigma agrees with it
     /// within this many degrees (0: never).
     public var epipoleAgreement: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.epipoleAgreement)
+    /// The most a pose's rotation may turn when the focal length moves by its 1 sigma, degrees: past it no pose is
+    /// reported, past half of it the pose carries a warning.
+    public var maxRotationShift: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxRotationShift)
+    /// The scanned focal lengths whose pose fits within this many inliers' worth of the best span the answer; half that
+    /// span (in log, %) past `maxSigmaPercent` leaves the focal length undetermined.
+    public var spanInliers: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.spanInliers)
 
     public init() {}
 }
@@ -44,6 +51,11 @@ public struct ReferenceFocal: Sendable, Equatable {
     public var inliers: Int
     /// The photo's part of the reference image (inside a print's border), whose centre is the principal point's prior.
     public var photoSize: ImageSize
+    /// The scanned focal lengths whose pose fits within `spanInliers` inliers' worth of the best, reference pixels (the
+    /// focal length found, from a rotation).
+    public var span: ClosedRange<Double>
+    /// Half of `span` in log, % of the focal length: how far a rival fitting nearly as well lies.
+    public var spanPercent: Double { 100 * log(span.upperBound / span.lowerBound) / 2 }
 
     /// Focal lengths searched, in units of the reference's longer side: from a 118° to a 5.7° field of view across it.
     static let searchedFocal = 0.3...10.0
@@ -61,14 +73,14 @@ public struct ReferenceFocal: Sendable, Equatable {
         let side = Double(max(photo.width, photo.height))
         var params = rp_focal_params(threshold_pixels: config.threshold, min_focal: searchedFocal.lowerBound * side,
                                      max_focal: searchedFocal.upperBound * side, rotation_share: 0.95,
-                                     principal_point_sigma: config.principalPointSigma / 100)
+                                     principal_point_sigma: config.principalPointSigma / 100, span_inliers: config.spanInliers)
         let width = try cInt(photo.width, "reference width"), height = try cInt(photo.height, "reference height")
         var out = rp_focal()
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
         let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
                               focalSigmaPercent: max(out.sigma_percent, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
-                              inliers: Int(out.inliers), photoSize: photo)
+                              inliers: Int(out.inliers), photoSize: photo, span: min(out.span_low, out.span_high)...max(out.span_low, out.span_high))
     }
 }
 

@@ -170,6 +170,14 @@ public enum ParameterRegistry {
         // the epipole's translation was accepted on 9 of 14 uncertain pairs, 8 within 10° (docs/decisions.md, "Old photos").
         .real("pose.referenceFocal.epipoleAgreement", \.pose.referenceFocal.epipoleAgreement, 3, atLeast: 0, atMost: 180,
               "a reference from an unknown camera whose pose's translation turns past pose.maxTranslationSigma with its focal length: the translation is taken from the current image's epipole of a fundamental matrix (it depends on no reference camera) when a pose at the focal length or at its ± 1 sigma lies within this many degrees of it; 0: never"),
+        // 3: on bench-old-photos it refused five answers 26-34° wrong (focal lengths 94-208 % off) and three right
+        // ones; 2 kept the wrong ones (docs/decisions.md, "The rotation's turn with the old camera").
+        .real("pose.referenceFocal.spanInliers", \.pose.referenceFocal.spanInliers, 3, atLeast: 0, atMost: 100_000,
+              "a reference from an unknown camera: the focal lengths of its scan whose best pose fits within this many inliers' worth of the best one's span its answer; when half that span (in log) exceeds pose.referenceFocal.maxSigmaPercent the focal length is undetermined and no pose is reported; 0: not checked"),
+        // 3: scripts/bench-old-photos, near pairs mAA@10 harsh 0.304 -> 0.335, sepia 0.544 -> 0.589, none over 30° wrong;
+        // the rotations it let through had turned 2-3.6° (pose.maxRotationSigma 2 until then) (docs/decisions.md).
+        .real("pose.referenceFocal.maxRotationShift", \.pose.referenceFocal.maxRotationShift, 3, above: 0, atMost: 180, scale: .log,
+              "a reference from an unknown camera: fails the pose when its rotation turns more than this, degrees, as the focal length moves by its 1 sigma (the pose solved again there), and warns above half of it"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,

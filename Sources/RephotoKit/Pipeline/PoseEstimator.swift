@@ -267,11 +267,15 @@ public struct PoseEstimator: Sendable {
                 if focal.inliers < needed {
                     cameraRefusal = .referenceCameraUndetermined(
                         "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)")
-                } else if focal.focalSigmaPercent <= limit {
-                    reference = reference.with(camera: focal.camera)
-                } else {
+                } else if focal.focalSigmaPercent > limit {
                     cameraRefusal = .referenceCameraUndetermined(
                         "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
+                } else if focal.spanPercent > limit {
+                    let within = config.pose.referenceFocal.spanInliers
+                    cameraRefusal = .referenceCameraUndetermined(
+                        "the reference's focal length is not determined by these matches: focal lengths from \(fmt(focal.span.lowerBound, 4)) to \(fmt(focal.span.upperBound, 4)) px fit within \(fmt(within)) inliers' worth of the best (pose.referenceFocal.spanInliers), ± \(fmt(focal.spanPercent, 2)) % (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
+                } else {
+                    reference = reference.with(camera: focal.camera)
                 }
             } catch let error as RephotoError where error.kind == .estimationFailed {
                 cameraRefusal = .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)")
@@ -356,7 +360,7 @@ public struct PoseEstimator: Sendable {
     }
 
     /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves
-    /// past `pose.maxRotationSigma` refuses the pose. A translation that moves past `pose.maxTranslationSigma` (or is
+    /// past `pose.referenceFocal.maxRotationShift` refuses the pose, past half of it warns. A translation that moves past `pose.maxTranslationSigma` (or is
     /// lost) is taken from the current image's epipole when one of the three poses agrees with it
     /// (`pose.referenceFocal.epipoleAgreement`), and is reported undetermined otherwise. The pose's own uncertainty
     /// takes the focal length as exact.
@@ -382,11 +386,16 @@ public struct PoseEstimator: Sendable {
             }
         }
         let sigma = "the reference's focal length ± \(fmt(focal.focalSigmaPercent, 2)) %"
-        if rotation > config.pose.maxRotationSigma {
+        let maxShift = config.pose.referenceFocal.maxRotationShift
+        if rotation > maxShift {
             throw RephotoError.refused(.referenceCameraUndetermined(
-                "the rotation depends on the old camera: \(sigma) turns it \(fmt(rotation, 2))° (pose.maxRotationSigma \(fmt(config.pose.maxRotationSigma)))"))
+                "the rotation depends on the old camera: \(sigma) turns it \(fmt(rotation, 2))° (pose.referenceFocal.maxRotationShift \(fmt(maxShift)))"))
         }
         var pose = found
+        if rotation > maxShift / 2 {
+            pose.warnings.append(
+                "rotation uncertain with the old camera: \(sigma) turns it \(fmt(rotation, 2))° (over half of pose.referenceFocal.maxRotationShift \(fmt(maxShift))°)")
+        }
         if pose.translation != nil, translation > config.pose.maxTranslationSigma,
            let (direction, agreement) = epipoleTranslation(pairs, near: translations, currentCamera: currentCamera) {
             pose.translation = direction
