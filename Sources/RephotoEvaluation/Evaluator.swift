@@ -103,9 +103,7 @@ public struct Evaluator: Sendable {
                 try Self.checkCameras(sequence)
             } catch {
                 outcome.broken.append(BrokenSequence(path: sequence.directory?.path ?? name, error: "\(error)"))
-                for (offset, frame) in sequence.frames.enumerated() where frame.file != sequence.referenceFile(for: frame) && !skip.contains(offset) {
-                    counter.increment()
-                }
+                for _ in Self.pending(sequence, skipping: skip) { counter.increment() }
                 progress?(counter.value, total)
                 continue
             }
@@ -122,9 +120,14 @@ public struct Evaluator: Sendable {
         return outcome
     }
 
+    /// The frames a run evaluates, with their index in frames.csv: every frame that is not its own reference, less `skipping`.
+    static func pending(_ sequence: FrameSequence, skipping: Set<Int>) -> [(offset: Int, element: SequenceFrame)] {
+        sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) && !skipping.contains($0.offset) }
+    }
+
     /// One row per current frame not in `skipping`, in frames.csv order; fewer once `shouldStop` says so.
     func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [], done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
-        let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) && !skipping.contains($0.offset) }
+        let frames = Self.pending(sequence, skipping: skipping)
         let camera = try? sequence.camera()
         let referenceCamera = try? sequence.referenceCamera()
         let referenceFiles = Set(frames.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
