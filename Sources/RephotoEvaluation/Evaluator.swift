@@ -92,8 +92,8 @@ public struct Evaluator: Sendable {
     /// the progress and in the thumbnails' choice of frames, but are not part of the returned rows.
     public func run(_ sequences: [FrameSequence], finished: [EvaluationRow] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) -> EvaluationOutcome {
         var outcome = EvaluationOutcome()
-        let total = sequences.map { $0.currentFrames.count }.reduce(0, +)
         let earlier = Dictionary(grouping: finished, by: \.sequence)
+        let total = finished.count + sequences.map { work($0, skipping: Set((earlier[$0.manifest.name] ?? []).map(\.index))) }.reduce(0, +)
         let counter = Counter()
         for _ in finished { counter.increment() }
         for sequence in sequences {
@@ -103,7 +103,7 @@ public struct Evaluator: Sendable {
                 try Self.checkCameras(sequence)
             } catch {
                 outcome.broken.append(BrokenSequence(path: sequence.directory?.path ?? name, error: "\(error)"))
-                for _ in Self.pending(sequence, skipping: skip) { counter.increment() }
+                for _ in 0..<work(sequence, skipping: skip) { counter.increment() }
                 progress?(counter.value, total)
                 continue
             }
@@ -112,10 +112,10 @@ public struct Evaluator: Sendable {
             if sequence.referenceCameraUnknown, let adjusted = try? PoseEstimator(config: estimator.config.forReference(cameraUnknown: true)) {
                 evaluator.estimator = adjusted
             }
-            let rows = evaluator.evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
+            let (rows, shared) = evaluator.evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
             outcome.rows += rows
             if shouldStop?() == true { break }
-            if thumbnails { outcome.thumbnails[name] = overlays(sequence, (earlier[name] ?? []) + rows) }
+            if thumbnails { outcome.thumbnails[name] = evaluator.overlays(sequence, (earlier[name] ?? []) + rows, shared: shared) }
         }
         return outcome
     }
@@ -125,30 +125,74 @@ public struct Evaluator: Sendable {
         sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) && !skipping.contains($0.offset) }
     }
 
-    /// One row per current frame not in `skipping`, in frames.csv order; fewer once `shouldStop` says so.
-    func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [], done: @escaping @Sendable () -> Void) -> [EvaluationRow] {
+    /// A reference of unknown camera shared by the sequence's frames gets one camera from all of them
+    /// (`pose.referenceFocal.shareMinFrames`): a first pass over every frame, finished ones included.
+    private func sharesCamera(_ sequence: FrameSequence) -> Bool {
+        sequence.referenceCameraUnknown && estimator.config.pose.referenceFocal.shareMinFrames > 0
+    }
+
+    /// The frames a run estimates, counted once per pass: the progress's units.
+    func work(_ sequence: FrameSequence, skipping: Set<Int>) -> Int {
+        let pending = Self.pending(sequence, skipping: skipping).count
+        return sharesCamera(sequence) ? pending + Self.pending(sequence, skipping: []).count : pending
+    }
+
+    /// One row per current frame not in `skipping`, in frames.csv order (fewer once `shouldStop` says so), and the
+    /// cameras shared by references of unknown camera, per reference file.
+    func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [],
+                  done: @escaping @Sendable () -> Void) -> (rows: [EvaluationRow], shared: [String: EstimatedReferenceCamera]) {
         let frames = Self.pending(sequence, skipping: skipping)
         let camera = try? sequence.camera()
         let referenceCamera = try? sequence.referenceCamera()
-        let referenceFiles = Set(frames.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
+        let referenceFiles = Set(Self.pending(sequence, skipping: []).compactMap { sequence.referenceFile(for: $0.element) }).sorted()
         let references = Results<Result<ReferenceFrame, RephotoError>>(count: referenceFiles.count)
         if !recomputeReference {
             parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], referenceCamera)) }
         }
+        let shouldStop = shouldStop
+        let reference = { @Sendable (file: String) -> Result<ReferenceFrame, RephotoError> in
+            recomputeReference ? prepare(sequence, file, referenceCamera) : references.get(referenceFiles.firstIndex(of: file)!)!
+        }
+        let shared = sharesCamera(sequence) ? sharedCameras(sequence, reference: reference, camera: camera, done: done) : [:]
+        if shouldStop?() == true { return ([], shared) }
         let rows = Results<EvaluationRow>(count: frames.count)
-        let onRow = onRow, shouldStop = shouldStop
+        let onRow = onRow
         parallel(frames.count) { i in
             if shouldStop?() == true { return }
             let (index, frame) = frames[i]
             let referenceFile = sequence.referenceFile(for: frame) ?? ""
-            let reference = recomputeReference ? prepare(sequence, referenceFile, referenceCamera)
-                : references.get(referenceFiles.firstIndex(of: referenceFile)!)!
-            let row = evaluate(sequence, index: index, frame: frame, reference: reference, camera: camera)
+            var prepared = reference(referenceFile)
+            if let estimate = shared[referenceFile] { prepared = prepared.map { $0.sharing(estimate) } }
+            let row = evaluate(sequence, index: index, frame: frame, reference: prepared, camera: camera)
             rows.set(i, row)
             onRow?(row)
             done()
         }
-        return rows.values.compactMap { $0 }
+        return (rows.values.compactMap { $0 }, shared)
+    }
+
+    /// Per reference file, the camera its frames' answers combine into (`SharedReferenceCamera`), from a pass over
+    /// every frame of the sequence; a reference none of whose frames was answered has none.
+    private func sharedCameras(_ sequence: FrameSequence, reference: @escaping @Sendable (String) -> Result<ReferenceFrame, RephotoError>,
+                               camera: CameraIntrinsics?, done: @escaping @Sendable () -> Void) -> [String: EstimatedReferenceCamera] {
+        let frames = Self.pending(sequence, skipping: [])
+        let answers = Results<SharedReferenceCamera.Answer>(count: frames.count)
+        let shouldStop = shouldStop
+        parallel(frames.count) { i in
+            if shouldStop?() == true { return }
+            let frame = frames[i].element
+            if let result = try? estimate(sequence, frame: frame, reference: reference(sequence.referenceFile(for: frame) ?? "").get(), camera: camera),
+               let answer = SharedReferenceCamera.Answer(result) {
+                answers.set(i, answer)
+            }
+            done()
+        }
+        var byReference: [String: [SharedReferenceCamera.Answer]] = [:]
+        for (i, frame) in frames.enumerated() {
+            if let answer = answers.get(i), let file = sequence.referenceFile(for: frame.element) { byReference[file, default: []].append(answer) }
+        }
+        let config = estimator.config.pose.referenceFocal
+        return byReference.compactMapValues { SharedReferenceCamera.combine($0, config: config) }
     }
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
@@ -174,6 +218,15 @@ public struct Evaluator: Sendable {
         }
     }
 
+    /// The pipeline's result for one frame, as the frame's row records it.
+    private func estimate(_ sequence: FrameSequence, frame: SequenceFrame, reference: ReferenceFrame, camera: CameraIntrinsics?) throws -> PoseResult {
+        let entry = try cached(sequence.path(of: frame.file))
+        let image = try entry?.image ?? estimator.load(contentsOfFile: sequence.path(of: frame.file))
+        return try estimator.estimate(reference: reference, current: image, currentFeatures: entry?.features, camera: camera,
+                                      attitudes: try sequence.attitudes(for: frame), stages: featureCache == nil ? nil : stageCache,
+                                      marks: try sequence.marks(for: frame))
+    }
+
     func evaluate(_ sequence: FrameSequence, index: Int, frame: SequenceFrame, reference: Result<ReferenceFrame, RephotoError>,
                   camera: CameraIntrinsics?) -> EvaluationRow {
         var row = EvaluationRow()
@@ -183,13 +236,7 @@ public struct Evaluator: Sendable {
         row.referenceFile = sequence.referenceFile(for: frame) ?? ""
         let truth = frame.truth
         do {
-            let prepared = try reference.get()
-            let entry = try cached(sequence.path(of: frame.file))
-            let image = try entry?.image ?? estimator.load(contentsOfFile: sequence.path(of: frame.file))
-            let attitudes = try sequence.attitudes(for: frame)
-            let result = try estimator.estimate(reference: prepared, current: image, currentFeatures: entry?.features, camera: camera,
-                                                attitudes: attitudes, stages: featureCache == nil ? nil : stageCache,
-                                                marks: try sequence.marks(for: frame))
+            let result = try estimate(sequence, frame: frame, reference: try reference.get(), camera: camera)
             try row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)
@@ -207,12 +254,13 @@ public struct Evaluator: Sendable {
     }
 
     /// Worst, median and best frame of a sequence, drawn for the report.
-    func overlays(_ sequence: FrameSequence, _ rows: [EvaluationRow]) -> [String: Data] {
+    func overlays(_ sequence: FrameSequence, _ rows: [EvaluationRow], shared: [String: EstimatedReferenceCamera] = [:]) -> [String: Data] {
         var out: [String: Data] = [:]
         let camera = try? sequence.camera(), referenceCamera = try? sequence.referenceCamera()
         for (label, row) in EvaluationReport.representativeFrames(rows) {
             guard let frame = sequence.frames.dropFirst(row.index).first,
-                  let reference = try? prepare(sequence, row.referenceFile, referenceCamera).get(),
+                  let prepared = try? prepare(sequence, row.referenceFile, referenceCamera).get(),
+                  case let reference = shared[row.referenceFile].map(prepared.sharing) ?? prepared,
                   let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),
                   let result = try? estimator.estimate(reference: reference, current: image, camera: camera),
                   let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result) else { continue }

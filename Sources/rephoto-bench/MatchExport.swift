@@ -188,12 +188,31 @@ enum MatchExport {
     static func exportOldPhotos(_ sequence: FrameSequence, set: String, camera: CameraIntrinsics, config: PipelineConfig, seeds: Int,
                                 handle: FileHandle, encoder: JSONEncoder) throws {
         var references: [String: ReferenceFrame] = [:]
+        let estimator = try PoseEstimator(config: config)
+        func prepared(_ file: String) throws -> ReferenceFrame {
+            if let reference = references[file] { return reference }
+            let reference = try estimator.prepareReference(try estimator.load(contentsOfFile: sequence.path(of: file)), camera: nil, cameraUnknown: true)
+            references[file] = reference
+            return reference
+        }
+        // As rephoto evaluate does: the frames' answers combined into one camera per reference, every frame then on it.
+        var shared: [String: EstimatedReferenceCamera] = [:]
+        if config.pose.referenceFocal.shareMinFrames > 0 {
+            var answers: [String: [SharedReferenceCamera.Answer]] = [:]
+            for frame in sequence.currentFrames {
+                guard let referenceFile = sequence.referenceFile(for: frame) else { continue }
+                let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
+                guard let result = try? estimator.estimate(reference: try prepared(referenceFile), current: image,
+                                                           camera: try camera.adapted(to: image.fullSize)),
+                      let answer = SharedReferenceCamera.Answer(result) else { continue }
+                answers[referenceFile, default: []].append(answer)
+            }
+            shared = answers.compactMapValues { SharedReferenceCamera.combine($0, config: config.pose.referenceFocal) }
+        }
         for frame in sequence.currentFrames {
             guard let truth = frame.truthRotation, let k = frame.truthReferenceCamera, let referenceFile = sequence.referenceFile(for: frame) else { continue }
-            let estimator = try PoseEstimator(config: config)
-            let reference = try references[referenceFile] ?? estimator.prepareReference(try estimator.load(contentsOfFile: sequence.path(of: referenceFile)),
-                                                                                       camera: nil, cameraUnknown: true)
-            references[referenceFile] = reference
+            let reference = try prepared(referenceFile)
+            let estimating = shared[referenceFile].map(reference.sharing) ?? reference
             let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
             let currentCamera = try camera.adapted(to: image.fullSize)
             let trueCamera = CameraIntrinsics(fx: k.x, fy: k.y, cx: k.z, cy: k.w, imageSize: reference.size)
@@ -209,7 +228,7 @@ enum MatchExport {
                 let start = ContinuousClock.now
                 var answers: [String: Answer] = [:]
                 do {
-                    let result = try PoseEstimator(config: seeded).estimate(reference: reference, current: image, camera: currentCamera)
+                    let result = try PoseEstimator(config: seeded).estimate(reference: estimating, current: image, camera: currentCamera)
                     let pose = result.pose
                     answers["rephoto"] = Answer(status: pose == nil ? "failed" : "ok", reason: pose == nil ? result.warnings.first : nil,
                                                 rotation: pose?.rotation, translation: pose?.translation.map { [$0.x, $0.y, $0.z] },

@@ -156,6 +156,26 @@ import Testing
                 "\(String(describing: undetermined.poseRefusal))")
     }
 
+    /// The frames of a sequence share its old reference (`pose.referenceFocal.shareMinFrames`): `rephoto evaluate`
+    /// combines their answers into one camera, within 3 % of the true one, and estimates every frame on it, each pose
+    /// within 3° of the truth; estimated frame by frame, the cameras differ.
+    @Test func aSequencesFramesShareTheOldReferencesCamera() throws {
+        let (_, directory, _) = try Self.oldPrintSequence(frames: 6)
+        func run(_ share: Bool) throws -> [EvaluationRow] {
+            var config = PipelineConfig()
+            config.pose.referenceFocal.shareMinFrames = share ? 2 : 0
+            var evaluator = try Evaluator(config: config, jobs: 2)
+            evaluator.thumbnails = false
+            return evaluator.run([directory]).rows
+        }
+        let shared = try run(true), alone = try run(false)
+        let errors = shared.compactMap(\.referenceFocalErrorPercent)
+        #expect(errors.count == 6 && Set(errors).count == 1 && abs(errors[0]) < 3, "\(errors)")
+        #expect(shared.allSatisfy { !$0.failed && $0.poseRefusal == nil && ($0.rotationErrorDegrees ?? 180) < 3 },
+                "\(shared.map { ($0.poseRefusal, $0.rotationErrorDegrees) })")
+        #expect(Set(alone.compactMap(\.referenceFocalErrorPercent)).count > 1)
+    }
+
     /// `synth --old-print` with `frames` frames (seed 4), in a scratch directory.
     static func oldPrintSequence(frames: Int) throws -> (SyntheticSequenceOptions, URL, FrameSequence) {
         var options = SyntheticSequenceOptions.defaults

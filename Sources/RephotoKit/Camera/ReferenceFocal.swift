@@ -24,6 +24,9 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// The scanned focal lengths whose pose fits within this many inliers' worth of the best span the answer; half that
     /// span (in log, %) past `maxSigmaPercent` leaves the focal length undetermined.
     public var spanInliers: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.spanInliers)
+    /// Where several frames share one reference (`rephoto evaluate`), the answers of at least this many are combined
+    /// into one camera (`SharedReferenceCamera`) and every frame is estimated again on it; 0: never.
+    public var shareMinFrames: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareMinFrames)
 
     public init() {}
 }
@@ -97,6 +100,8 @@ public struct EstimatedReferenceCamera: Encodable, Equatable, Sendable {
     /// The current camera's zoom that frames what the reference shows: its field of view over the reference's, along
     /// the side that constrains (> 1: the old photo's lens was longer).
     public var zoom: Double
+    /// How many frames' answers this camera combines (`SharedReferenceCamera`); absent when the frame estimated it alone.
+    public var frames: Int?
 
     public init(_ focal: ReferenceFocal, currentCamera: CameraIntrinsics, currentSize: ImageSize) {
         fx = focal.camera.fx

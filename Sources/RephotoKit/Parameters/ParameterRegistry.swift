@@ -178,6 +178,10 @@ public enum ParameterRegistry {
         // the rotations it let through had turned 2-3.6° (pose.maxRotationSigma 2 until then) (docs/decisions.md).
         .real("pose.referenceFocal.maxRotationShift", \.pose.referenceFocal.maxRotationShift, 3, above: 0, atMost: 180, scale: .log,
               "a reference from an unknown camera: fails the pose when its rotation turns more than this, degrees, as the focal length moves by its 1 sigma (the pose solved again there), and warns above half of it"),
+        // 2: on bench-old-photos' harsh prints, a camera from one frame's answer (38 inliers) put two frames that could
+        // not estimate their own 50° and 108° wrong; from two or more, nothing else changed (docs/decisions.md).
+        .integer("pose.referenceFocal.shareMinFrames", \.pose.referenceFocal.shareMinFrames, 2, min: 0, max: 100_000,
+                 "a reference from an unknown camera that several frames of a sequence share (rephoto evaluate): once at least this many frames' poses were answered, their cameras are combined (the inlier-weighted median focal length and principal point) and every frame of the reference is estimated again on that one camera, checked at its ± 1 sigma; 0: each frame estimates its own"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,

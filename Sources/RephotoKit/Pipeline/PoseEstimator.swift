@@ -256,7 +256,11 @@ public struct PoseEstimator: Sendable {
         // An old photo's camera, from this frame's matches: the pose, navigation and sensor path then use it.
         var estimatedCamera: EstimatedReferenceCamera?
         var cameraRefusal: PoseRefusal?
-        if reference.cameraUnknown, let currentCamera {
+        if reference.cameraUnknown, currentCamera != nil, let shared = reference.sharedEstimate {
+            // Several frames' answers combined: this frame's pose is solved on it, and checked at its ± 1 sigma.
+            estimatedCamera = shared
+            reference = reference.with(camera: CameraIntrinsics(fx: shared.fx, fy: shared.fy, cx: shared.cx, cy: shared.cy, imageSize: reference.size))
+        } else if reference.cameraUnknown, let currentCamera {
             start = ContinuousClock.now
             let limit = config.pose.referenceFocal.maxSigmaPercent
             do {

@@ -18,11 +18,16 @@ public final class ReferenceFrame: Sendable {
     /// An unknown camera estimated once and held from then on (a guidance session's): `camera` is it, and every
     /// result reports it as `referenceCamera`.
     public let heldEstimate: EstimatedReferenceCamera?
+    /// An unknown camera combined from several frames' answers (`SharedReferenceCamera`): frames are estimated on it
+    /// instead of estimating their own, and their poses are still checked at its focal length ± 1 sigma.
+    public let sharedEstimate: EstimatedReferenceCamera?
 
     init(size: ImageSize, features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false, border: PrintBorder? = nil,
-         detectMilliseconds: Double, matchIndex: MatchIndex?, decodeWarning: String?, heldEstimate: EstimatedReferenceCamera? = nil) {
+         detectMilliseconds: Double, matchIndex: MatchIndex?, decodeWarning: String?, heldEstimate: EstimatedReferenceCamera? = nil,
+         sharedEstimate: EstimatedReferenceCamera? = nil) {
         self.cameraUnknown = cameraUnknown
         self.heldEstimate = heldEstimate
+        self.sharedEstimate = sharedEstimate
         self.border = border
         self.decodeWarning = decodeWarning
         self.size = size
@@ -44,5 +49,11 @@ public final class ReferenceFrame: Sendable {
         ReferenceFrame(size: size, features: features, camera: CameraIntrinsics(fx: estimate.fx, fy: estimate.fy, cx: estimate.cx, cy: estimate.cy, imageSize: size),
                        border: border, detectMilliseconds: detectMilliseconds, matchIndex: matchIndex, decodeWarning: decodeWarning,
                        heldEstimate: estimate)
+    }
+
+    /// This reference of unknown camera with `estimate` (several frames' combined) in place of each frame's own.
+    public func sharing(_ estimate: EstimatedReferenceCamera) -> ReferenceFrame {
+        ReferenceFrame(size: size, features: features, camera: nil, cameraUnknown: true, border: border, detectMilliseconds: detectMilliseconds,
+                       matchIndex: matchIndex, decodeWarning: decodeWarning, sharedEstimate: estimate)
     }
 }
