@@ -65,6 +65,8 @@ public struct EvaluationRow: Equatable, Sendable {
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
     static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
+    /// Error columns whose sign carries meaning (the focal length too long or too short); every other error is at least 0.
+    static let signedColumns: Set<String> = ["reference_focal_error_percent"]
 
     /// Numeric and boolean fields by column, for writing and reading generically.
     static var numbers: [(String, WritableKeyPath<EvaluationRow, Double?>)] { [
@@ -156,8 +158,9 @@ public struct EvaluationRow: Equatable, Sendable {
             for (name, path) in numbers {
                 let text = cell(name)
                 if text.isEmpty { continue }
-                guard let v = decimalNumber(text), !(v < 0 && name.contains("error")) else {
-                    throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a finite number\(name.contains("error") ? " at least 0" : "")")
+                let nonNegative = name.contains("error") && !signedColumns.contains(name)
+                guard let v = decimalNumber(text), !(v < 0 && nonNegative) else {
+                    throw RephotoError.badInput("\(path) line \(line): column '\(name)': '\(text)' is not a finite number\(nonNegative ? " at least 0" : "")")
                 }
                 row[keyPath: path] = v
             }

@@ -67,6 +67,19 @@ import RephotoEvaluation
 
     /// The summary equals a recomputation from frames.csv with separate code, and each frame's rotation
     /// error equals the angle between the estimated and the sequence's true rotation.
+    /// An old photo's focal length error is signed (too long or too short): its rows read back as written, so a
+    /// resumed or merged run keeps them, while a negative angle error is still refused. A resumed old-photo run was
+    /// refused on its own frames.csv ("'-0.139' is not a finite number at least 0").
+    @Test func aSignedFocalErrorReadsBackAndANegativeAngleErrorDoesNot() throws {
+        var row = Self.row(2, rotation: 1)
+        row.file = "a.jpg"
+        row.referenceFocalErrorPercent = -2.5
+        let read = try EvaluationRow.parse(try EvaluationRow.csv([row]), path: "frames.csv")
+        #expect(read.count == 1 && read[0].referenceFocalErrorPercent == -2.5)
+        row.rotationErrorDegrees = -1
+        #expect(throws: RephotoError.self) { try EvaluationRow.parse(try EvaluationRow.csv([row]), path: "frames.csv") }
+    }
+
     @Test func summaryEqualsRecomputationFromFramesCSV() throws {
         let sequence = try Self.synthetic()
         let out = try Scratch.directory()
