@@ -153,46 +153,56 @@ public struct Evaluator: Sendable {
         let reference = { @Sendable (file: String) -> Result<ReferenceFrame, RephotoError> in
             recomputeReference ? prepare(sequence, file, referenceCamera) : references.get(referenceFiles.firstIndex(of: file)!)!
         }
-        let shared = sharesCamera(sequence) ? sharedCameras(sequence, reference: reference, camera: camera, done: done) : [:]
-        if shouldStop?() == true { return ([], shared) }
+        guard !frames.isEmpty else { return ([], [:]) }
+        let first = sharesCamera(sequence) ? firstPass(sequence, keeping: Set(frames.map(\.offset)), reference: reference, camera: camera, done: done)
+            : (shared: [:], rows: [:])
+        if shouldStop?() == true { return ([], first.shared) }
         let rows = Results<EvaluationRow>(count: frames.count)
         let onRow = onRow
         parallel(frames.count) { i in
             if shouldStop?() == true { return }
             let (index, frame) = frames[i]
             let referenceFile = sequence.referenceFile(for: frame) ?? ""
-            var prepared = reference(referenceFile)
-            if let estimate = shared[referenceFile] { prepared = prepared.map { $0.sharing(estimate) } }
-            let row = evaluate(sequence, index: index, frame: frame, reference: prepared, camera: camera)
+            // A reference whose frames' answers were not combined: the first pass's row is the frame's.
+            let row: EvaluationRow
+            if let estimate = first.shared[referenceFile] {
+                row = evaluate(sequence, index: index, frame: frame, reference: reference(referenceFile).map { $0.sharing(estimate) }, camera: camera).row
+            } else if let earlier = first.rows[index] {
+                row = earlier
+            } else {
+                row = evaluate(sequence, index: index, frame: frame, reference: reference(referenceFile), camera: camera).row
+            }
             rows.set(i, row)
             onRow?(row)
             done()
         }
-        return (rows.values.compactMap { $0 }, shared)
+        return (rows.values.compactMap { $0 }, first.shared)
     }
 
-    /// Per reference file, the camera its frames' answers combine into (`SharedReferenceCamera`), from a pass over
-    /// every frame of the sequence; a reference none of whose frames was answered has none.
-    private func sharedCameras(_ sequence: FrameSequence, reference: @escaping @Sendable (String) -> Result<ReferenceFrame, RephotoError>,
-                               camera: CameraIntrinsics?, done: @escaping @Sendable () -> Void) -> [String: EstimatedReferenceCamera] {
+    /// Every frame of the sequence estimated on its own: per reference file, the camera its frames' answers combine
+    /// into (`SharedReferenceCamera`; a frame listed twice answers once), and the rows of the frames in `keeping`.
+    private func firstPass(_ sequence: FrameSequence, keeping: Set<Int>, reference: @escaping @Sendable (String) -> Result<ReferenceFrame, RephotoError>,
+                           camera: CameraIntrinsics?, done: @escaping @Sendable () -> Void)
+        -> (shared: [String: EstimatedReferenceCamera], rows: [Int: EvaluationRow]) {
         let frames = Self.pending(sequence, skipping: [])
-        let answers = Results<SharedReferenceCamera.Answer>(count: frames.count)
+        let outcomes = Results<(row: EvaluationRow, answer: SharedReferenceCamera.Answer?)>(count: frames.count)
         let shouldStop = shouldStop
         parallel(frames.count) { i in
             if shouldStop?() == true { return }
-            let frame = frames[i].element
-            if let result = try? estimate(sequence, frame: frame, reference: reference(sequence.referenceFile(for: frame) ?? "").get(), camera: camera),
-               let answer = SharedReferenceCamera.Answer(result) {
-                answers.set(i, answer)
-            }
+            let (index, frame) = frames[i]
+            let (row, result) = evaluate(sequence, index: index, frame: frame, reference: reference(sequence.referenceFile(for: frame) ?? ""), camera: camera)
+            outcomes.set(i, (row, result.flatMap(SharedReferenceCamera.Answer.init)))
             done()
         }
-        var byReference: [String: [SharedReferenceCamera.Answer]] = [:]
+        var byReference: [String: [String: SharedReferenceCamera.Answer]] = [:]
+        var rows: [Int: EvaluationRow] = [:]
         for (i, frame) in frames.enumerated() {
-            if let answer = answers.get(i), let file = sequence.referenceFile(for: frame.element) { byReference[file, default: []].append(answer) }
+            guard let outcome = outcomes.get(i) else { continue }
+            if keeping.contains(frame.offset) { rows[frame.offset] = outcome.row }
+            if let answer = outcome.answer, let file = sequence.referenceFile(for: frame.element) { byReference[file, default: [:]][frame.element.file] = answer }
         }
         let config = estimator.config.pose.referenceFocal
-        return byReference.compactMapValues { SharedReferenceCamera.combine($0, config: config) }
+        return (byReference.compactMapValues { SharedReferenceCamera.combine($0.sorted { $0.key < $1.key }.map(\.value), config: config) }, rows)
     }
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
@@ -227,16 +237,19 @@ public struct Evaluator: Sendable {
                                       marks: try sequence.marks(for: frame))
     }
 
+    /// One frame's row, and the pipeline's result when it gave one.
     func evaluate(_ sequence: FrameSequence, index: Int, frame: SequenceFrame, reference: Result<ReferenceFrame, RephotoError>,
-                  camera: CameraIntrinsics?) -> EvaluationRow {
+                  camera: CameraIntrinsics?) -> (row: EvaluationRow, result: PoseResult?) {
         var row = EvaluationRow()
         row.sequence = sequence.manifest.name
         row.index = index
         row.file = frame.file
         row.referenceFile = sequence.referenceFile(for: frame) ?? ""
         let truth = frame.truth
+        var found: PoseResult?
         do {
             let result = try estimate(sequence, frame: frame, reference: try reference.get(), camera: camera)
+            found = result
             try row.fill(from: result, truth: truth)
         } catch {
             let e = RephotoError.wrapping(error)
@@ -250,7 +263,7 @@ public struct Evaluator: Sendable {
             let translation = truth.translation == nil ? 0 : (row.failed ? 180 : (row.translationErrorDegrees ?? 180))
             row.pairErrorDegrees = max(rotation, translation)
         }
-        return row
+        return (row, found)
     }
 
     /// Worst, median and best frame of a sequence, drawn for the report.

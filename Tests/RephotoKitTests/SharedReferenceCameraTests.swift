@@ -13,7 +13,7 @@ import Testing
                                             inliers: inliers)
     }
 
-    /// The inlier-weighted median: a far focal length on few inliers does not move it, the principal point is the
+    /// The weighted median (inliers over the variance, the sigmas here all 2 %): a far focal length on few inliers does not move it, the principal point is the
     /// weighted median of each coordinate, and the sigma is the answers' robust spread over the square root of their
     /// number (worked by hand: deviations 0, ln 1.1, ln(1/0.9), ln 3 weighed 100, 50, 50, 10; their weighted median is
     /// ln 1.1, times 1.4826 is 14.13 %, over 2 is 7.07 %). Fewer answers than `pose.referenceFocal.shareMinFrames` give none.
@@ -39,6 +39,14 @@ import Testing
         config.shareMinFrames = 1
         #expect(try #require(SharedReferenceCamera.combine([Self.answer(1000, sigma: 0.2, inliers: 80)], config: config)).focalSigmaPercent == 1)
         #expect(SharedReferenceCamera.combine([], config: config) == nil)
+        // A pair of close views fits the most inliers but fixes the focal length least: weighed by inliers over the
+        // variance (300 / 8² against 100 / 2² each), the two precise answers outweigh it.
+        let precise = try #require(SharedReferenceCamera.combine([Self.answer(1000, sigma: 8, inliers: 300), Self.answer(1100, inliers: 100),
+                                                                  Self.answer(1050, inliers: 100)], config: config))
+        #expect(abs(precise.fx - 1050) < 1e-9, "\(precise.fx)")
+        // Two answers of equal weight: the middle between them (in log, the geometric mean), not the lower one.
+        let even = try #require(SharedReferenceCamera.combine([Self.answer(1000, inliers: 100), Self.answer(1100, inliers: 100)], config: config))
+        #expect(abs(even.fx - (1000.0 * 1100).squareRoot()) < 1e-6, "\(even.fx)")
         config.shareMinFrames = 0
         #expect(SharedReferenceCamera.combine(answers, config: config) == nil)
     }

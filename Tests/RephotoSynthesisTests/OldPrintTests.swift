@@ -176,6 +176,36 @@ import Testing
         #expect(Set(alone.compactMap(\.referenceFocalErrorPercent)).count > 1)
     }
 
+    /// Four frames of which one answers alone: under `pose.referenceFocal.shareMinFrames` 2 nothing is shared, and
+    /// the rows are the frames' own, as with sharing off. That frame listed twice in frames.csv is still one answer
+    /// (it was counted twice, and its camera given to the frames that could not estimate their own).
+    @Test func aFrameListedTwiceIsOneAnswer() throws {
+        let (_, directory, _) = try Self.oldPrintSequence(frames: 4)
+        func run(_ share: Bool) throws -> [EvaluationRow] {
+            var config = PipelineConfig()
+            config.pose.referenceFocal.shareMinFrames = share ? 2 : 0
+            var evaluator = try Evaluator(config: config, jobs: 2)
+            evaluator.thumbnails = false
+            return evaluator.run([directory]).rows
+        }
+        func comparable(_ rows: [EvaluationRow]) -> [String] {
+            rows.map { "\($0.file) \($0.poseRefusal ?? "-") \($0.referenceFocalErrorPercent ?? .nan) \($0.rotationErrorDegrees ?? .nan)" }
+        }
+        let alone = try run(false)
+        let answered = alone.filter { !$0.failed && $0.poseRefusal == nil }
+        #expect(answered.count == 1 && alone.count == 4, "\(comparable(alone))")
+        #expect(comparable(try run(true)) == comparable(alone))
+        let file = try #require(answered.first?.file)
+        let csv = directory.appendingPathComponent("frames.csv")
+        let lines = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").map(String.init)
+        let line = try #require(lines.first { $0.hasPrefix(file + ",") })
+        try (lines + [line]).joined(separator: "\n").appending("\n").write(to: csv, atomically: true, encoding: .utf8)
+        let twice = try run(true)
+        #expect(twice.count == 5)
+        #expect(twice.filter { $0.file != file }.allSatisfy { row in alone.contains { comparable([$0]) == comparable([row]) } },
+                "\(comparable(twice)) against \(comparable(alone))")
+    }
+
     /// `synth --old-print` with `frames` frames (seed 4), in a scratch directory.
     static func oldPrintSequence(frames: Int) throws -> (SyntheticSequenceOptions, URL, FrameSequence) {
         var options = SyntheticSequenceOptions.defaults

@@ -27,6 +27,8 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// Where several frames share one reference (`rephoto evaluate`), the answers of at least this many are combined
     /// into one camera (`SharedReferenceCamera`) and every frame is estimated again on it; 0: never.
     public var shareMinFrames: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareMinFrames)
+    /// The least focal sigma (%) a frame's answer is weighed with when answers are combined.
+    public var shareSigmaFloor: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareSigmaFloor)
 
     public init() {}
 }

@@ -3,8 +3,10 @@ import Foundation
 /// One camera for an old reference that several frames were estimated against (`pose.referenceFocal.shareMinFrames`).
 /// The reference's camera is a single unknown; each frame's matches estimate it on their own, and a frame's focal
 /// length is decided by which of its matches count as inliers (a few per cent either way). Combining the frames whose
-/// pose was answered, each weighed by its pose's inliers, gives the weighted median of their focal lengths (in log)
-/// and of their principal points. Its sigma is the answers' robust spread over the square root of their number, and
+/// pose was answered gives the weighted median of their focal lengths (in log) and of their principal points, each
+/// frame weighed by its pose's inliers over its focal length's variance, that sigma taken as at least
+/// `shareSigmaFloor`: a pair of close views fits the most inliers but fixes the focal length least, and below a few
+/// per cent the sigma no longer ranks the answers (it misses the principal point and the choice of inliers). Its sigma is the answers' robust spread over the square root of their number, and
 /// no less than the median of their own sigmas over that root, or `minSigmaPercent`.
 public enum SharedReferenceCamera {
     /// One frame's answer: the camera estimated for it and the inliers of its pose.
@@ -31,7 +33,10 @@ public enum SharedReferenceCamera {
         let usable = answers.filter { $0.camera.fx > 0 && $0.camera.fx.isFinite && $0.inliers > 0 }
         guard config.shareMinFrames > 0, usable.count >= config.shareMinFrames,
               let heaviest = usable.max(by: { $0.inliers < $1.inliers }) else { return nil }
-        let weights = usable.map { Double($0.inliers) }
+        let weights = usable.map { answer -> Double in
+            let sigma = max(answer.camera.focalSigmaPercent, config.shareSigmaFloor, 1e-3)
+            return Double(answer.inliers) / (sigma * sigma)
+        }
         let logFocal = usable.map { log(($0.camera.fx + $0.camera.fy) / 2) }
         let focal = exp(weightedMedian(logFocal, weights))
         let n = Double(usable.count)
@@ -55,8 +60,10 @@ public enum SharedReferenceCamera {
         let order = values.indices.sorted { (values[$0], $0) < (values[$1], $1) }
         let half = weights.reduce(0, +) / 2
         var sum = 0.0
-        for i in order {
+        for (k, i) in order.enumerated() {
             sum += weights[i]
+            // Exactly half: the middle lies between this value and the next (an even count of equal weights).
+            if sum == half, k + 1 < order.count { return (values[i] + values[order[k + 1]]) / 2 }
             if sum >= half { return values[i] }
         }
         return values[order.last!]
