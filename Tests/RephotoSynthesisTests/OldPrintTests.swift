@@ -161,13 +161,7 @@ import Testing
     /// within 3° of the truth; estimated frame by frame, the cameras differ.
     @Test func aSequencesFramesShareTheOldReferencesCamera() throws {
         let (_, directory, _) = try Self.oldPrintSequence(frames: 6)
-        func run(_ share: Bool) throws -> [EvaluationRow] {
-            var config = PipelineConfig()
-            config.pose.referenceFocal.shareMinFrames = share ? 2 : 0
-            var evaluator = try Evaluator(config: config, jobs: 2)
-            evaluator.thumbnails = false
-            return evaluator.run([directory]).rows
-        }
+        func run(_ share: Bool) throws -> [EvaluationRow] { try Self.evaluate(directory, sharing: share) }
         let shared = try run(true), alone = try run(false)
         let errors = shared.compactMap(\.referenceFocalErrorPercent)
         #expect(errors.count == 6 && Set(errors).count == 1 && abs(errors[0]) < 3, "\(errors)")
@@ -181,13 +175,7 @@ import Testing
     /// (it was counted twice, and its camera given to the frames that could not estimate their own).
     @Test func aFrameListedTwiceIsOneAnswer() throws {
         let (_, directory, _) = try Self.oldPrintSequence(frames: 4)
-        func run(_ share: Bool) throws -> [EvaluationRow] {
-            var config = PipelineConfig()
-            config.pose.referenceFocal.shareMinFrames = share ? 2 : 0
-            var evaluator = try Evaluator(config: config, jobs: 2)
-            evaluator.thumbnails = false
-            return evaluator.run([directory]).rows
-        }
+        func run(_ share: Bool) throws -> [EvaluationRow] { try Self.evaluate(directory, sharing: share) }
         func comparable(_ rows: [EvaluationRow]) -> [String] {
             rows.map { "\($0.file) \($0.poseRefusal ?? "-") \($0.referenceFocalErrorPercent ?? .nan) \($0.rotationErrorDegrees ?? .nan)" }
         }
@@ -204,6 +192,15 @@ import Testing
         #expect(twice.count == 5)
         #expect(twice.filter { $0.file != file }.allSatisfy { row in alone.contains { comparable([$0]) == comparable([row]) } },
                 "\(comparable(twice)) against \(comparable(alone))")
+    }
+
+    /// `rephoto evaluate`'s rows for a sequence, its old reference's camera shared by its frames (the default) or not.
+    static func evaluate(_ directory: URL, sharing: Bool) throws -> [EvaluationRow] {
+        var config = PipelineConfig()
+        config.pose.referenceFocal.shareMinFrames = sharing ? 2 : 0
+        var evaluator = try Evaluator(config: config, jobs: 2)
+        evaluator.thumbnails = false
+        return evaluator.run([directory]).rows
     }
 
     /// `synth --old-print` with `frames` frames (seed 4), in a scratch directory.
