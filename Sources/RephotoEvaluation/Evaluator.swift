@@ -142,9 +142,12 @@ public struct Evaluator: Sendable {
     func evaluate(_ sequence: FrameSequence, skipping: Set<Int> = [],
                   done: @escaping @Sendable () -> Void) -> (rows: [EvaluationRow], shared: [String: EstimatedReferenceCamera]) {
         let frames = Self.pending(sequence, skipping: skipping)
+        guard !frames.isEmpty else { return ([], [:]) }
         let camera = try? sequence.camera()
         let referenceCamera = try? sequence.referenceCamera()
-        let referenceFiles = Set(Self.pending(sequence, skipping: []).compactMap { sequence.referenceFile(for: $0.element) }).sorted()
+        // The first pass also estimates the finished frames, on their references.
+        let estimated = sharesCamera(sequence) ? Self.pending(sequence, skipping: []) : frames
+        let referenceFiles = Set(estimated.compactMap { sequence.referenceFile(for: $0.element) }).sorted()
         let references = Results<Result<ReferenceFrame, RephotoError>>(count: referenceFiles.count)
         if !recomputeReference {
             parallel(referenceFiles.count) { i in references.set(i, prepare(sequence, referenceFiles[i], referenceCamera)) }
@@ -153,7 +156,6 @@ public struct Evaluator: Sendable {
         let reference = { @Sendable (file: String) -> Result<ReferenceFrame, RephotoError> in
             recomputeReference ? prepare(sequence, file, referenceCamera) : references.get(referenceFiles.firstIndex(of: file)!)!
         }
-        guard !frames.isEmpty else { return ([], [:]) }
         let first = sharesCamera(sequence) ? firstPass(sequence, keeping: Set(frames.map(\.offset)), reference: reference, camera: camera, done: done)
             : (shared: [:], rows: [:])
         if shouldStop?() == true { return ([], first.shared) }
@@ -194,15 +196,14 @@ public struct Evaluator: Sendable {
             outcomes.set(i, (row, result.flatMap(SharedReferenceCamera.Answer.init)))
             done()
         }
-        var byReference: [String: [String: SharedReferenceCamera.Answer]] = [:]
+        var answers: [(reference: String, frame: String, answer: SharedReferenceCamera.Answer)] = []
         var rows: [Int: EvaluationRow] = [:]
         for (i, frame) in frames.enumerated() {
             guard let outcome = outcomes.get(i) else { continue }
             if keeping.contains(frame.offset) { rows[frame.offset] = outcome.row }
-            if let answer = outcome.answer, let file = sequence.referenceFile(for: frame.element) { byReference[file, default: [:]][frame.element.file] = answer }
+            if let answer = outcome.answer, let file = sequence.referenceFile(for: frame.element) { answers.append((file, frame.element.file, answer)) }
         }
-        let config = estimator.config.pose.referenceFocal
-        return (byReference.compactMapValues { SharedReferenceCamera.combine($0.sorted { $0.key < $1.key }.map(\.value), config: config) }, rows)
+        return (SharedReferenceCamera.combine(byReference: answers, config: estimator.config.pose.referenceFocal), rows)
     }
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {

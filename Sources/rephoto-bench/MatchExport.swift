@@ -198,16 +198,16 @@ enum MatchExport {
         // As rephoto evaluate does: the frames' answers combined into one camera per reference, every frame then on it.
         var shared: [String: EstimatedReferenceCamera] = [:]
         if config.pose.referenceFocal.shareMinFrames > 0 {
-            var answers: [String: [String: SharedReferenceCamera.Answer]] = [:]
+            var answers: [(reference: String, frame: String, answer: SharedReferenceCamera.Answer)] = []
             for frame in sequence.currentFrames {
                 guard let referenceFile = sequence.referenceFile(for: frame) else { continue }
                 let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
                 guard let result = try? estimator.estimate(reference: try prepared(referenceFile), current: image,
                                                            camera: try camera.adapted(to: image.fullSize)),
                       let answer = SharedReferenceCamera.Answer(result) else { continue }
-                answers[referenceFile, default: [:]][frame.file] = answer
+                answers.append((referenceFile, frame.file, answer))
             }
-            shared = answers.compactMapValues { SharedReferenceCamera.combine($0.sorted { $0.key < $1.key }.map(\.value), config: config.pose.referenceFocal) }
+            shared = SharedReferenceCamera.combine(byReference: answers, config: config.pose.referenceFocal)
         }
         for frame in sequence.currentFrames {
             guard let truth = frame.truthRotation, let k = frame.truthReferenceCamera, let referenceFile = sequence.referenceFile(for: frame) else { continue }

@@ -50,4 +50,17 @@ import Testing
         config.shareMinFrames = 0
         #expect(SharedReferenceCamera.combine(answers, config: config) == nil)
     }
+
+    /// Grouped by reference file: each reference combines its own frames' answers, and a frame listed twice answers
+    /// once, so one frame's answer given twice stays under the minimum of two.
+    @Test func eachReferenceCombinesItsOwnFramesOnce() throws {
+        var config = ReferenceFocalConfig()
+        config.shareMinFrames = 2
+        let shared = SharedReferenceCamera.combine(byReference: [
+            ("a.jpg", "1.jpg", Self.answer(1000, inliers: 100)), ("a.jpg", "2.jpg", Self.answer(1000, inliers: 100)),
+            ("b.jpg", "3.jpg", Self.answer(2000, inliers: 100)), ("b.jpg", "3.jpg", Self.answer(2000, inliers: 100)),
+        ], config: config)
+        #expect(shared.keys.sorted() == ["a.jpg"])
+        #expect(abs((shared["a.jpg"]?.fx ?? 0) - 1000) < 1e-9 && shared["a.jpg"]?.frames == 2)
+    }
 }

@@ -27,10 +27,20 @@ public enum SharedReferenceCamera {
         }
     }
 
+    /// Per reference file, the camera its frames' answers combine into (`combine(_:config:)`); a frame listed twice
+    /// answers once (the last answer given for it counts).
+    public static func combine(byReference answers: [(reference: String, frame: String, answer: Answer)],
+                               config: ReferenceFocalConfig) -> [String: EstimatedReferenceCamera] {
+        var grouped: [String: [String: Answer]] = [:]
+        for (reference, frame, answer) in answers { grouped[reference, default: [:]][frame] = answer }
+        // In frame order, so that ties among the answers fall the same way in every run.
+        return grouped.compactMapValues { combine($0.sorted { $0.key < $1.key }.map(\.value), config: config) }
+    }
+
     /// The combined camera; nil with fewer than `config.shareMinFrames` answers (or none, or that at 0): a camera from one
     /// frame's answer would carry that frame's errors to frames that could not check it.
     public static func combine(_ answers: [Answer], config: ReferenceFocalConfig) -> EstimatedReferenceCamera? {
-        let usable = answers.filter { $0.camera.fx > 0 && $0.camera.fx.isFinite && $0.inliers > 0 }
+        let usable = answers.filter { $0.camera.fx > 0 && $0.camera.fx.isFinite && $0.camera.focalSigmaPercent.isFinite && $0.inliers > 0 }
         guard config.shareMinFrames > 0, usable.count >= config.shareMinFrames,
               let heaviest = usable.max(by: { $0.inliers < $1.inliers }) else { return nil }
         let weights = usable.map { answer -> Double in
@@ -69,9 +79,6 @@ public enum SharedReferenceCamera {
         return values[order.last!]
     }
 
-    private static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        let mid = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-    }
+    /// The plain median: every value weighed alike.
+    private static func median(_ values: [Double]) -> Double { weightedMedian(values, values.map { _ in 1 }) }
 }
