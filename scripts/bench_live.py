@@ -1,6 +1,7 @@
 """Live guidance sessions over the worker's WebSocket (scripts/bench-live): N clients stream a recorded sequence's
 frames at a fixed rate, each frame preceded by its timestamp; every answer's latency is the time from sending its
-frame to receiving it. Prints one line per client and the server's resident memory at the start and the end."""
+frame to receiving it. Prints one line per client (latency p50/p95/p99, frames dropped, where the answers came from),
+the robust updates' ages when joined (how old the frame they ran on was), and the server's resident memory."""
 import argparse
 import asyncio
 import json
@@ -60,11 +61,27 @@ async def client(url, folder, fps, seconds, result):
         await asyncio.sleep(2)
         await socket.close()
         receiver.cancel()
-    latencies = [(at - sent[round(s["timestamp"], 6)]) * 1000 for at, s in answers if s.get("timestamp") is not None]
-    tracked = [l for (at, s), l in zip(answers, latencies) if s["source"] == "tracked"]
+    timed = [(s, (at - sent[round(s["timestamp"], 6)]) * 1000) for at, s in answers if s.get("timestamp") is not None]
+    latencies = [l for _, l in timed]
+    tracked = [l for s, l in timed if s["source"] == "tracked"]
+    # A robust update joined on a later frame: its age there (seconds since the frame it ran on) and its own time.
+    joined = [s for s, _ in timed if s["source"] == "tracked" and s.get("robustMilliseconds") is not None]
+    sources = {}
+    for s, _ in timed:
+        sources[s["source"]] = sources.get(s["source"], 0) + 1
     result.append({"sent": k, "answered": len(answers), "skipped": sum(s.get("skippedFrames", 0) for _, s in answers),
-                   "p50": statistics.median(latencies), "p95": sorted(latencies)[int(0.95 * (len(latencies) - 1))],
-                   "tracked_p50": statistics.median(tracked) if tracked else float("nan")})
+                   "p50": pct(latencies, 50), "p95": pct(latencies, 95), "p99": pct(latencies, 99),
+                   "tracked_p50": statistics.median(tracked) if tracked else float("nan"), "sources": sources,
+                   "ages": [s["ageSeconds"] * 1000 for s in joined if s.get("ageSeconds") is not None],
+                   "robust_ms": [s["robustMilliseconds"] for s in joined]})
+
+
+def pct(values, p):
+    """The p-th percentile (nearest rank); nan when empty."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * len(ordered) + 0.5)) - 1))]
 
 
 async def main():
@@ -73,7 +90,7 @@ async def main():
     parser.add_argument("--sequence", required=True)
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--fps", type=float, default=10)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--in-process", help="session.csv of rephoto evaluate --session on the same sequence")
     args = parser.parse_args()
@@ -98,11 +115,19 @@ async def main():
         rows = [r for r in rows if r["run"] == "session"]
         baseline = (statistics.median(float(r["time_ms"]) for r in rows),
                     statistics.median(float(r["time_ms"]) for r in rows if r["source"] == "tracked"))
-    print(f"client | frames sent | answered | skipped | latency ms p50/p95 | tracked p50 | in-process ms p50 (tracked) | added p50 (tracked)")
+    print("client | frames sent | answered | dropped | latency ms p50/p95/p99 | tracked p50 | sources | in-process ms p50 (tracked) | added p50 (tracked)")
     for n, r in enumerate(results):
         base = f"{baseline[0]:.1f} ({baseline[1]:.1f})" if baseline else "-"
         added = f"{r['p50'] - baseline[0]:.1f} ({r['tracked_p50'] - baseline[1]:.1f})" if baseline else "-"
-        print(f"{n + 1} | {r['sent']} | {r['answered']} | {r['skipped']} | {r['p50']:.1f}/{r['p95']:.1f} | {r['tracked_p50']:.1f} | {base} | {added}")
+        dropped = r["sent"] - r["answered"]
+        sources = " ".join(f"{k} {v}" for k, v in sorted(r["sources"].items()))
+        print(f"{n + 1} | {r['sent']} | {r['answered']} | {dropped} ({100 * dropped / max(1, r['sent']):.1f} %) | "
+              f"{r['p50']:.1f}/{r['p95']:.1f}/{r['p99']:.1f} | {r['tracked_p50']:.1f} | {sources} | {base} | {added}")
+    print("client | robust updates joined | age when joined ms p50/p95/max | robust update ms p50/p95")
+    for n, r in enumerate(results):
+        ages, robust = r["ages"], r["robust_ms"]
+        print(f"{n + 1} | {len(robust)} | {pct(ages, 50):.0f}/{pct(ages, 95):.0f}/{max(ages, default=float('nan')):.0f} | "
+              f"{pct(robust, 50):.0f}/{pct(robust, 95):.0f}")
     print(f"server RSS: {before:.0f} MB before, {after:.0f} MB after {args.seconds:.0f} s of {args.clients} clients at {args.fps:g} fps")
     half = [mb for t, mb in samples if t >= args.seconds / 2]
     if half:

@@ -14,8 +14,10 @@ public struct SessionRow: Equatable, Sendable {
     public var source = ""
     public var trigger: String?
     public var ageFrames: Int?
-    /// Decoding and the session's work, milliseconds.
+    /// Decoding and the session's work on the answer path, milliseconds.
     public var timeMs = 0.0
+    /// A robust update answered or joined on this frame: its own time, milliseconds.
+    public var robustMs: Double?
     public var tracks: Int?
     public var rotationErrorDegrees: Double?
     public var translationErrorDegrees: Double?
@@ -34,20 +36,22 @@ public struct SessionRow: Equatable, Sendable {
     public var quadrilateral: [Double]?
     /// Session rows: the largest corner distance to the robust run's quadrilateral on the same frame, pixels.
     public var quadrilateralDifferencePixels: Double?
+    /// An unknown reference camera: the answer's focal length against the truth, signed percent (as frames.csv).
+    public var referenceFocalErrorPercent: Double?
 
     public static let columns = [
-        "run", "sequence", "index", "file", "source", "trigger", "age_frames", "time_ms", "tracks", "rotation_error_deg",
+        "run", "sequence", "index", "file", "source", "trigger", "age_frames", "time_ms", "robust_ms", "tracks", "rotation_error_deg",
         "translation_error_deg", "pair_error_deg", "step_error_deg", "step_sigma_deg", "step_determined", "pose_translation_undetermined",
-        "converged", "confident_wrong", "quad_x0", "quad_y0", "quad_x1", "quad_y1", "quad_x2", "quad_y2", "quad_x3", "quad_y3", "quad_diff_px",
+        "converged", "confident_wrong", "quad_x0", "quad_y0", "quad_x1", "quad_y1", "quad_x2", "quad_y2", "quad_x3", "quad_y3", "quad_diff_px", "reference_focal_error_percent",
     ]
 
     var fields: [String] {
         func n(_ v: Double?) -> String { v.map { String(format: "%.4f", $0) } ?? "" }
         func b(_ v: Bool?) -> String { v.map { $0 ? "true" : "false" } ?? "" }
         let quad = quadrilateral.map { $0.map { String(format: "%.3f", $0) } } ?? Array(repeating: "", count: 8)
-        return [run, sequence, String(index), file, source, trigger ?? "", ageFrames.map(String.init) ?? "", n(timeMs), tracks.map(String.init) ?? "",
+        return [run, sequence, String(index), file, source, trigger ?? "", ageFrames.map(String.init) ?? "", n(timeMs), n(robustMs), tracks.map(String.init) ?? "",
                 n(rotationErrorDegrees), n(translationErrorDegrees), n(pairErrorDegrees), n(stepErrorDegrees), n(stepSigmaDegrees), b(stepDetermined),
-                poseTranslationUndetermined ?? "", b(converged), b(confidentWrong)] + quad + [n(quadrilateralDifferencePixels)]
+                poseTranslationUndetermined ?? "", b(converged), b(confidentWrong)] + quad + [n(quadrilateralDifferencePixels), n(referenceFocalErrorPercent)]
     }
 }
 
@@ -71,19 +75,21 @@ public struct SessionSummary: Codable, Equatable, Sendable {
     public var medianStepErrorWhereUndeterminedDegrees: Double?
     public var stepFrames = 0
     public var firstConvergedFrame: Int?
+    /// An unknown reference camera: the median of the answers' absolute focal length errors, percent.
+    public var medianReferenceFocalErrorPercent: Double?
 
     static func compute(_ rows: [SessionRow], undetermined: Set<String>) -> SessionSummary {
         var s = SessionSummary()
         let m = Statistics.self
         s.frames = rows.count
-        s.robustFrames = rows.filter { $0.source == "robust" }.count
+        s.robustFrames = rows.filter { $0.robustMs != nil }.count
         s.trackedFrames = rows.filter { $0.source == "tracked" }.count
         s.heldFrames = rows.filter { $0.source == "held" || $0.source == "sensor" }.count
         s.failedFrames = rows.filter { $0.source == "failed" }.count
         let tracked = rows.filter { $0.source == "tracked" }.map(\.timeMs)
         s.medianTrackedMs = m.median(tracked)
         s.p95TrackedMs = m.percentile(tracked, 95)
-        s.medianRobustMs = m.median(rows.filter { $0.source == "robust" }.map(\.timeMs))
+        s.medianRobustMs = m.median(rows.compactMap(\.robustMs))
         s.meanMs = rows.isEmpty ? nil : rows.map(\.timeMs).reduce(0, +) / Double(rows.count)
         s.maa10 = m.meanAverageAccuracy(rows.compactMap(\.pairErrorDegrees), upTo: 10)
         s.confidentWrong = rows.filter(\.confidentWrong).count
@@ -92,6 +98,7 @@ public struct SessionSummary: Codable, Equatable, Sendable {
         s.medianStepErrorWhereUndeterminedDegrees = m.median(rows.filter { undetermined.contains("\($0.sequence)#\($0.index)") }.compactMap(\.stepErrorDegrees))
         s.stepFrames = rows.filter { $0.stepErrorDegrees != nil }.count
         s.firstConvergedFrame = rows.first(where: \.converged)?.index
+        s.medianReferenceFocalErrorPercent = m.median(rows.compactMap(\.referenceFocalErrorPercent).map(abs))
         return s
     }
 }
@@ -106,6 +113,9 @@ public struct SessionEvaluationSummary: Codable, Equatable, Sendable {
 /// every frame, on one thread so the two are timed alike; errors are computed here against the sequence's truth.
 public struct SessionEvaluator: Sendable {
     public var config: PipelineConfig
+    /// The session run's robust updates are joined this many frames after the frame they ran on, as the worker's run
+    /// on another pipeline (0: inline, the frame waits for its update). The robust run is always inline.
+    public var robustLag = 2
     public var shouldStop: (@Sendable () -> Bool)?
 
     public init(config: PipelineConfig) throws {
@@ -152,6 +162,7 @@ public struct SessionEvaluator: Sendable {
 
     /// One session over a sequence's frames in file order; the reference is the manifest's, for every frame.
     func run(_ sequence: FrameSequence, config: PipelineConfig, name: String, frameDone: () -> Void) throws -> [SessionRow] {
+        let updates: RobustUpdates = name == "robust" || robustLag == 0 ? .inline : .deferred(lag: robustLag)
         let estimator = try PoseEstimator(config: config.forReference(cameraUnknown: sequence.referenceCameraUnknown))
         let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) }
         guard let referenceFile = sequence.manifest.reference else {
@@ -164,7 +175,8 @@ public struct SessionEvaluator: Sendable {
         let reference = try estimator.prepareReference(estimator.load(contentsOfFile: sequence.path(of: referenceFile)),
                                                        camera: try sequence.referenceCamera(), cameraUnknown: sequence.referenceCameraUnknown)
         let referenceAttitude = try frames.first.flatMap { try sequence.attitudes(for: $0.element)?.reference }
-        let session = GuidanceSession(estimator: estimator, reference: reference, camera: camera, referenceAttitude: referenceAttitude)
+        let session = GuidanceSession(estimator: estimator, reference: reference, camera: camera, referenceAttitude: referenceAttitude,
+                                      robustUpdates: updates)
         var rows: [SessionRow] = []
         for (index, frame) in frames {
             if shouldStop?() == true { break }
@@ -173,8 +185,11 @@ public struct SessionEvaluator: Sendable {
             do {
                 let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
                 let attitude = try sequence.attitudes(for: frame)?.current
+                let decoded = milliseconds(since: start)
                 let answer = try session.process(image, attitude: attitude, timestamp: frame.timestamp)
-                row.timeMs = milliseconds(since: start)
+                // Decoding and the answer's own work: a deferred robust update's time is off the answer path.
+                row.timeMs = decoded + answer.session.milliseconds
+                row.robustMs = answer.session.robustMilliseconds
                 row.fill(from: answer, truth: frame.truth)
             } catch {
                 row.source = "failed"
@@ -206,6 +221,9 @@ extension SessionRow {
             return
         }
         quadrilateral = result.navigation.quadrilateral.corners.flatMap { [$0.x, $0.y] }
+        if let truth = truth.referenceFocal, let found = result.referenceCamera {
+            referenceFocalErrorPercent = ((found.fx + found.fy) / 2 - truth) / truth * 100
+        }
         poseTranslationUndetermined = result.pose.map { $0.translation == nil ? ($0.translationUndetermined?.rawValue ?? "undetermined") : nil } ?? nil
         if let gt = truth.rotation, let rotation = result.pose?.rotation {
             rotationErrorDegrees = GroundTruthErrors.rotationError(estimate: rotation, truth: gt)

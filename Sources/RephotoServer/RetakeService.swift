@@ -12,12 +12,15 @@ final class RetakeService: Sendable {
     let cache: ReferenceCache
     let metrics: ServerMetrics
     let sessions: LiveSessions
+    /// Where sessions' tracked answers and robust updates run (`--session-pipelines`).
+    let sessionPipelines: SessionPipelines
     /// References being added now: concurrent uploads of one new image each found it absent and all answered
     /// 201; the first one in flight creates it, the others find it known.
     private let adding = Mutex<Set<String>>([])
 
-    /// `pool`: the compute pool to run on (one of `settings`' size is made when nil).
-    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, store: ReferenceStore? = nil) throws {
+    /// `pool`: the compute pool to run on (one of `settings`' size is made when nil); `live`: the sessions' live lane
+    /// (`SessionPipelines.makeLane`, made when nil).
+    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, live: ComputePool? = nil, store: ReferenceStore? = nil) throws {
         try settings.validate()
         self.settings = settings
         self.pool = pool ?? RetakeService.makePool(settings)
@@ -26,6 +29,14 @@ final class RetakeService: Sendable {
         self.metrics = metrics
         sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, maxFps: settings.sessionMaxFps,
                                 metrics: metrics)
+        sessionPipelines = SessionPipelines(settings: settings, pool: self.pool, live: live, metrics: metrics)
+    }
+
+    /// Lets the sessions' live lane and the compute pool finish their work and end their threads, at most `seconds` each.
+    @discardableResult
+    func finish(waitingAtMost seconds: Double) -> Bool {
+        let live = sessionPipelines.live.finish(waitingAtMost: seconds)
+        return pool.finish(waitingAtMost: seconds) && live
     }
 
     static func makePool(_ settings: ServerSettings) -> ComputePool {
@@ -47,16 +58,19 @@ final class RetakeService: Sendable {
 
     /// Runs `work` on the pool; past the request's deadline the caller gets 503. Work already running runs out;
     /// work still queued then is dropped when its turn comes.
-    func compute<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    func compute<T: Sendable>(on lane: ComputePool? = nil, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let pool = lane ?? self.pool
         let seconds = timeLeft() ?? settings.requestTimeout
         guard seconds > 0 else { throw Deadline.timeout(settings.requestTimeout) }
-        metrics.queueDepth.set(Double(pool.queued + 1))
-        defer { metrics.queueDepth.set(Double(pool.queued)) }
-        return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [pool, metrics] expired in
+        // The gauge is the compute pool's queue: the live lane's holds at most one frame per session.
+        let main = self.pool
+        metrics.queueDepth.set(Double(main.queued + (lane == nil ? 1 : 0)))
+        defer { metrics.queueDepth.set(Double(main.queued)) }
+        return try await Deadline.run(seconds: seconds, timeout: settings.requestTimeout) { [metrics, main] expired in
             try await pool.run(unless: {
                 // This job has left the queue, to run or to be dropped: an abandoned one's caller set the gauge
                 // while it still waited, and an idle worker reported it queued until the next request.
-                metrics.queueDepth.set(Double(pool.queued))
+                metrics.queueDepth.set(Double(main.queued))
                 guard expired() else { return false }
                 metrics.abandoned.increment()
                 return true
@@ -431,7 +445,8 @@ extension RetakeService {
     func openSession(inputs: Inputs, referenceAttitude: Attitude?, referenceId: String?, image: Data?) async throws -> String {
         let prepared = try await reference(image: image, id: referenceId, inputs)
         return try sessions.add(GuidanceSession(estimator: try PoseEstimator(config: prepared.settings), reference: prepared.frame,
-                                                camera: inputs.retakeCamera ?? prepared.camera, referenceAttitude: referenceAttitude))
+                                                camera: inputs.retakeCamera ?? prepared.camera, referenceAttitude: referenceAttitude,
+                                                robustUpdates: .concurrent(sessionPipelines)))
     }
 
     /// `POST /v1/sessions`: an uploaded `reference` or a stored `referenceId`, and `metadata`. Its id, its frames' path and how
@@ -463,7 +478,7 @@ extension RetakeService {
         let start = ContinuousClock.now
         let answer = try await sessions.frame(id, paced: paced) { entry, dropped in
             try checkUpload(bytes, entry.estimator.config)
-            return try await compute {
+            return try await compute(on: sessionPipelines.live) {
                 var frame = try entry.process(try entry.estimator.decode(bytes), attitude: attitude, timestamp: metadata.timestamp)
                 frame.session.skippedFrames = dropped + skipped
                 return try JSONOutput.encode(frame)

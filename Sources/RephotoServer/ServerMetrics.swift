@@ -23,6 +23,7 @@ final class ServerMetrics: Sendable {
     let sessionsOpen: Gauge
     let sessionFrames: Counter
     let sessionFramesSkipped: Counter
+    let sessionRobustUpdates: Counter
     let sessionFrameLatency: DurationHistogram
 
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -47,6 +48,8 @@ final class ServerMetrics: Sendable {
         sessionFrames = registry.makeCounter(descriptor: Self.name("session_frames", "total", "Guidance-session frames answered"))
         sessionFramesSkipped = registry.makeCounter(descriptor: Self.name("session_frames_skipped", "total",
                                                                           "Guidance-session frames dropped because the session was computing an earlier one"))
+        sessionRobustUpdates = registry.makeCounter(descriptor: Self.name("session_robust_updates", "total",
+                                                                          "Guidance-session robust updates started on a compute pipeline, off the answer path"))
         sessionFrameLatency = registry.makeDurationHistogram(
             descriptor: Self.name("session_frame_duration", "seconds", "Guidance-session frame latency, decoding included"),
             buckets: [.milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),

@@ -38,11 +38,18 @@ public struct ServerSettings: Sendable {
     /// Frames per second a session takes at most, after a burst of two seconds' worth: a live socket reads no faster
     /// (its client waits), a faster HTTP frame gets 429 `rate`. Bounds the work a flooding client causes.
     public var sessionMaxFps = 30.0
+    /// Compute pipelines guidance sessions may use at once (nil: all but one when there are two or more). Their robust
+    /// updates take at most this many of the compute pool's threads, so scoring keeps the rest under any session load;
+    /// their tracked answers run on a lane of this many threads of its own, never behind a robust update.
+    public var sessionPipelines: Int?
     /// The file the bearer token was read from, read again on SIGHUP (nil: the token, if any, was given directly).
     public var tokenFile: String?
 
     /// Seconds a body may lag --min-body-rate by: TCP's slow start and a client's first write.
     public static let bodyRateAllowance = 5.0
+
+    /// `sessionPipelines`, or its default.
+    public var sessionPipelinesLimit: Int { sessionPipelines ?? max(1, concurrency - 1) }
 
     /// `uploadsPerClient`, or its default.
     public var uploadsPerClientLimit: Int { uploadsPerClient ?? max(1, (concurrency + queueLength + 1) / 2) }
@@ -113,6 +120,9 @@ public struct ServerSettings: Sendable {
         }
         guard sessionMaxFps >= 0.1, sessionMaxFps <= 1000 else {
             throw RephotoError.badInput("\(given("--session-max-fps", sessionMaxFps)) must be 0.1 to 1000 frames per second")
+        }
+        if let n = sessionPipelines, !(1...concurrency).contains(n) {
+            throw RephotoError.badInput("\(given("--session-pipelines", n)) must be 1 to --concurrency (\(concurrency))")
         }
         guard cacheBytes >= 0 else { throw RephotoError.badInput("\(given("--cache-bytes", cacheBytes)) must be at least 0") }
         if token == nil, !allowUnauthenticated, !Self.isLoopback(host) {

@@ -31,7 +31,7 @@ public enum StdioServer {
             do {
                 try FileHandle.standardOutput.write(contentsOf: response + Data("\n".utf8))
             } catch {
-                service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
+                service.finish(waitingAtMost: settings.requestTimeout + 30)
                 throw RephotoError(.internal, "cannot write a response to standard output (\(fileErrorReason(error))): the client is gone or the output is full")
             }
         }
@@ -40,7 +40,7 @@ public enum StdioServer {
             do {
                 chunk = try input.read(upToCount: 1 << 16) ?? Data()
             } catch {
-                service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
+                service.finish(waitingAtMost: settings.requestTimeout + 30)
                 throw RephotoError(.internal, "cannot read requests from standard input (\(fileErrorReason(error)))")
             }
             if chunk.isEmpty { break }
@@ -58,7 +58,7 @@ public enum StdioServer {
         }
         if overflow || !line.isEmpty { try await answer(line) }
         // A request that timed out may still run on the pool; exiting under it would crash inside OpenCV.
-        service.pool.finish(waitingAtMost: settings.requestTimeout + 30)
+        service.finish(waitingAtMost: settings.requestTimeout + 30)
     }
 
     static func handle(_ line: String, service: RetakeService, maxBytes: Int) async -> Data {

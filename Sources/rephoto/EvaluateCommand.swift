@@ -30,6 +30,8 @@ struct EvaluateCommand: ParsableCommand {
         var grace = 30.0
         @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv and session.json (docs/evaluation.md).")
         var session = false
+        @Option(parsing: .unconditional, help: "With --session: join each robust update this many frames after the frame it ran on, as the worker's concurrent updates are (0: inline, the frame waits for it). Deterministic.")
+        var robustLag = 2
 
         func run() throws {
             if session { return try runSessions() }
@@ -170,7 +172,9 @@ extension EvaluateCommand.Run {
         guard !sequences.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
         let output = try EvaluationOutput.prepare(out)
         let (loaded, broken) = Evaluator.load(sequences)
+        guard (0...1000).contains(robustLag) else { throw RephotoError.badInput("--robust-lag \(robustLag) must be 0 to 1000 frames") }
         var evaluator = try SessionEvaluator(config: settings)
+        evaluator.robustLag = robustLag
         let interruption = Interruption(grace: grace) { code in _exit(code) }
         evaluator.shouldStop = { interruption.requested }
         let progress = Progress(label: "sessions")

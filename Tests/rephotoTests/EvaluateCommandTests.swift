@@ -25,10 +25,17 @@ import Testing
         #expect(run.stdout.contains("walk") && run.stdout.contains("session") && run.stdout.contains("ms tracked p50/p95"), "\(run.stdout)")
         let csv = try String(contentsOfFile: "\(out)/session.csv", encoding: .utf8).split(separator: "\n")
         #expect(csv.count == 13 && csv.first.map(String.init) == SessionRow.columns.joined(separator: ","))
-        // Frames 0 and 3 of the session are robust updates, the rest tracked.
-        #expect(csv.filter { $0.hasPrefix("session,") }.map { $0.split(separator: ",")[4] } == ["robust", "tracked", "tracked", "robust", "tracked", "tracked"])
+        // Frame 0 of the session waits for its robust update; frame 3's is joined two frames later (--robust-lag): all
+        // the others are answered from tracking.
+        #expect(csv.filter { $0.hasPrefix("session,") }.map { $0.split(separator: ",")[4] } == ["robust", "tracked", "tracked", "tracked", "tracked", "tracked"])
         let summary = try JSONDecoder().decode(SessionEvaluationSummary.self, from: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json")))
-        #expect(summary.runs["robust"]?["walk"]?.robustFrames == 6 && summary.runs["session"]?["walk"]?.trackedFrames == 4)
+        #expect(summary.runs["robust"]?["walk"]?.robustFrames == 6 && summary.runs["session"]?["walk"]?.trackedFrames == 5)
+        #expect(summary.runs["session"]?["walk"]?.robustFrames == 2)
+        let inline = try CLI.run(["evaluate", "--session", root, "--out", SequenceCommandTests.directory(), "--set", "session.robustEvery=3",
+                                  "--robust-lag", "0"])
+        #expect(inline.status == 0 && inline.stdout.contains("walk"), "\(inline.stderr)")
+        let badLag = try CLI.run(["evaluate", "--session", root, "--out", SequenceCommandTests.directory(), "--robust-lag", "-1"])
+        #expect(badLag.status == 2 && badLag.stderr.contains("--robust-lag -1"), "\(badLag.stderr)")
         let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])
         #expect(resumed.status == 2 && resumed.stderr.contains("--resume and --shard do not apply"), "\(resumed.stderr)")
     }

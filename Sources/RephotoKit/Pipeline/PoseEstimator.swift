@@ -262,28 +262,9 @@ public struct PoseEstimator: Sendable {
             reference = reference.with(camera: CameraIntrinsics(fx: shared.fx, fy: shared.fy, cx: shared.cx, cy: shared.cy, imageSize: reference.size))
         } else if reference.cameraUnknown, let currentCamera {
             start = ContinuousClock.now
-            let limit = config.pose.referenceFocal.maxSigmaPercent
-            do {
-                let focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, border: reference.border, currentCamera: currentCamera,
-                                                        config: config.pose.referenceFocal)
-                estimatedCamera = EstimatedReferenceCamera(focal, currentCamera: currentCamera, currentSize: image.fullSize)
-                let needed = config.pose.referenceFocal.minInliers
-                if focal.inliers < needed {
-                    cameraRefusal = .referenceCameraUndetermined(
-                        "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)")
-                } else if focal.focalSigmaPercent > limit {
-                    cameraRefusal = .referenceCameraUndetermined(
-                        "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
-                } else if focal.spanPercent > limit {
-                    let within = config.pose.referenceFocal.spanInliers
-                    cameraRefusal = .referenceCameraUndetermined(
-                        "the reference's focal length is not determined by these matches: focal lengths from \(fmt(focal.span.lowerBound, 4)) to \(fmt(focal.span.upperBound, 4)) px fit within \(fmt(within)) inliers' worth of the best (pose.referenceFocal.spanInliers), ± \(fmt(focal.spanPercent, 2)) % (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))")
-                } else {
-                    reference = reference.with(camera: focal.camera)
-                }
-            } catch let error as RephotoError where error.kind == .estimationFailed {
-                cameraRefusal = .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)")
-            }
+            let found = try referenceCamera(pairs, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
+            (estimatedCamera, cameraRefusal) = (found.estimate, found.refusal)
+            if let determined = found.determined { reference = reference.with(camera: determined) }
             timings.referenceCamera = milliseconds(since: start)
         }
 
@@ -353,6 +334,35 @@ public struct PoseEstimator: Sendable {
 
     /// The rotation of the pose through the marks alone (five-point, the best of its solutions on them); nil when
     /// they give none.
+    /// An unknown reference camera from one frame's matches (`ReferenceFocal`) and the rule that accepts it: `estimate`
+    /// as results report it (nil when none could be made), `determined` the camera to solve the pose on when it holds
+    /// (`pose.referenceFocal.minInliers`, `maxSigmaPercent`, `spanInliers`), else `refusal` says why not.
+    public func referenceCamera(_ pairs: Correspondences, reference: ReferenceFrame, currentCamera: CameraIntrinsics, currentSize: ImageSize) throws
+        -> (estimate: EstimatedReferenceCamera?, determined: CameraIntrinsics?, refusal: PoseRefusal?) {
+        let limit = config.pose.referenceFocal.maxSigmaPercent
+        let focal: ReferenceFocal
+        do {
+            focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, border: reference.border, currentCamera: currentCamera,
+                                                config: config.pose.referenceFocal)
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            return (nil, nil, .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)"))
+        }
+        let estimate = EstimatedReferenceCamera(focal, currentCamera: currentCamera, currentSize: currentSize)
+        let needed = config.pose.referenceFocal.minInliers
+        if focal.inliers < needed {
+            return (estimate, nil, .referenceCameraUndetermined(
+                "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)"))
+        } else if focal.focalSigmaPercent > limit {
+            return (estimate, nil, .referenceCameraUndetermined(
+                "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
+        } else if focal.spanPercent > limit {
+            let within = config.pose.referenceFocal.spanInliers
+            return (estimate, nil, .referenceCameraUndetermined(
+                "the reference's focal length is not determined by these matches: focal lengths from \(fmt(focal.span.lowerBound, 4)) to \(fmt(focal.span.upperBound, 4)) px fit within \(fmt(within)) inliers' worth of the best (pose.referenceFocal.spanInliers), ± \(fmt(focal.spanPercent, 2)) % (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
+        }
+        return (estimate, focal.camera, nil)
+    }
+
     private func marksRotation(_ marks: MarkedPoints, reference: CameraIntrinsics, current: CameraIntrinsics) -> Matrix3? {
         let pairs = marks.correspondences
         let outcome = RelativePose.search(pairs, referenceCamera: reference, currentCamera: current,

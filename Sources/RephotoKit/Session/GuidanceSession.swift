@@ -5,14 +5,19 @@ import Foundation
 /// correspondences in between, and the step to the reference's vantage point measured in a structure that a keyframe
 /// with enough baseline fixed, so it stays determined as the person converges.
 ///
+/// Robust updates run as `robustUpdates` says: inline, or off the answer path (deferred or concurrent), when a finished
+/// one is joined on a later frame: its correspondences, found on its own frame, are carried to the newest frame by
+/// tracking, and only then answer.
+///
 /// Invariants: a tracked frame is answered only from correspondences that passed the forward-backward check and fit
-/// one model; otherwise the frame gets a robust update, and when that fails too the last answer is held with its age
-/// (or the sensor guides alone), with the reason. Not safe for concurrent use: feed it from one task at a time.
+/// one model; a frame is never answered from a robust update older than the tracks it is joined with; otherwise the
+/// last answer is held with its age (or the sensor guides alone), with the reason. Not safe for concurrent use: feed it
+/// from one task at a time (a concurrent robust update touches none of its state).
 public final class GuidanceSession {
     public let estimator: PoseEstimator
-    /// The reference as given; with its camera unknown, the first robust update that determines the camera
-    /// (`pose.referenceFocal`) fixes it for the rest of the session (`working`), so the structure and the tracked
-    /// frames' poses rest on one camera.
+    /// The reference as given. With its camera unknown, every robust update estimates the camera on its own, and the
+    /// session works on their combination (`SharedReferenceCamera`, as `rephoto evaluate` does), or on the first
+    /// answer until there are `pose.referenceFocal.shareMinFrames` (`working`).
     public let reference: ReferenceFrame
     private var held: ReferenceFrame?
     private var working: ReferenceFrame { held ?? reference }
@@ -20,6 +25,7 @@ public final class GuidanceSession {
     public let camera: CameraIntrinsics?
     /// The phone's attitude when the reference was taken: with each frame's, the sensor path runs beside vision.
     public let referenceAttitude: Attitude?
+    public let robustUpdates: RobustUpdates
     public private(set) var structure: SceneStructure?
 
     private var config: SessionConfig { estimator.config.session }
@@ -31,13 +37,29 @@ public final class GuidanceSession {
     private var robustFrame: (index: Int, timestamp: Double?)?
     private var last: (frame: SessionFrame, index: Int, timestamp: Double?)?
     private var lastTimestamp: Double?
+    /// The robust update in flight (deferred or concurrent), at most one; whether one was ever started.
+    private var pending: RobustUpdateJob?
+    private var attempted = false
+    /// An unknown reference camera: its robust updates' answers combined, and the camera the structure was fixed under.
+    private var sessionCamera: SessionReferenceCamera
+    private var structureCamera: EstimatedReferenceCamera?
 
-    public init(estimator: PoseEstimator, reference: ReferenceFrame, camera: CameraIntrinsics?, referenceAttitude: Attitude? = nil) {
+    public init(estimator: PoseEstimator, reference: ReferenceFrame, camera: CameraIntrinsics?, referenceAttitude: Attitude? = nil,
+                robustUpdates: RobustUpdates = .inline) {
         self.estimator = estimator
         self.reference = reference
         self.camera = camera
         self.referenceAttitude = referenceAttitude
+        self.robustUpdates = robustUpdates
+        sessionCamera = SessionReferenceCamera(config: estimator.config.pose.referenceFocal)
     }
+
+    /// The reference's camera the session works on: an unknown one's estimate (combined over `frames` robust updates
+    /// once that holds); nil while none is determined, or when the camera was given.
+    public var referenceCamera: EstimatedReferenceCamera? { working.heldEstimate }
+
+    /// Whether a robust update is in flight (deferred or concurrent).
+    public var robustUpdateRunning: Bool { pending != nil }
 
     /// The answer for the next frame. Throws only what a single retake would (bad input, or nothing to answer with:
     /// vision failed on the first frames and no attitude was given).
@@ -55,97 +77,280 @@ public final class GuidanceSession {
         }
         frameCount += 1
         let attitudes = referenceAttitude.flatMap { reference in attitude.map { AttitudePair(reference: reference, current: $0) } }
-        let currentCamera = try camera.map { try $0.adapted(to: image.fullSize) }
         let pyramid = try FramePyramid(image, config: config.tracking)
         defer { previous = pyramid }
+        let now = Frame(image: image, index: index, timestamp: timestamp, attitudes: attitudes, pyramid: pyramid,
+                        camera: try camera.map { try $0.adapted(to: image.fullSize) }, start: start)
+        return robustUpdates.lag == 0 ? try processInline(now) : try processJoined(now)
+    }
 
+    /// What one frame's processing works from.
+    private struct Frame {
+        var image: Image
+        var index: Int
+        var timestamp: Double?
+        var attitudes: AttitudePair?
+        var pyramid: FramePyramid
+        /// The current camera adapted to this frame.
+        var camera: CameraIntrinsics?
+        var start: ContinuousClock.Instant
+        var size: ImageSize { image.fullSize }
+    }
+
+    /// The robust update on the frame that needs it, before the frame is answered.
+    private func processInline(_ now: Frame) throws -> SessionFrame {
         var trigger: SessionStatus.Trigger?
-        if let previous, previous.size != image.fullSize {
+        if let previous, previous.size != now.size {
             trigger = .resized
         } else if previous == nil || tracks.count == 0 {
             trigger = .start
-        } else if let robustFrame, index - robustFrame.index >= config.robustEvery {
+        } else if let robustFrame, now.index - robustFrame.index >= config.robustEvery {
             trigger = .schedule
         } else if let due = dueNext {
             trigger = due
         }
         dueNext = nil
-
-        // Tracking, unless the frame is due a robust update anyway; a scheduled one tracks only when that update
-        // fails, to answer from tracking instead. nil: too few tracks survived, or they fit no one model.
+        // Tracking, unless the frame is due a robust update anyway (a scheduled one tracks only when that update fails).
         let untracked = tracks
-        func trackedAnswer() throws -> (answer: (result: PoseResult, step: Step?)?, tooFew: Bool) {
-            guard let previous else { return (nil, false) }
-            tracks = untracked
-            tracks.keep(try previous.track(tracks.current, to: pyramid, config: config.tracking))
-            if tracks.count < max(config.minTracks, Int((config.minTrackedFraction * Double(seededTracks)).rounded(.up))) { return (nil, true) }
-            do {
-                return (try answerFromTracks(image.fullSize, currentCamera: currentCamera, attitudes: attitudes), false)
-            } catch let error as RephotoError where error.kind == .estimationFailed {
-                return (nil, false)
+        if previous != nil, trigger == nil {
+            let (answer, tooFew) = try trackedAnswer(now)
+            if let answer { return tracked(answer, now, trigger: nil, notes: []) }
+            trigger = tooFew ? .support : .drift
+        }
+        return try robustNow(now, trigger: trigger!, untracked: untracked, notes: [])
+    }
+
+    /// A robust update on this frame, answered from: else (a scheduled one) tracking, the last answer, the sensor.
+    private func robustNow(_ now: Frame, trigger: SessionStatus.Trigger, untracked: Tracks, notes: [String]) throws -> SessionFrame {
+        let started = ContinuousClock.now
+        do {
+            let update = try robustWork(now)()
+            let result = update.result
+            let robustMs = milliseconds(since: started)
+            let adopted = try adopt(update, frame: now.index, camera: now.camera)
+            tracks = adopted.seeds
+            seededTracks = tracks.count
+            robustFrame = (now.index, now.timestamp)
+            var frame = SessionFrame(session: status(now, source: .robust, trigger: trigger), result: result)
+            frame.session.step = adopted.step
+            frame.session.robustMilliseconds = robustMs
+            frame.session.reason = notes.isEmpty ? nil : notes.joined(separator: "; ")
+            answered(&frame, now)
+            return frame
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            if trigger == .schedule {
+                tracks = untracked
+                if let answer = try trackedAnswer(now).answer {
+                    dueNext = .schedule
+                    return tracked(answer, now, trigger: trigger, notes: notes + ["the scheduled robust update failed (\(error.message)): answered from tracking"])
+                }
+            }
+            tracks = Tracks()
+            return try unanswered(now, trigger: trigger, because: notes + ["vision failed on this frame (\(error.message))"], failure: error)
+        }
+    }
+
+    /// Robust updates off the answer path: a finished one is joined, every frame is answered from tracking (or held),
+    /// and a due one is started on this frame unless one is in flight.
+    private func processJoined(_ frame: Frame) throws -> SessionFrame {
+        var now = frame
+        var notes: [String] = []
+        var answer: (result: PoseResult, step: Step?)?
+        var joinedMs: Double?
+        let resized = previous.map { $0.size != now.size } ?? false
+        if resized {
+            tracks = Tracks()
+            if let job = pending {
+                pending = nil
+                notes.append("the frame size changed: the robust update of frame \(job.frame) was dropped")
             }
         }
-        var tracked: (result: PoseResult, step: Step?)?
-        if previous != nil, trigger == nil {
-            let (answer, tooFew) = try trackedAnswer()
-            tracked = answer
-            if answer == nil { trigger = tooFew ? .support : .drift }
+        // 1. A finished robust update, carried by tracking from its frame to this one.
+        if let job = pending, let outcome = job.outcome, now.index >= job.frame + (robustUpdates.lag ?? 0) {
+            pending = nil
+            switch outcome {
+            case .done(let update, let ms):
+                joinedMs = ms
+                let joined = try join(update, job: job, now)
+                answer = joined.answer
+                if let note = joined.note {
+                    notes.append(note)
+                    dueNext = .drift
+                }
+            case .failed(let error, let ms):
+                joinedMs = ms
+                notes.append("the robust update of frame \(job.frame) failed (\(error.message))")
+                dueNext = dueNext ?? job.trigger
+            }
         }
-
-        var status = SessionStatus(frame: index, timestamp: timestamp, source: .tracked, trigger: trigger, ageFrames: 0, ageSeconds: nil,
-                                   tracks: tracks.count, seededTracks: seededTracks, structurePoints: structure?.points.count ?? 0,
-                                   keyframe: structure?.keyframe, step: nil, converged: false, hints: [], reason: nil, milliseconds: 0)
-        var frame: SessionFrame
-        if let trigger {
-            status.source = .robust
-            do {
-                let robust = try robustUpdate(image, index: index, timestamp: timestamp, currentCamera: currentCamera, attitudes: attitudes)
-                frame = SessionFrame(session: status, result: robust.result)
-                frame.session.step = robust.step
-            } catch let error as RephotoError where error.kind == .estimationFailed {
-                if trigger == .schedule { tracked = try trackedAnswer().answer }
-                if let tracked, trigger == .schedule {
-                    frame = SessionFrame(session: status, result: tracked.result)
-                    frame.session.source = .tracked
-                    frame.session.step = tracked.step
-                    frame.session.reason = "the scheduled robust update failed (\(error.message)): answered from tracking"
-                    dueNext = .schedule
-                } else if let last {
+        // 2. Otherwise tracked from the previous frame.
+        var trigger: SessionStatus.Trigger?
+        if answer == nil {
+            if resized {
+                trigger = .resized
+            } else if previous == nil || tracks.count == 0 {
+                trigger = .start
+            } else if let robustFrame, now.index - robustFrame.index >= config.robustEvery {
+                trigger = .schedule
+            } else if let due = dueNext {
+                trigger = due
+            }
+            dueNext = nil
+            if previous != nil, !resized, tracks.count > 0 {
+                let (tracked, tooFew) = try trackedAnswer(now)
+                answer = tracked
+                if tracked == nil {
+                    trigger = tooFew ? .support : .drift
                     tracks = Tracks()
-                    frame = last.frame
-                    frame.session.source = .held
-                    frame.session.frame = index
-                    frame.session.timestamp = timestamp
-                    frame.session.trigger = trigger
-                    frame.session.reason = "vision failed on this frame (\(error.message)): the answer of frame \(last.index) repeated"
-                    frame.session.ageFrames = index - last.index + last.frame.session.ageFrames
-                    frame.session.ageSeconds = timestamp.flatMap { t in last.timestamp.map { t - $0 + (last.frame.session.ageSeconds ?? 0) } }
-                    frame.session.milliseconds = milliseconds(since: start)
-                    frame.session.tracks = 0
-                    return frame
-                } else if let attitudes {
-                    tracks = Tracks()
-                    let sensor = try estimator.sensorOnly(reference: working, current: image, camera: camera, attitudes: attitudes, failure: error)
-                    frame = SessionFrame(session: status, sensorOnly: sensor)
-                    frame.session.source = .sensor
-                    frame.session.reason = "vision failed on this frame (\(error.message)): guidance from the sensor path only"
-                    frame.session.milliseconds = milliseconds(since: start)
-                    return frame
-                } else {
-                    tracks = Tracks()
-                    throw error
                 }
             }
         } else {
-            frame = SessionFrame(session: status, result: tracked!.result)
-            frame.session.step = tracked!.step
-            // The view has moved on from the robust update's: the next frame gets one.
-            if tracks.medianShift(width: Double(image.fullSize.width)) > config.maxTrackShiftPercent { dueNext = .movedOn }
+            dueNext = nil
         }
+        // 3. A robust update when one is due and none is in flight. Inline while vision has answered nothing yet: the
+        // session's first update (the sensor path is the fallback when vision fails, not a stand-in for the first
+        // answer), and every one after without an attitude, since nothing else could answer the frame.
+        var launched: SessionStatus.Trigger?
+        if let due = trigger, pending == nil {
+            if answer == nil, last == nil, now.attitudes == nil || !attempted {
+                attempted = true
+                return try robustNow(now, trigger: due, untracked: tracks, notes: notes)
+            }
+            attempted = true
+            let job = RobustUpdateJob(frame: now.index, timestamp: now.timestamp, trigger: due, pyramid: now.pyramid, work: robustWork(now))
+            switch robustUpdates {
+            case .concurrent(let launcher):
+                if launcher.launch(job) {
+                    pending = job
+                    launched = due
+                } else {
+                    dueNext = due
+                    notes.append("no pipeline was free for a robust update: it is tried again on the next frame")
+                }
+            default:
+                // Computed here, as it would be elsewhere: its time is not this frame's.
+                let started = ContinuousClock.now
+                job.run()
+                now.start += ContinuousClock.now - started
+                pending = job
+                launched = due
+            }
+        }
+        if let answer {
+            return tracked(answer, now, trigger: launched, notes: notes, robustMilliseconds: joinedMs)
+        }
+        let why = trigger.map { notes + [Self.lost($0)] } ?? notes
+        let running = pending.map { ["a robust update of frame \($0.frame) is running"] } ?? []
+        return try unanswered(now, trigger: launched, because: why + running,
+                              failure: RephotoError.estimationFailed((why + running).joined(separator: "; ")))
+    }
+
+    /// Why tracking gave no answer, in words.
+    private static func lost(_ trigger: SessionStatus.Trigger) -> String {
+        switch trigger {
+        case .support: "tracking kept too few correspondences"
+        case .drift: "the tracked correspondences fit no one model"
+        case .start: "nothing is tracked yet"
+        case .resized: "the frame size changed"
+        case .schedule, .movedOn, .camera: "tracking gave no answer"
+        }
+    }
+
+    /// A finished robust update joins the session (`adopt`), and its correspondences, carried from its frame to this
+    /// one by tracking, answer this frame. A note (and no answer) when they cannot be carried or fit no one model: the
+    /// previous tracks are kept then, and the structure and camera keep what the update gave them.
+    private func join(_ update: RobustUpdate, job: RobustUpdateJob, _ now: Frame) throws -> (answer: (result: PoseResult, step: Step?)?, note: String?) {
+        let adopted = try adopt(update, frame: job.frame, camera: now.camera)
+        let seeds = adopted.seeds
+        var carried = seeds
+        if job.pyramid !== now.pyramid { carried.keep(try job.pyramid.track(seeds.current, to: now.pyramid, config: config.tracking)) }
+        let needed = max(config.minTracks, Int((config.minTrackedFraction * Double(seeds.count)).rounded(.up)))
+        guard carried.count >= needed else {
+            return (nil, "only \(carried.count) of the \(seeds.count) correspondences of frame \(job.frame)'s robust update were tracked to this frame (need \(needed))")
+        }
+        let kept = tracks
+        tracks = carried
+        do {
+            let answer = try answerFromTracks(now)
+            seededTracks = seeds.count
+            robustFrame = (job.frame, job.timestamp)
+            return (answer, nil)
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            tracks = kept
+            return (nil, "frame \(job.frame)'s robust update, carried to this frame, fits no one model (\(error.message))")
+        }
+    }
+
+    /// The robust update's work on this frame, runnable on any thread: it reads nothing of the session's state. With the
+    /// reference's camera unknown, the pose is solved on the session's camera once there is one (so that it may fix the
+    /// structure), and the matches' own camera is estimated beside it, an answer that joins the session's camera.
+    private func robustWork(_ now: Frame) -> @Sendable () throws -> RobustUpdate {
+        let estimator = estimator, reference = reference, working = working, camera = camera
+        let image = now.image, attitudes = now.attitudes, currentCamera = now.camera
+        return {
+            let result = try estimator.estimate(reference: working, current: image, camera: camera, attitudes: attitudes)
+            guard reference.cameraUnknown, result.pose != nil else { return RobustUpdate(result: result, cameraAnswer: nil) }
+            guard working.heldEstimate != nil, let currentCamera, let inliers = result.counts.inliersEssential else {
+                return RobustUpdate(result: result, cameraAnswer: SharedReferenceCamera.Answer(result))
+            }
+            let own = try estimator.referenceCamera(result.correspondences, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
+            let answer = own.determined == nil ? nil : own.estimate.map { SharedReferenceCamera.Answer(camera: $0, inliers: inliers) }
+            return RobustUpdate(result: result, cameraAnswer: answer)
+        }
+    }
+
+    /// A frame answered from tracks (or a joined update): its status, the moved-on check, the common fields.
+    private func tracked(_ answer: (result: PoseResult, step: Step?), _ now: Frame, trigger: SessionStatus.Trigger?, notes: [String],
+                         robustMilliseconds: Double? = nil) -> SessionFrame {
+        var frame = SessionFrame(session: status(now, source: .tracked, trigger: trigger), result: answer.result)
+        frame.session.step = answer.step
+        frame.session.robustMilliseconds = robustMilliseconds
+        frame.session.reason = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        // The view has moved on from the robust update's: the next frame gets one.
+        if tracks.medianShift(width: Double(now.size.width)) > config.maxTrackShiftPercent { dueNext = .movedOn }
+        answered(&frame, now)
+        return frame
+    }
+
+    /// No answer from vision on this frame: the last one held with its age, else the sensor path alone, else the error.
+    private func unanswered(_ now: Frame, trigger: SessionStatus.Trigger?, because reasons: [String], failure: RephotoError) throws -> SessionFrame {
+        let why = reasons.joined(separator: "; ")
+        if let last {
+            var frame = last.frame
+            frame.session.source = .held
+            frame.session.frame = now.index
+            frame.session.timestamp = now.timestamp
+            frame.session.trigger = trigger
+            frame.session.reason = "\(why): the answer of frame \(last.index) repeated"
+            frame.session.ageFrames = now.index - last.index + last.frame.session.ageFrames
+            frame.session.ageSeconds = now.timestamp.flatMap { t in last.timestamp.map { t - $0 + (last.frame.session.ageSeconds ?? 0) } }
+            frame.session.robustMilliseconds = nil
+            frame.session.milliseconds = milliseconds(since: now.start)
+            frame.session.tracks = 0
+            return frame
+        }
+        if let attitudes = now.attitudes {
+            let sensor = try estimator.sensorOnly(reference: working, current: now.image, camera: camera, attitudes: attitudes, failure: failure)
+            var frame = SessionFrame(session: status(now, source: .sensor, trigger: trigger), sensorOnly: sensor)
+            frame.session.reason = "\(why): guidance from the sensor path only"
+            frame.session.milliseconds = milliseconds(since: now.start)
+            return frame
+        }
+        throw failure
+    }
+
+    private func status(_ now: Frame, source: SessionStatus.Source, trigger: SessionStatus.Trigger?) -> SessionStatus {
+        SessionStatus(frame: now.index, timestamp: now.timestamp, source: source, trigger: trigger, ageFrames: 0, ageSeconds: nil,
+                      tracks: tracks.count, seededTracks: seededTracks, structurePoints: structure?.points.count ?? 0,
+                      keyframe: structure?.keyframe, step: nil, converged: false, hints: [], reason: nil, milliseconds: 0)
+    }
+
+    /// The fields every answered frame fills last: its age, tracks, structure, converged and hints, time.
+    private func answered(_ frame: inout SessionFrame, _ now: Frame) {
         if frame.session.source != .robust, let robustFrame {
-            frame.session.ageFrames = index - robustFrame.index
-            frame.session.ageSeconds = timestamp.flatMap { t in robustFrame.timestamp.map { t - $0 } }
-        } else if frame.session.source == .robust, timestamp != nil {
+            frame.session.ageFrames = now.index - robustFrame.index
+            frame.session.ageSeconds = now.timestamp.flatMap { t in robustFrame.timestamp.map { t - $0 } }
+        } else if frame.session.source == .robust, now.timestamp != nil {
             frame.session.ageSeconds = 0
         }
         frame.session.tracks = tracks.count
@@ -153,9 +358,21 @@ public final class GuidanceSession {
         frame.session.structurePoints = structure?.points.count ?? 0
         frame.session.keyframe = structure?.keyframe
         finish(&frame)
-        frame.session.milliseconds = milliseconds(since: start)
-        last = (frame, index, timestamp)
-        return frame
+        frame.session.milliseconds = milliseconds(since: now.start)
+        last = (frame, now.index, now.timestamp)
+    }
+
+    /// Tracks the current correspondences from the previous frame into this one and answers from them; nil when too
+    /// few survived (`tooFew`) or they fit no one model.
+    private func trackedAnswer(_ now: Frame) throws -> (answer: (result: PoseResult, step: Step?)?, tooFew: Bool) {
+        guard let previous else { return (nil, false) }
+        tracks.keep(try previous.track(tracks.current, to: now.pyramid, config: config.tracking))
+        if tracks.count < max(config.minTracks, Int((config.minTrackedFraction * Double(seededTracks)).rounded(.up))) { return (nil, true) }
+        do {
+            return (try answerFromTracks(now), false)
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            return (nil, false)
+        }
     }
 
     /// Converged and the hints, from the step and the navigation.
@@ -171,25 +388,24 @@ public final class GuidanceSession {
         frame.session.hints = result.navigation.aligned && frame.session.converged ? [] : steps + (result.navigation.aligned ? [] : turns)
     }
 
-    /// The full pipeline on this frame; its correspondences seed tracking, its pose may fix the structure, and a
-    /// fixed structure places the frame (the step) and grows by its correspondences.
-    private func robustUpdate(_ image: Image, index: Int, timestamp: Double?, currentCamera: CameraIntrinsics?,
-                              attitudes: AttitudePair?) throws -> (result: PoseResult, step: Step?) {
-        let result = try estimator.estimate(reference: working, current: image, camera: camera, attitudes: attitudes)
-        if held == nil, reference.cameraUnknown, result.pose != nil, let estimate = result.referenceCamera { held = reference.holding(estimate) }
+    /// A robust update's result, found on session frame `k`, joins the session: an unknown camera's answer joins the
+    /// session's camera; its correspondences fix the structure (when none is fixed and its camera agrees with the
+    /// session's) or grow it at frame k's placement. Returns the tracks it seeds, at their frame-k positions, and the
+    /// step at frame k.
+    private func adopt(_ update: RobustUpdate, frame k: Int, camera currentCamera: CameraIntrinsics?) throws -> (seeds: Tracks, step: Step?) {
+        let result = update.result
+        let agrees = joinCamera(update)
         let pairs = result.correspondences
         let verified = pairs.reference.indices.filter { result.homographyInliers[$0] || result.essentialInliers?[$0] == true }
         let order = pairs.matches.count == pairs.count ? pairs.reordered(verified).bestFirst(by: .ratio).map { verified[$0] } : verified
-        let seeds = Array(order.prefix(config.maxTracks))
-        tracks = Tracks(keypoints: seeds.map { pairs.matches.isEmpty ? -1 : pairs.matches[$0].referenceIndex },
-                        reference: seeds.map { pairs.reference[$0] }, current: seeds.map { pairs.current[$0] },
-                        planar: seeds.map { result.homographyInliers[$0] })
-        seededTracks = tracks.count
-        robustFrame = (index, timestamp)
+        let chosen = Array(order.prefix(config.maxTracks))
+        let seeds = Tracks(keypoints: chosen.map { pairs.matches.isEmpty ? -1 : pairs.matches[$0].referenceIndex },
+                           reference: chosen.map { pairs.reference[$0] }, current: chosen.map { pairs.current[$0] },
+                           planar: chosen.map { result.homographyInliers[$0] })
 
-        guard let referenceCamera = working.camera, let currentCamera, !pairs.matches.isEmpty else { return (result, nil) }
+        guard let referenceCamera = working.camera, let currentCamera, !pairs.matches.isEmpty else { return (seeds, nil) }
         var step: Step?
-        if structure == nil, let pose = result.pose, let translation = pose.translation, let inliers = result.essentialInliers {
+        if structure == nil, agrees, let pose = result.pose, let translation = pose.translation, let inliers = result.essentialInliers {
             let kept = pairs.reference.indices.filter { inliers[$0] }
             let points = try SceneStructure.triangulate(reference: kept.map { pairs.reference[$0] }, current: kept.map { pairs.current[$0] },
                                                         referenceCamera: referenceCamera, currentCamera: currentCamera,
@@ -198,12 +414,13 @@ public final class GuidanceSession {
                                                         maxReprojectionPixels: config.placementThreshold)
             var fixed: [Int: SIMD3<Double>] = [:]
             for (k, i) in kept.enumerated() { if let X = points[k] { fixed[pairs.matches[i].referenceIndex] = X } }
-            structure = SceneStructure.fixed(fixed, keyframe: index, minimum: config.minStructurePoints)
+            structure = SceneStructure.fixed(fixed, keyframe: k, minimum: config.minStructurePoints)
+            structureCamera = working.heldEstimate
         }
         // The frame's own answer stands whether or not it can be placed: without a placement it has no step.
         let placement: CameraPlacement?
         do {
-            placement = try place(pairs, camera: currentCamera, seed: UInt64(index))
+            placement = try place(pairs, camera: currentCamera, seed: UInt64(k))
         } catch let error as RephotoError where error.kind == .estimationFailed {
             placement = nil
         }
@@ -211,7 +428,24 @@ public final class GuidanceSession {
             step = Step(placement: placement, structure: structure, config: config)
             try grow(pairs, placement: placement, referenceCamera: referenceCamera, currentCamera: currentCamera)
         }
-        return (result, step)
+        return (seeds, step)
+    }
+
+    /// An unknown reference camera: the update's own answer joins the session's camera (`SessionReferenceCamera`), which
+    /// the session then works on. A structure fixed under a camera the session's has since moved from by more than their
+    /// joint 1 sigma is dropped, to be fixed again. Returns whether the update's pose was solved on a camera that agrees
+    /// with the session's: only such a pose may fix a structure.
+    private func joinCamera(_ update: RobustUpdate) -> Bool {
+        guard reference.cameraUnknown else { return true }
+        if let answer = update.cameraAnswer { sessionCamera.join(answer) }
+        guard let camera = sessionCamera.current else { return false }
+        held = reference.holding(camera)
+        if structure != nil, let fixedUnder = structureCamera, !sessionCamera.agrees(with: fixedUnder) {
+            structure = nil
+            structureCamera = nil
+            dueNext = dueNext ?? .camera
+        }
+        return update.result.referenceCamera.map { sessionCamera.agrees(with: $0) } ?? false
     }
 
     /// Adds this frame's correspondences not yet in the structure, triangulated at the frame's placement.
@@ -246,8 +480,8 @@ public final class GuidanceSession {
 
     /// A tracked frame's answer: the homography of the tracked correspondences for the navigation, and the pose from
     /// the structure (or, before there is one, from the essential matrix of the tracked correspondences).
-    private func answerFromTracks(_ size: ImageSize, currentCamera: CameraIntrinsics?,
-                                  attitudes: AttitudePair?) throws -> (result: PoseResult, step: Step?) {
+    private func answerFromTracks(_ now: Frame) throws -> (result: PoseResult, step: Step?) {
+        let size = now.size, currentCamera = now.camera, attitudes = now.attitudes
         let config = estimator.config
         var timings = StageTimings(detectReference: 0)
         var start = ContinuousClock.now

@@ -47,6 +47,9 @@ public struct SessionStatus: Codable, Equatable, Sendable {
         case movedOn
         /// The frame's size differs from the previous frame's.
         case resized
+        /// The session's camera for an unknown reference moved past their joint 1 sigma from the one the structure was fixed
+        /// under: the structure is fixed again.
+        case camera
     }
 
     /// 0-based position of the frame in the session.
@@ -71,8 +74,12 @@ public struct SessionStatus: Codable, Equatable, Sendable {
     /// Instructions for a person, most important first: the step's first when it is determined and not arrived, then
     /// the turns (the navigation's hints, whose moves the step replaces).
     public var hints: [String]
-    /// Why the frame was held or answered by the sensor alone, or why a scheduled robust update was not used.
+    /// Why the frame was held or answered by the sensor alone, or what became of a robust update on it (failed, not
+    /// carried to this frame, no pipeline free).
     @NullEncoded public var reason: String?
+    /// A robust update answered or was joined on this frame: its own time, milliseconds (off the answer path when it
+    /// was joined: not in `milliseconds`).
+    @NullEncoded public var robustMilliseconds: Double? = nil
     /// This frame's work in the session, milliseconds (decoding not included: the caller decodes).
     public var milliseconds: Double
     /// Frames the transport dropped since the last answer because the session was computing (the newest frame wins);
