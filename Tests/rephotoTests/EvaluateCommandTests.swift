@@ -29,6 +29,8 @@ import Testing
         #expect(csv.filter { $0.hasPrefix("session,") }.map { $0.split(separator: ",")[4] } == ["robust", "tracked", "tracked", "robust", "tracked", "tracked"])
         let summary = try JSONDecoder().decode(SessionEvaluationSummary.self, from: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json")))
         #expect(summary.runs["robust"]?["walk"]?.robustFrames == 6 && summary.runs["session"]?["walk"]?.trackedFrames == 4)
+        let sessionJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json"))) as? [String: Any]
+        #expect(sessionJSON?["schemaVersion"] as? Int == 2)
         let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])
         #expect(resumed.status == 2 && resumed.stderr.contains("--resume and --shard do not apply"), "\(resumed.stderr)")
     }
@@ -53,6 +55,9 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: "\(whole)/\(file)"), "\(file)")
         }
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/summary.json"))) as? [String: Any]
+        #expect(summary?["schemaVersion"] as? Int == 2)
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/run.json"))) as? [String: Any]
+        #expect(state?["schemaVersion"] as? Int == 2)
         let overall = try #require(summary?["overall"] as? [String: Any])
         for key in ["frames", "failures", "successRate", "maa5", "maa10", "medianRotationErrorDegrees", "medianTranslationErrorDegrees",
                     "medianCornerErrorPixels", "medianScore", "medianSensorVisionAngleDegrees"] {

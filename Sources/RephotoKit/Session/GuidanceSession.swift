@@ -94,7 +94,7 @@ public final class GuidanceSession {
 
         var status = SessionStatus(frame: index, timestamp: timestamp, source: .tracked, trigger: trigger, ageFrames: 0, ageSeconds: nil,
                                    tracks: tracks.count, seededTracks: seededTracks, structurePoints: structure?.points.count ?? 0,
-                                   keyframe: structure?.keyframe, step: nil, converged: false, hints: [], reason: nil, milliseconds: 0)
+                                   keyframe: structure?.keyframe, step: nil, converged: false, actions: [], reason: nil, milliseconds: 0)
         var frame: SessionFrame
         if let trigger {
             status.source = .robust
@@ -158,17 +158,17 @@ public final class GuidanceSession {
         return frame
     }
 
-    /// Converged and the hints, from the step and the navigation.
+    /// Converged and the actions (and so the hints), from the step and the navigation.
     private func finish(_ frame: inout SessionFrame) {
         guard let result = frame.result else { return }
         let step = frame.session.step
         let rotation = result.pose?.rotationDegrees
         frame.session.converged = step?.arrived == true && rotation.map { $0 <= config.convergedDegrees } == true
-        let steps = step?.hints ?? []
+        let steps = step?.actions ?? []
         let turns = step?.determined == true
-            ? result.navigation.makeHints(tolerancePercent: estimator.config.navigation.alignedTolerancePercent, moves: false)
-            : result.navigation.hints
-        frame.session.hints = result.navigation.aligned && frame.session.converged ? [] : steps + (result.navigation.aligned ? [] : turns)
+            ? result.navigation.makeActions(tolerancePercent: estimator.config.navigation.alignedTolerancePercent, moves: false)
+            : result.navigation.actions
+        frame.session.actions = result.navigation.aligned && frame.session.converged ? [] : steps + (result.navigation.aligned ? [] : turns)
     }
 
     /// The full pipeline on this frame; its correspondences seed tracking, its pose may fix the structure, and a
