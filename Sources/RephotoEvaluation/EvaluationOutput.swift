@@ -75,7 +75,7 @@ public enum EvaluationOutput {
         // still called in progress).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"), options: .atomic)
+        try (encoder.encode(JSONOutput.Versioned(summary)) + Data("\n".utf8)).write(to: folder.appendingPathComponent("summary.json"), options: .atomic)
         return summary
     }
 

@@ -82,7 +82,7 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     func write(to folder: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try (encoder.encode(self) + Data("\n".utf8)).write(to: folder.appendingPathComponent(Self.fileName), options: .atomic)
+        try (encoder.encode(JSONOutput.Versioned(self)) + Data("\n".utf8)).write(to: folder.appendingPathComponent(Self.fileName), options: .atomic)
     }
 
     static func now() -> String { ISO8601DateFormatter().string(from: Date()) }

@@ -246,6 +246,6 @@ extension SessionEvaluationSummary {
         try CSVText.make([SessionRow.columns] + rows.map(\.fields)).write(to: folder.appendingPathComponent("session.csv"), atomically: true, encoding: .utf8)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try (encoder.encode(summary) + Data("\n".utf8)).write(to: folder.appendingPathComponent("session.json"), options: .atomic)
+        try (encoder.encode(JSONOutput.Versioned(summary)) + Data("\n".utf8)).write(to: folder.appendingPathComponent("session.json"), options: .atomic)
     }
 }

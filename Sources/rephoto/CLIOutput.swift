@@ -9,7 +9,7 @@ enum CLIOutput {
 
     static func fail(_ error: RephotoError) -> Never {
         message(error.message)
-        if jsonMode, let data = try? encoder.encode(ErrorEnvelope(error)) {
+        if jsonMode, let data = try? JSONOutput.encodePretty(ErrorEnvelope(error)) {
             try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
         }
         exit(error.exitCode)
@@ -40,10 +40,9 @@ enum CLIOutput {
         }
     }
 
-    static let encoder = JSONOutput.encoder(pretty: true)
-
+    /// `value` as a document (with `schemaVersion`), indented, on stdout.
     static func printJSON<T: Encodable>(_ value: T) throws {
-        let data = try encoder.encode(value)
+        let data = try JSONOutput.encodePretty(value)
         finish()  // whatever print wrote first goes first
         do {
             try FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))

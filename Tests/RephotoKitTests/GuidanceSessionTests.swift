@@ -251,12 +251,39 @@ import RephotoSynthesis
         var last: SessionFrame?
         for frame in sequence.currentFrames.prefix(4) { last = try session.process(estimator.load(contentsOfFile: sequence.path(of: frame.file)), timestamp: frame.timestamp) }
         let answer = try #require(last)
-        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(answer)) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONOutput.encode(answer)) as? [String: Any])
+        #expect(object["schemaVersion"] as? Int == 2)
         for key in ["navigation", "metrics", "pose", "counts", "homography", "warnings", "session"] { #expect(object[key] != nil, "\(key)") }
         let status = try #require(object["session"] as? [String: Any])
         #expect(status["source"] as? String == "tracked")
         #expect(status["ageFrames"] as? Int == 1)
         #expect(abs((status["ageSeconds"] as? Double ?? 0) - 1.0 / 30) < 1e-9)
         #expect(status["step"] != nil && status["converged"] as? Bool != nil && status["hints"] is [String])
+        // `actions` beside `hints`: as many, in the same order, each hint its action's text.
+        let hints = try #require(status["hints"] as? [String])
+        let actions = try JSONDecoder().decode([GuidanceAction].self, from: JSONSerialization.data(withJSONObject: status["actions"] ?? []))
+        #expect(!hints.isEmpty && actions.count == hints.count && actions.map(\.text) == hints, "\(hints) \(actions)")
+        #expect(actions == answer.session.actions)
+    }
+
+    /// The session's actions are the step's first (when determined and not arrived), then the navigation's turns
+    /// without its moves (the step replaces them), on every frame of the walk.
+    @Test func aSessionsActionsAreTheStepsThenTheTurns() throws {
+        let sequence = try Self.walk()
+        let (session, estimator) = try Self.session(sequence, robustEvery: 4)
+        var stepped = 0
+        for frame in sequence.currentFrames {
+            let answer = try session.process(estimator.load(contentsOfFile: sequence.path(of: frame.file)), timestamp: frame.timestamp)
+            let actions = answer.session.actions
+            #expect(answer.session.hints == actions.map(\.text))
+            guard let step = answer.session.step, step.determined, let navigation = answer.result?.navigation, !answer.session.converged else { continue }
+            stepped += step.actions.isEmpty ? 0 : 1
+            #expect(Array(actions.prefix(step.actions.count)) == step.actions, "\(actions)")
+            let turns = actions.dropFirst(step.actions.count)
+            #expect(turns.allSatisfy { [.turn, .tilt, .roll, .zoom, .findSubject].contains($0.kind) }, "\(actions)")
+            #expect(navigation.aligned || turns.map(\.kind) == navigation.actions.filter { [.turn, .tilt, .roll, .zoom, .findSubject].contains($0.kind) }.map(\.kind),
+                    "\(actions) vs \(navigation.actions)")
+        }
+        #expect(stepped > 0, "no frame had a step to take")
     }
 }

@@ -94,6 +94,10 @@ struct Upload {
                 let h = try #require(Self.homography(body))
                 #expect(try Self.cornerError(h) < 3, "corner error against H1to3p")
                 for key in ["navigation", "metrics", "counts", "timings", "warnings", "pose", "sensor", "comparison"] { #expect(body.keys.contains(key), "\(key)") }
+                #expect(body["schemaVersion"] as? Int == 2)
+                let navigation = body["navigation"] as? [String: Any] ?? [:]
+                let hints = navigation["hints"] as? [String] ?? []
+                #expect(!hints.isEmpty && (navigation["actions"] as? [Any])?.count == hints.count, "\(navigation)")
                 #expect(response.headers[HTTPField.Name("X-Request-Id")!] != nil)
             }
         }
@@ -115,7 +119,7 @@ struct Upload {
             let upload = Upload().adding("image", graf1)
             try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { response in
                 #expect(response.status == .created)
-                #expect(Self.json(response)["id"] as? String == expected)
+                #expect(Self.json(response)["id"] as? String == expected && Self.json(response)["schemaVersion"] as? Int == 2)
             }
             try await http.execute(uri: "/v1/references", method: .post, headers: upload.headers, body: upload.body) { #expect($0.status == .ok) }
             try await http.execute(uri: "/v1/references/\(expected)", method: .get) { #expect($0.status == .ok) }
@@ -128,6 +132,7 @@ struct Upload {
             try await http.execute(uri: "/v1/references/\(expected)", method: .get) { #expect($0.status == .notFound) }
             try await http.execute(uri: "/v1/retakes/score", method: .post, headers: byId.headers, body: byId.body) { response in
                 #expect(response.status == .notFound && Self.errorCode(response) == "not_found")
+                #expect(Self.json(response)["schemaVersion"] as? Int == 2)
             }
         }
     }
@@ -976,6 +981,14 @@ struct Upload {
                 for path in ["/v1/retakes/score", "/v1/retakes/align", "/v1/references", "/v1/references/{id}", "/healthz", "/readyz", "/metrics"] {
                     #expect(paths[path] != nil, "\(path)")
                 }
+                // The document's action schema names what the code writes, no more and no less, and its version.
+                let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+                let action = try #require((schemas["GuidanceAction"] as? [String: Any])?["properties"] as? [String: Any])
+                func names(_ key: String) -> Set<String> { Set((((action[key] as? [String: Any])?["enum"] as? [Any]) ?? []).compactMap { $0 as? String }) }
+                #expect(names("kind") == Set(GuidanceAction.Kind.allCases.map(\.rawValue)))
+                #expect(names("direction") == Set(GuidanceAction.Direction.allCases.map(\.rawValue)))
+                #expect(names("unit") == Set(GuidanceAction.Unit.allCases.map(\.rawValue)))
+                #expect((schemas["SchemaVersion"] as? [String: Any])?["const"] as? Int == JSONOutput.schemaVersion)
             }
             try await http.execute(uri: "/healthz", method: .get) { _ in }
             try await http.execute(uri: "/metrics", method: .get) { response in

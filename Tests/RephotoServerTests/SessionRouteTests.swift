@@ -27,7 +27,7 @@ import Testing
             #expect(response.status == .created, "\(String(buffer: response.body))")
             let body = ServerTests.json(response)
             let id = try #require(body["id"] as? String)
-            #expect(body["frames"] as? String == "/v1/sessions/\(id)/frames")
+            #expect(body["frames"] as? String == "/v1/sessions/\(id)/frames" && body["schemaVersion"] as? Int == 2)
             return id
         }
     }
@@ -48,6 +48,10 @@ import Testing
                     for key in ["navigation", "metrics", "pose", "homography", "session"] { #expect(body[key] != nil, "\(key)") }
                     let session = try #require(body["session"] as? [String: Any])
                     #expect(session["frame"] as? Int == k && session["skippedFrames"] as? Int == 0)
+                    #expect(body["schemaVersion"] as? Int == 2)
+                    let hints = session["hints"] as? [String] ?? []
+                    let actions = try JSONDecoder().decode([GuidanceAction].self, from: JSONSerialization.data(withJSONObject: session["actions"] ?? []))
+                    #expect(actions.map(\.text) == hints, "\(hints) \(actions)")
                     #expect(session["ageFrames"] as? Int == k)
                     sources.append(session["source"] as? String ?? "")
                 }

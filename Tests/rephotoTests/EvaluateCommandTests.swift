@@ -36,6 +36,8 @@ import Testing
         #expect(inline.status == 0 && inline.stdout.contains("walk"), "\(inline.stderr)")
         let badLag = try CLI.run(["evaluate", "--session", root, "--out", SequenceCommandTests.directory(), "--robust-lag", "-1"])
         #expect(badLag.status == 2 && badLag.stderr.contains("--robust-lag -1"), "\(badLag.stderr)")
+        let sessionJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json"))) as? [String: Any]
+        #expect(sessionJSON?["schemaVersion"] as? Int == 2)
         let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])
         #expect(resumed.status == 2 && resumed.stderr.contains("--resume and --shard do not apply"), "\(resumed.stderr)")
     }
@@ -60,6 +62,9 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: "\(whole)/\(file)"), "\(file)")
         }
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/summary.json"))) as? [String: Any]
+        #expect(summary?["schemaVersion"] as? Int == 2)
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/run.json"))) as? [String: Any]
+        #expect(state?["schemaVersion"] as? Int == 2)
         let overall = try #require(summary?["overall"] as? [String: Any])
         for key in ["frames", "failures", "successRate", "maa5", "maa10", "medianRotationErrorDegrees", "medianTranslationErrorDegrees",
                     "medianCornerErrorPixels", "medianScore", "medianSensorVisionAngleDegrees"] {

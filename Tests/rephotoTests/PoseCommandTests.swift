@@ -33,8 +33,13 @@ import Testing
         let corner = GroundTruthErrors.cornerError(estimate: Matrix3(rows: rows), truth: published, size: ImageSize(width: 800, height: 640))
         #expect(corner < 2)
         #expect(json["pose"] is NSNull)  // no intrinsics given
+        #expect(json["schemaVersion"] as? Int == 2)
         let navigation = try #require(json["navigation"] as? [String: Any])
         #expect((navigation["quadrilateral"] as? [[Double]])?.count == 4)
+        // One action per hint, in the hints' order, each hint its action's text.
+        let hints = try #require(navigation["hints"] as? [String])
+        let actions = try JSONDecoder().decode([GuidanceAction].self, from: JSONSerialization.data(withJSONObject: navigation["actions"] ?? []))
+        #expect(!hints.isEmpty && actions.map(\.text) == hints, "\(hints) \(actions)")
         #expect((navigation["target"] as? [[Double]])?.first == [160, 128])
         let metrics = try #require(json["metrics"] as? [String: Any])
         for key in ["score", "afdPixels", "displacementPercent", "inlierRatio", "homographyRmsPixels"] {
@@ -155,7 +160,7 @@ import Testing
                                "--current-attitude", q1.map { "\($0)" }.joined(separator: ",")])
         #expect(run.status == 3, "\(run.stderr)")
         let json = try #require(run.json)
-        #expect(json["vision"] is NSNull)
+        #expect(json["vision"] is NSNull && json["schemaVersion"] as? Int == 2)
         let failure = try #require(json["visionFailure"] as? [String: Any])
         #expect(failure["code"] as? String == "estimation_failed" && (failure["message"] as? String)?.contains("too few matches") == true)
         let norm = { (q: [Double]) in q.map { $0 / (q.reduce(0) { $0 + $1 * $1 }).squareRoot() } }
@@ -166,6 +171,7 @@ import Testing
         // Without attitudes the same pair is an error envelope, as before.
         let plain = try CLI.run(["pose", "--reference", CLI.sample("graf1.png"), "--current", CLI.sample("HappyFish.jpg"), "--json"])
         #expect(plain.status == 3 && (plain.json?["error"] as? [String: Any])?["code"] as? String == "estimation_failed")
+        #expect(plain.json?["schemaVersion"] as? Int == 2)
     }
 
     /// Real quaternions and coordinates often start with a minus sign; they are values, not options.

@@ -339,7 +339,7 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let fx = try #require(run.json?["fx"] as? Double)
         #expect(abs(fx - 535.9) / 535.9 < 0.01)
-        #expect(run.json?["fittedViews"] as? [String] == images)
+        #expect(run.json?["fittedViews"] as? [String] == images && run.json?["schemaVersion"] as? Int == 2)
         #expect(try CameraIntrinsics.load(from: out).fx == fx)
     }
 }

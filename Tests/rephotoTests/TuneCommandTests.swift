@@ -59,6 +59,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
         for file in ["space.yaml", "tune.json"] { try FileManager.default.copyItem(atPath: "\(whole)/\(file)", toPath: "\(killed)/\(file)") }
         let lines = try String(contentsOfFile: "\(whole)/trials.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(try lines.allSatisfy { try (JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["schemaVersion"] as? Int == 2 })
+        #expect(try (JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(whole)/tune.json"))) as? [String: Any])?["schemaVersion"] as? Int == 2)
         try (lines.prefix(2).joined(separator: "\n") + "\n" + lines[2].prefix(40)).write(toFile: "\(killed)/trials.jsonl", atomically: true, encoding: .utf8)
         let resumed = try CLI.run(["tune", space, "--data", data, "--out", killed, "--jobs", "2", "--resume"])
         #expect(resumed.status == 0, "\(resumed.stderr)")

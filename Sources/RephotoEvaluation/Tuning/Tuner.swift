@@ -134,7 +134,7 @@ public struct Tuner: Sendable {
     public static func trialLine(_ record: TrialRecord) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(record) + Data("\n".utf8)
+        return try encoder.encode(JSONOutput.Versioned(record)) + Data("\n".utf8)
     }
 
     /// Successive halving: every configuration on the first `minFrames` frames of each sequence, then the best

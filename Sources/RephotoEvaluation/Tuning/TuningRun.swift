@@ -281,6 +281,6 @@ public struct TuningRun {
         try space.write(to: spaceFile, atomically: true, encoding: .utf8)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try encoder.encode(manifest).write(to: manifestFile)
+        try encoder.encode(JSONOutput.Versioned(manifest)).write(to: manifestFile)
     }
 }

@@ -28,8 +28,10 @@ public struct Navigation: Codable, Equatable, Sendable {
     /// Largest corner distance between quadrilateral and target, pixels.
     public var maxCornerErrorPixels: Double
     public var aligned: Bool
-    /// Short instructions for a person, most important first; empty when aligned.
-    public var hints: [String]
+    /// What to do, most important first; empty when aligned. Setting it sets `hints`.
+    public var actions: [GuidanceAction] { didSet { hints = actions.map(\.text) } }
+    /// Short instructions for a person: `actions`' texts, in their order.
+    public internal(set) var hints: [String] = []
 
     /// `lensZoom`: the zoom that gives the current camera the reference's field of view (an estimated reference
     /// camera); at the vantage point the reference's view appears that much smaller, which is no reason to move. Nil:
@@ -56,39 +58,39 @@ public struct Navigation: Codable, Equatable, Sendable {
             offsetXPercent: dx / width * 100, offsetYPercent: dy / width * 100,
             areaRatio: quad.area / target.area, rollDegrees: roll,
             keystoneHorizontalPercent: keyH, keystoneVerticalPercent: keyV,
-            maxCornerErrorPixels: maxCorner, aligned: aligned, hints: [])
-        if !aligned { nav.hints = nav.makeHints(tolerancePercent: config.alignedTolerancePercent, lensZoom: lensZoom) }
+            maxCornerErrorPixels: maxCorner, aligned: aligned, actions: [])
+        if !aligned { nav.actions = nav.makeActions(tolerancePercent: config.alignedTolerancePercent, lensZoom: lensZoom) }
         return nav
     }
 
-    /// The hints; without `moves`, only those that turn the camera (a `Step` says where to move).
-    func makeHints(tolerancePercent tol: Double, moves: Bool = true, lensZoom: Double? = 1) -> [String] {
-        guard quadrilateral.isConvex else { return ["the reference view is not in front of the camera: point the camera at the subject"] }
-        var hints: [(Double, String)] = []
-        if abs(offsetXPercent) > tol { hints.append((abs(offsetXPercent), "\(offsetX > 0 ? "turn right" : "turn left") (\(fmt(abs(offsetXPercent), 2))% of width)")) }
-        if abs(offsetYPercent) > tol { hints.append((abs(offsetYPercent), "\(offsetY > 0 ? "tilt down" : "tilt up") (\(fmt(abs(offsetYPercent), 2))% of width)")) }
+    /// The actions, largest first; without `moves`, only those that turn the camera (a `Step` says where to move).
+    func makeActions(tolerancePercent tol: Double, moves: Bool = true, lensZoom: Double? = 1) -> [GuidanceAction] {
+        guard quadrilateral.isConvex else { return [GuidanceAction(.findSubject)] }
+        // (priority, action): the priority orders them, and is not always the amount (a lens first, keystone halved).
+        var actions: [(Double, GuidanceAction)] = []
+        if abs(offsetXPercent) > tol { actions.append((abs(offsetXPercent), GuidanceAction(.turn, offsetX > 0 ? .right : .left, amount: abs(offsetXPercent)))) }
+        if abs(offsetYPercent) > tol { actions.append((abs(offsetYPercent), GuidanceAction(.tilt, offsetY > 0 ? .down : .up, amount: abs(offsetYPercent)))) }
         let scale = (areaRatio.squareRoot() * (lensZoom ?? 1) - 1) * 100
         // A lens unlike the reference's is said first: no step makes up for it.
         if let lensZoom, abs(lensZoom - 1) > 0.1 {
-            hints.append((.infinity, lensZoom > 1
-                ? "the old photo was taken with a longer lens: zoom in about \(fmt(lensZoom, 2))x (stepping closer changes the perspective)"
-                : "the old photo was taken with a wider lens: zoom out to about \(fmt(lensZoom, 2))x, or use a wider lens (stepping back changes the perspective)"))
+            actions.append((.infinity, GuidanceAction(.zoom, lensZoom > 1 ? .in : .out, amount: lensZoom)))
         }
         if moves, abs(scale) > tol {
-            let size = "view \(fmt(abs(scale), 2))% too \(scale > 0 ? "large" : "small")"
-            hints.append((abs(scale), lensZoom == nil
-                ? "\(scale > 0 ? "zoom out or move back" : "zoom in or move forward") (\(size); the old photo's lens is not determined, so which one is not known)"
-                : "\(scale > 0 ? "move back" : "move forward") (\(size))"))
+            actions.append((abs(scale), lensZoom == nil
+                ? GuidanceAction(.zoomOrMove, scale > 0 ? .out : .in, amount: abs(scale))
+                : GuidanceAction(.move, scale > 0 ? .back : .forward, amount: abs(scale))))
         }
-        if abs(rollDegrees) > 0.5 { hints.append((abs(rollDegrees), "roll \(rollDegrees > 0 ? "clockwise" : "counter-clockwise") \(fmt(abs(rollDegrees), 2))°")) }
+        if abs(rollDegrees) > 0.5 { actions.append((abs(rollDegrees), GuidanceAction(.roll, rollDegrees > 0 ? .clockwise : .counterClockwise, amount: abs(rollDegrees)))) }
         // Keystone is ambiguous while the view is off-centre (a turn also skews it): only once centred.
         let centred = moves && abs(offsetXPercent) <= 2 * tol && abs(offsetYPercent) <= 2 * tol
         if centred, abs(keystoneHorizontalPercent) > 2 * tol {
-            hints.append((abs(keystoneHorizontalPercent) / 2, "move \(keystoneHorizontalPercent > 0 ? "left" : "right") around the subject"))
+            actions.append((abs(keystoneHorizontalPercent) / 2,
+                            GuidanceAction(.orbit, keystoneHorizontalPercent > 0 ? .left : .right, amount: abs(keystoneHorizontalPercent))))
         }
         if centred, abs(keystoneVerticalPercent) > 2 * tol {
-            hints.append((abs(keystoneVerticalPercent) / 2, "move \(keystoneVerticalPercent > 0 ? "up" : "down") around the subject"))
+            actions.append((abs(keystoneVerticalPercent) / 2,
+                            GuidanceAction(.orbit, keystoneVerticalPercent > 0 ? .up : .down, amount: abs(keystoneVerticalPercent))))
         }
-        return hints.sorted { $0.0 > $1.0 }.map(\.1)
+        return actions.sorted { $0.0 > $1.0 }.map(\.1)
     }
 }

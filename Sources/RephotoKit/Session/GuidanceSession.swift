@@ -342,7 +342,7 @@ public final class GuidanceSession {
     private func status(_ now: Frame, source: SessionStatus.Source, trigger: SessionStatus.Trigger?) -> SessionStatus {
         SessionStatus(frame: now.index, timestamp: now.timestamp, source: source, trigger: trigger, ageFrames: 0, ageSeconds: nil,
                       tracks: tracks.count, seededTracks: seededTracks, structurePoints: structure?.points.count ?? 0,
-                      keyframe: structure?.keyframe, step: nil, converged: false, hints: [], reason: nil, milliseconds: 0)
+                      keyframe: structure?.keyframe, step: nil, converged: false, actions: [], reason: nil, milliseconds: 0)
     }
 
     /// The fields every answered frame fills last: its age, tracks, structure, converged and hints, time.
@@ -375,17 +375,17 @@ public final class GuidanceSession {
         }
     }
 
-    /// Converged and the hints, from the step and the navigation.
+    /// Converged and the actions (and so the hints), from the step and the navigation.
     private func finish(_ frame: inout SessionFrame) {
         guard let result = frame.result else { return }
         let step = frame.session.step
         let rotation = result.pose?.rotationDegrees
         frame.session.converged = step?.arrived == true && rotation.map { $0 <= config.convergedDegrees } == true
-        let steps = step?.hints ?? []
+        let steps = step?.actions ?? []
         let turns = step?.determined == true
-            ? result.navigation.makeHints(tolerancePercent: estimator.config.navigation.alignedTolerancePercent, moves: false)
-            : result.navigation.hints
-        frame.session.hints = result.navigation.aligned && frame.session.converged ? [] : steps + (result.navigation.aligned ? [] : turns)
+            ? result.navigation.makeActions(tolerancePercent: estimator.config.navigation.alignedTolerancePercent, moves: false)
+            : result.navigation.actions
+        frame.session.actions = result.navigation.aligned && frame.session.converged ? [] : steps + (result.navigation.aligned ? [] : turns)
     }
 
     /// A robust update's result, found on session frame `k`, joins the session: an unknown camera's answer joins the

@@ -71,9 +71,11 @@ public struct SessionStatus: Codable, Equatable, Sendable {
     /// The step has arrived (`session.convergedStepFraction`) and the rotation to the reference is under
     /// `session.convergedDegrees`.
     public var converged: Bool
-    /// Instructions for a person, most important first: the step's first when it is determined and not arrived, then
-    /// the turns (the navigation's hints, whose moves the step replaces).
-    public var hints: [String]
+    /// What to do, most important first: the step's first when it is determined and not arrived, then the turns (the
+    /// navigation's actions, whose moves the step replaces). Setting it sets `hints`.
+    public var actions: [GuidanceAction] { didSet { hints = actions.map(\.text) } }
+    /// Instructions for a person: `actions`' texts, in their order.
+    public internal(set) var hints: [String] = []
     /// Why the frame was held or answered by the sensor alone, or what became of a robust update on it (failed, not
     /// carried to this frame, no pipeline free).
     @NullEncoded public var reason: String?

@@ -37,19 +37,23 @@ public struct Step: Codable, Equatable, Sendable {
         arrived = depthFraction <= config.convergedStepFraction
     }
 
-    /// Instructions, largest first, each axis that is off by more than the converged fraction.
-    public var hints: [String] {
+    /// What to do, largest first: each axis that is off by more than a third of the step (and 0.5 %), in percent of
+    /// the distance to the subject. Axes: x right (`step` right / left), y down (`raise` down / up), z forward (`step`).
+    public var actions: [GuidanceAction] {
         guard determined, !arrived else { return [] }
-        let names = [("step right", "step left"), ("lower the camera", "raise the camera"), ("step forward", "step back")]
-        var out: [(Double, String)] = []
+        let ways: [(kind: GuidanceAction.Kind, positive: GuidanceAction.Direction, negative: GuidanceAction.Direction)]
+            = [(.step, .right, .left), (.raise, .down, .up), (.step, .forward, .back)]
+        var out: [(Double, GuidanceAction)] = []
         for axis in 0..<3 {
             let percent = baselines > 0 ? vector[axis] / baselines * depthFraction * 100 : 0
             guard abs(percent) > depthFraction * 100 / 3, abs(percent) >= 0.5 else { continue }
-            let name = percent > 0 ? names[axis].0 : names[axis].1
-            out.append((abs(percent), "\(name) (\(fmt(abs(percent), 2))% of the distance to the subject)"))
+            out.append((abs(percent), GuidanceAction(ways[axis].kind, percent > 0 ? ways[axis].positive : ways[axis].negative, amount: abs(percent))))
         }
         return out.sorted { $0.0 > $1.0 }.map(\.1)
     }
+
+    /// The actions' texts, in their order.
+    public var hints: [String] { actions.map(\.text) }
 }
 
 private func simd_length(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
