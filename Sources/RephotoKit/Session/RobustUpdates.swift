@@ -45,7 +45,7 @@ public final class RobustUpdateJob: Sendable {
         case failed(RephotoError, milliseconds: Double)
     }
 
-    init(frame: Int, timestamp: Double?, trigger: SessionStatus.Trigger, pyramid: FramePyramid,
+    package init(frame: Int, timestamp: Double?, trigger: SessionStatus.Trigger, pyramid: FramePyramid,
          work: @escaping @Sendable () throws -> RobustUpdate) {
         self.frame = frame
         self.timestamp = timestamp
@@ -81,7 +81,7 @@ public final class RobustUpdateJob: Sendable {
 
 /// What a robust update found: the frame's result and, with the reference's camera unknown, the camera its matches
 /// give on their own (an answer to combine), whatever camera the pose was solved on.
-struct RobustUpdate: Sendable {
-    var result: PoseResult
-    var cameraAnswer: SharedReferenceCamera.Answer?
+package struct RobustUpdate: Sendable {
+    package var result: PoseResult
+    package var cameraAnswer: SharedReferenceCamera.Answer?
 }
