@@ -69,7 +69,8 @@ async def client(url, folder, fps, seconds, result):
     sources = {}
     for s, _ in timed:
         sources[s["source"]] = sources.get(s["source"], 0) + 1
-    result.append({"sent": k, "answered": len(answers), "skipped": sum(s.get("skippedFrames", 0) for _, s in answers),
+    result.append({"timed": [(l, s.get("source"), s.get("trigger"), s.get("robustMilliseconds"), s.get("ageFrames"), s.get("milliseconds"), s.get("frame")) for s, l in timed],
+                   "sent": k, "answered": len(answers), "skipped": sum(s.get("skippedFrames", 0) for _, s in answers),
                    "p50": pct(latencies, 50), "p95": pct(latencies, 95), "p99": pct(latencies, 99),
                    "tracked_p50": statistics.median(tracked) if tracked else float("nan"), "sources": sources,
                    "ages": [s["ageSeconds"] * 1000 for s in joined if s.get("ageSeconds") is not None],
@@ -93,6 +94,7 @@ async def main():
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--in-process", help="session.csv of rephoto evaluate --session on the same sequence")
+    parser.add_argument("--dump", help="write every answer's latency, source, trigger, joined update's ms, age and work ms here (JSON)")
     args = parser.parse_args()
     before = rss_mb(args.pid)
     results, samples = [], []
@@ -107,6 +109,8 @@ async def main():
     await asyncio.gather(*(client(args.url, Path(args.sequence), args.fps, args.seconds, results) for _ in range(args.clients)))
     sampler.cancel()
     after = rss_mb(args.pid)
+    if args.dump:
+        Path(args.dump).write_text(json.dumps([r["timed"] for r in results]))
     baseline = None
     if args.in_process:
         lines = Path(args.in_process).read_text().splitlines()

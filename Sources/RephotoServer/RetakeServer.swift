@@ -15,13 +15,15 @@ import Synchronization
 public enum RetakeServer {
     /// Builds the application and the watcher that notes when shutdown begins (`run` runs both). `compute`:
     /// the pool the pipelines run on, for a caller that must wait for it before exiting (one is made when nil).
+    /// `lanes`: the sessions' live and robust lanes (`SessionPipelines`), for the same reason.
     /// `token`: the bearer token in force (one holding `settings.token` is made when nil); `descriptors`: the
     /// process's descriptor limit, which bounds the default --max-connections.
     public static func makeApplication(settings: ServerSettings, logger: Logger, shutdown: ShutdownWatcher = ShutdownWatcher(),
-                                       compute: ComputePool? = nil, live: ComputePool? = nil, token: BearerToken? = nil,
+                                       compute: ComputePool? = nil, lanes: (live: ComputePool, robust: ComputePool)? = nil, token: BearerToken? = nil,
                                        descriptors: Int = DescriptorLimit.current) throws -> some ApplicationProtocol {
         let metrics = ServerMetrics()
-        let service = try RetakeService(settings: settings, metrics: metrics, pool: compute, live: live)
+        let service = try RetakeService(settings: settings, metrics: metrics, pool: compute,
+                                        lanes: lanes.map { SessionPipelines.Lanes(live: $0.live, robust: $0.robust) })
         let connections = ConnectionLimit(limit: settings.connectionLimit(descriptors: descriptors), logger: logger, metrics: metrics)
         let router = Router(context: RetakeRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLog(metrics: metrics, logger: logger))
@@ -152,11 +154,12 @@ public enum RetakeServer {
         }
         let watcher = ShutdownWatcher()
         let compute = RetakeService.makePool(settings)
-        let live = SessionPipelines.makeLane(settings)
+        let made = SessionPipelines.makeLanes(settings)
+        let lanes = (live: made.live, robust: made.robust)
         let token = BearerToken(settings.token, file: settings.tokenFile)
         let hangUp = settings.tokenFile.map { _ in token.reloadOnHangUp(logger: logger) }
         defer { hangUp?.cancel() }
-        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher, compute: compute, live: live, token: token,
+        let app = try makeApplication(settings: settings, logger: logger, shutdown: watcher, compute: compute, lanes: lanes, token: token,
                                       descriptors: DescriptorLimit.raise())
         // Graceful shutdown runs in reverse order: the watcher first (new /v1 work gets 503), then the server,
         // which finishes the requests in flight.
@@ -170,7 +173,8 @@ public enum RetakeServer {
             throw RephotoError.badInput("cannot listen on \(settings.host):\(settings.port): the address is in use (another worker?)")
         }
         // Work whose request timed out may still run; exiting under it would crash inside OpenCV.
-        if !live.finish(waitingAtMost: settings.requestTimeout + 30) || !compute.finish(waitingAtMost: settings.requestTimeout + 30) {
+        let sessionsDone = lanes.live.finish(waitingAtMost: settings.requestTimeout + 30) && lanes.robust.finish(waitingAtMost: settings.requestTimeout + 30)
+        if !compute.finish(waitingAtMost: settings.requestTimeout + 30) || !sessionsDone {
             logger.warning("compute work still running at exit")
         }
     }

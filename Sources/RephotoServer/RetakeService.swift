@@ -18,9 +18,10 @@ final class RetakeService: Sendable {
     /// 201; the first one in flight creates it, the others find it known.
     private let adding = Mutex<Set<String>>([])
 
-    /// `pool`: the compute pool to run on (one of `settings`' size is made when nil); `live`: the sessions' live lane
-    /// (`SessionPipelines.makeLane`, made when nil).
-    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, live: ComputePool? = nil, store: ReferenceStore? = nil) throws {
+    /// `pool`: the compute pool to run on (one of `settings`' size is made when nil); `lanes`: the sessions' own
+    /// (`SessionPipelines.makeLanes`, made when nil).
+    init(settings: ServerSettings, metrics: ServerMetrics, pool: ComputePool? = nil, lanes: SessionPipelines.Lanes? = nil,
+         store: ReferenceStore? = nil) throws {
         try settings.validate()
         self.settings = settings
         self.pool = pool ?? RetakeService.makePool(settings)
@@ -29,14 +30,14 @@ final class RetakeService: Sendable {
         self.metrics = metrics
         sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, maxFps: settings.sessionMaxFps,
                                 metrics: metrics)
-        sessionPipelines = SessionPipelines(settings: settings, pool: self.pool, live: live, metrics: metrics)
+        sessionPipelines = SessionPipelines(settings: settings, lanes: lanes, metrics: metrics)
     }
 
-    /// Lets the sessions' live lane and the compute pool finish their work and end their threads, at most `seconds` each.
+    /// Lets the sessions' lanes and the compute pool finish their work and end their threads, at most `seconds` each.
     @discardableResult
     func finish(waitingAtMost seconds: Double) -> Bool {
-        let live = sessionPipelines.live.finish(waitingAtMost: seconds)
-        return pool.finish(waitingAtMost: seconds) && live
+        let sessions = sessionPipelines.finish(waitingAtMost: seconds)
+        return pool.finish(waitingAtMost: seconds) && sessions
     }
 
     static func makePool(_ settings: ServerSettings) -> ComputePool {

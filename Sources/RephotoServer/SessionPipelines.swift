@@ -2,31 +2,43 @@ import Foundation
 import RephotoKit
 import Synchronization
 
-/// The compute pipelines guidance sessions may use (`--session-pipelines`). A session's robust update runs on the
-/// compute pool, at most `limit` at once, so scoring keeps the pool's other threads under any session load; its tracked
-/// answers (tens of milliseconds each) run on `live`, a lane of `limit` threads of their own, so no answer waits behind
-/// a robust update (Bae et al. 2010 ran the two on separate threads for this reason).
+/// The pipelines guidance sessions use (`--session-pipelines`), apart from the compute pool the scores run on, so no
+/// session load takes a score's pipeline or queue place. A session's robust update (hundreds of milliseconds) runs on
+/// `robust`, at most `limit` at once and at a lower CPU priority, so the answers it would delay go first; its tracked
+/// answers (tens of milliseconds each) run on `live`, a lane of `--concurrency` threads, so no answer waits behind a
+/// robust update (Bae et al. 2010 ran the two on separate threads for this reason).
 final class SessionPipelines: RobustUpdateLauncher {
     let limit: Int
-    let pool: ComputePool
+    let robust: ComputePool
     let live: ComputePool
     private let metrics: ServerMetrics
     private let running = Atomic<Int>(0)
+    /// The robust lane's nice value: below the answers' and the scores' threads.
+    static let robustNice: Int32 = 10
 
-    /// `live`: the lane (one of `makeLane(_:)` is made when nil).
-    init(settings: ServerSettings, pool: ComputePool, live: ComputePool? = nil, metrics: ServerMetrics) {
+    /// `lanes`: the live and robust lanes (`makeLanes(_:)` are made when nil).
+    init(settings: ServerSettings, lanes: Lanes? = nil, metrics: ServerMetrics) {
         limit = settings.sessionPipelinesLimit
-        self.pool = pool
+        let lanes = lanes ?? Self.makeLanes(settings)
+        live = lanes.live
+        robust = lanes.robust
         self.metrics = metrics
-        self.live = live ?? Self.makeLane(settings)
     }
 
-    /// The live lane: at most one tracked frame per session is in flight, so its queue never needs more than the sessions.
-    static func makeLane(_ settings: ServerSettings) -> ComputePool {
-        ComputePool(threads: settings.sessionPipelinesLimit, queueLimit: max(1, settings.maxSessions), name: "rephoto-live")
+    struct Lanes: Sendable {
+        var live: ComputePool
+        var robust: ComputePool
     }
 
-    /// Robust updates running or waiting for a compute thread.
+    /// At most one tracked frame per session is in flight, so the live lane's queue never needs more than the sessions;
+    /// no robust update waits for a thread (`launch` refuses past `limit`).
+    static func makeLanes(_ settings: ServerSettings) -> Lanes {
+        Lanes(live: ComputePool(threads: settings.concurrency, queueLimit: max(1, settings.maxSessions), name: "rephoto-live"),
+              robust: ComputePool(threads: settings.sessionPipelinesLimit, queueLimit: settings.sessionPipelinesLimit, name: "rephoto-robust",
+                                  nice: robustNice))
+    }
+
+    /// Robust updates running now.
     var robustInFlight: Int { running.load(ordering: .relaxed) }
 
     func launch(_ job: RobustUpdateJob) -> Bool {
@@ -40,12 +52,18 @@ final class SessionPipelines: RobustUpdateLauncher {
         metrics.sessionRobustUpdates.increment()
         Task {
             do {
-                try await self.pool.run { job.run() }
+                try await self.robust.run { job.run() }
             } catch {
-                job.refuse("no compute pipeline took the robust update: \(error)")
+                job.refuse("no session pipeline took the robust update: \(error)")
             }
             self.running.subtract(1, ordering: .relaxed)
         }
         return true
+    }
+
+    /// Lets both lanes finish their work and end their threads, at most `seconds` each.
+    func finish(waitingAtMost seconds: Double) -> Bool {
+        let live = live.finish(waitingAtMost: seconds)
+        return robust.finish(waitingAtMost: seconds) && live
     }
 }

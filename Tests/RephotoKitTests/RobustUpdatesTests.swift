@@ -133,6 +133,11 @@ import RephotoData
         #expect(!sources.contains(.robust), "\(sources)")
         #expect(sources.last == .tracked, "\(sources)")
         #expect(sources.filter { $0 == .held }.count <= 4, "\(sources)")
+        // A frame of another size: no earlier answer describes it, so it waits for its own update.
+        let small = try estimator.load(contentsOfFile: sequence.path(of: frames[10].file)).resized(width: 320, height: 240)
+        let resized = try session.process(small)
+        #expect(resized.session.source == .robust && resized.session.trigger == .resized)
+        #expect(resized.result?.currentSize == ImageSize(width: 320, height: 240))
     }
 
     /// The bundled approach's reference shrunk to 0.7 with its camera unknown, updates joined two frames late: the

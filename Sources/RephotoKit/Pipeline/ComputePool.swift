@@ -24,8 +24,10 @@ public final class ComputePool: @unchecked Sendable {
     private var threadIDs = Set<pthread_t>()
     private var alive: Int
 
-    /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ...
-    public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute") {
+    /// `threads` at least 1; `queueLimit` nil for no limit. Thread names are `name-1`, `name-2`, ... `nice`: how much
+    /// lower than the process's its threads' CPU priority is (0 to 19, Linux's per-thread nice value; raising it back
+    /// would need privileges, so it is set once, as each thread starts).
+    public init(threads: Int, queueLimit: Int? = nil, name: String = "rephoto-compute", nice: Int32 = 0) {
         self.threads = max(1, threads)
         self.queueLimit = max(0, queueLimit ?? Int.max)
         alive = self.threads
@@ -35,6 +37,11 @@ public final class ComputePool: @unchecked Sendable {
             // back, so nothing is left once they have. Named from inside: a name set before start is lost on Linux.
             let thread = Thread {
                 Thread.current.name = threadName
+                // Linux keeps the nice value per thread, and `who` 0 is the calling one.
+                if nice > 0 {
+                    let which = __priority_which_t(PRIO_PROCESS.rawValue)
+                    _ = setpriority(which, 0, min(19, getpriority(which, 0) + nice))
+                }
                 self.work()
             }
             // Estimation allocates deep OpenCV call stacks; give them room like a main thread's.

@@ -209,10 +209,11 @@ public final class GuidanceSession {
         }
         // 3. A robust update when one is due and none is in flight. Inline while vision has answered nothing yet: the
         // session's first update (the sensor path is the fallback when vision fails, not a stand-in for the first
-        // answer), and every one after without an attitude, since nothing else could answer the frame.
+        // answer), and every one after without an attitude, since nothing else could answer the frame; and on a frame
+        // of a new size, which no earlier answer describes.
         var launched: SessionStatus.Trigger?
         if let due = trigger, pending == nil {
-            if answer == nil, last == nil, now.attitudes == nil || !attempted {
+            if answer == nil, (last == nil && (now.attitudes == nil || !attempted)) || due == .resized {
                 attempted = true
                 return try robustNow(now, trigger: due, untracked: tracks, notes: notes)
             }
