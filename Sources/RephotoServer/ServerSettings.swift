@@ -38,9 +38,10 @@ public struct ServerSettings: Sendable {
     /// Frames per second a session takes at most, after a burst of two seconds' worth: a live socket reads no faster
     /// (its client waits), a faster HTTP frame gets 429 `rate`. Bounds the work a flooding client causes.
     public var sessionMaxFps = 30.0
-    /// Compute pipelines guidance sessions may use at once (nil: all but one when there are two or more). Their robust
-    /// updates take at most this many of the compute pool's threads, so scoring keeps the rest under any session load;
-    /// their tracked answers run on a lane of this many threads of its own, never behind a robust update.
+    /// Robust updates guidance sessions may run at once (nil: all but one of `concurrency` when there are two or more),
+    /// on threads of their own at a lower CPU priority: the scores' pool is never theirs, and a session whose update is
+    /// due while all are busy is answered from tracking and tries again on its next frame. Sessions' tracked answers
+    /// run on a live lane of `concurrency` threads, never behind a robust update.
     public var sessionPipelines: Int?
     /// The file the bearer token was read from, read again on SIGHUP (nil: the token, if any, was given directly).
     public var tokenFile: String?

@@ -28,7 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Guidance sessions open at once, past which POST /v1/sessions answers 503 (default 16).") var maxSessions: Int?
     @Option(parsing: .unconditional, help: "Seconds a guidance session may go without a frame before it is closed (default 60).", transform: decimalOption) var sessionIdleTimeout: Double?
     @Option(parsing: .unconditional, help: "Frames per second a guidance session takes at most, after a 2 s burst; a live socket is read no faster, a faster HTTP frame gets 429 (default 30).", transform: decimalOption) var sessionMaxFps: Double?
-    @Option(parsing: .unconditional, help: "Compute pipelines guidance sessions may use: their robust updates take at most this many of --concurrency, their tracked answers run on a lane of as many threads of their own (default: all but one, at least 1).") var sessionPipelines: Int?
+    @Option(parsing: .unconditional, help: "Robust updates guidance sessions may run at once, on threads of their own at a lower CPU priority, apart from the scores' --concurrency (default: all but one of --concurrency, at least 1).") var sessionPipelines: Int?
     @Option(parsing: .unconditional, help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
     @Option(parsing: .unconditional, help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
     @Flag(help: "Serve a non-loopback address without a token.") var allowUnauthenticated = false
