@@ -165,7 +165,11 @@ public final class GuidanceSession {
                 notes.append("the frame size changed: the robust update of frame \(job.frame) was dropped")
             }
         }
-        // 1. A finished robust update, carried by tracking from its frame to this one.
+        // 1. A finished robust update, carried by tracking from its frame to this one; never one older than the update
+        // the tracks rest on.
+        if let job = pending, let robustFrame, job.frame <= robustFrame.index {
+            pending = nil
+        }
         if let job = pending, let outcome = job.outcome, now.index >= job.frame + (robustUpdates.lag ?? 0) {
             pending = nil
             switch outcome {
