@@ -62,7 +62,8 @@ final class ConnectionLimit: Sendable {
     /// The per-connection HTTP handler that reports requests starting and ending.
     func handler() -> Tracker { Tracker(owner: self) }
 
-    /// A connection a live session holds is never evicted as idle: the session limit bounds those.
+    /// A connection whose live session is open is never evicted as idle: --max-sessions and --sessions-per-client
+    /// bound those. A socket without a session yet is evicted as an idle HTTP connection is.
     func hold(_ channel: any Channel) {
         state.withLock { $0.open[ObjectIdentifier(channel)]?.held = true }
     }
@@ -124,7 +125,8 @@ final class ConnectionLimit: Sendable {
         if state.withLock({ $0.open.removeValue(forKey: ObjectIdentifier(channel)) }) != nil { metrics.connections.decrement() }
     }
 
-    fileprivate func activity(_ channel: any Channel, busy: Bool) {
+    /// A request (or a socket's message, or its opening) begins (`busy`) or ends on `channel`.
+    func activity(_ channel: any Channel, busy: Bool) {
         state.withLock { s in
             s.open[ObjectIdentifier(channel)]?.busy = busy
             s.open[ObjectIdentifier(channel)]?.lastActive = .now

@@ -21,12 +21,15 @@ enum FirstRequestGuard {
         let inner: Inner
         let deadline: TimeAmount
         let connections: ConnectionLimit
+        /// Reads a live session's frames' headers (`SocketIntake`), first in the pipeline.
+        let intake: SocketIntake
         let metrics: ServerMetrics
         let logger: Logger
 
         func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<Value> {
             do {
-                try channel.pipeline.syncOperations.addHandlers([connections.registration(), Deadline(after: deadline)], position: .first)
+                try channel.pipeline.syncOperations.addHandlers([connections.registration(), Deadline(after: deadline), intake.handler()],
+                                                                position: .first)
             } catch {
                 return channel.eventLoop.makeFailedFuture(error)
             }
@@ -44,7 +47,8 @@ enum FirstRequestGuard {
     }
 
     /// A connection that ends before its first head (closed by the deadline or the refusal, or by its client
-    /// mid-head) fails the upgrade handler's promise, which hummingbird-websocket logs as an error: a debug line here.
+    /// mid-head), or whose upgrade `SocketIntake` refuses (frames sent before the answer), fails the upgrade handler's
+    /// promise, which hummingbird-websocket logs as an error: a debug line here.
     struct EndedBeforeHead: LogHandler {
         var inner: any LogHandler
         var metadata: Logger.Metadata {

@@ -19,12 +19,17 @@ import Synchronization
 ///   `session.skippedFrames` counts the others;
 /// - a failure is answered `{"error": {...}}`; one that ends the session (a bad opening, the idle timeout, shutdown)
 ///   then closes the socket.
+/// Messages are read frame by frame, each text message refused by its length as its frames arrive, before anything
+/// reads it (`SocketIntake` refuses it earlier still, from the header announcing the length, and bounds what a
+/// socket's messages hold while they arrive).
 struct LiveSessionSocket: Sendable {
     let service: RetakeService
     let settings: ServerSettings
     let shutdown: ShutdownWatcher
     /// The sockets open now, each with what tells its client it ends (on shutdown, before the server stops).
     let open: Registry
+    /// A socket's connection is spared at --max-connections once its session is open.
+    let connections: ConnectionLimit
 
     final class Registry: Sendable {
         private let closers = Mutex<[UUID: @Sendable () async -> Void]>([:])
@@ -77,7 +82,9 @@ struct LiveSessionSocket: Sendable {
         var id: String? { opened.withLock { $0 } }
     }
 
-    func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+    /// `channel`: the socket's connection; `intake`: its accounting, told of each frame the session takes.
+    func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel, intake: SocketIntake.Socket?,
+             logger: Logger) async throws {
         let state = State()
         let (frames, pending) = AsyncStream<Received>.makeStream(bufferingPolicy: .bufferingNewest(1))
         defer { if let id = state.id { _ = service.sessions.remove(id) } }
@@ -112,9 +119,23 @@ struct LiveSessionSocket: Sendable {
                 var metadata: FrameMetadata?
                 var dropNext = false
                 var awaitingReference: (RetakeService.Inputs, Attitude?)?
+                var messages = Messages(maxBinary: settings.maxBodyBytes)
                 do {
-                    for try await message in inbound.messages(maxSize: settings.maxBodyBytes) {
+                    reading: for try await frame in inbound {
                         state.lastHeard.withLock { $0 = .now }
+                        let step = messages.add(frame.opcode, frame.data, fin: frame.fin)
+                        intake?.taken(frame.data.readableBytes, endsBinary: step.endsBinary)
+                        let message: WebSocketMessage
+                        switch step.result {
+                        case .partial:
+                            continue
+                        case .message(let whole):
+                            message = whole
+                        case .refused(let error, let code):
+                            await fail(error)
+                            await end(error.envelope.error.code == "too_large" ? "message too big" : "protocol error", code: code)
+                            break reading
+                        }
                         switch message {
                         case .text(let text):
                             if state.id == nil, case .none = awaitingReference {
@@ -123,7 +144,7 @@ struct LiveSessionSocket: Sendable {
                                 if opening.upload {
                                     awaitingReference = inputs
                                 } else {
-                                    try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, send: send)
+                                    try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, channel: channel, send: send)
                                 }
                             } else if case .some = awaitingReference {
                                 await fail(ServerError.badRequest("expected the reference photo as a binary message after {\"reference\": \"upload\"}"))
@@ -147,7 +168,7 @@ struct LiveSessionSocket: Sendable {
                             let bytes = Data(buffer: buffer)
                             if let inputs = awaitingReference {
                                 awaitingReference = nil
-                                try await open(inputs, referenceId: nil, image: bytes, state: state, send: send)
+                                try await open(inputs, referenceId: nil, image: bytes, state: state, channel: channel, send: send)
                             } else if dropNext {
                                 dropNext = false
                             } else if let id = state.id {
@@ -208,14 +229,76 @@ struct LiveSessionSocket: Sendable {
         logger.info("session socket closed", metadata: ["reason": "\(state.closing.withLock { $0 } ?? "client")"])
     }
 
-    private func open(_ inputs: (RetakeService.Inputs, Attitude?), referenceId: String?, image: Data?, state: State,
+    /// Opens the session, for the connection's client address (--sessions-per-client), and from then on spares the
+    /// connection at --max-connections.
+    private func open(_ inputs: (RetakeService.Inputs, Attitude?), referenceId: String?, image: Data?, state: State, channel: any Channel,
                       send: @Sendable (Data) async -> Void) async throws {
+        connections.activity(channel, busy: true)
+        defer { connections.activity(channel, busy: false) }
         let id = try await service.withRequestDeadline {
-            try await service.openSession(inputs: inputs.0, referenceAttitude: inputs.1, referenceId: referenceId, image: image)
+            try await service.openSession(inputs: inputs.0, referenceAttitude: inputs.1, referenceId: referenceId, image: image,
+                                          client: channel.remoteAddress?.ipAddress)
         }
         state.opened.withLock { $0 = id }
+        connections.hold(channel)
         struct Opened: Encodable { var opened: Details; struct Details: Encodable { var idleTimeoutSeconds: Double } }
         await send(try JSONOutput.encode(Opened(opened: .init(idleTimeoutSeconds: settings.sessionIdleTimeout))))
+    }
+
+    /// Frames into messages. A text message may have 64 KiB when it is the socket's first (the opening) and 16 KiB
+    /// after (a frame's metadata), a binary one --max-body-bytes, counted as its frames arrive: past it the message is
+    /// refused (1009) before any of it is read.
+    struct Messages {
+        let maxBinary: Int
+        private var kind: WebSocketDataFrame.Opcode?
+        private var parts = ByteBuffer()
+        /// Messages begun, this one included.
+        private var count = 0
+
+        init(maxBinary: Int) { self.maxBinary = maxBinary }
+
+        enum Result {
+            case partial
+            case message(WebSocketMessage)
+            case refused(ServerError, WebSocketErrorCode)
+        }
+
+        /// What a frame (its opcode, payload and FIN bit) makes, and whether it ends a binary message (the socket's
+        /// upload slot is then free).
+        mutating func add(_ opcode: WebSocketDataFrame.Opcode, _ payload: ByteBuffer, fin: Bool) -> (result: Result, endsBinary: Bool) {
+            switch opcode {
+            case .text, .binary:
+                guard kind == nil else {
+                    return (.refused(.badRequest("a message began inside another (RFC 6455 5.4)"), .protocolError), false)
+                }
+                kind = opcode
+                count += 1
+            case .continuation:
+                guard kind != nil else { return (.refused(.badRequest("a continuation frame outside a message (RFC 6455 5.4)"), .protocolError), false) }
+            }
+            let binary = kind == .binary
+            let length = parts.readableBytes + payload.readableBytes
+            if binary, length > maxBinary {
+                let error = ServerError(.contentTooLarge, code: "too_large",
+                                        "binary message of \(length) bytes, over the limit of \(maxBinary) bytes (--max-body-bytes)")
+                return (.refused(error, .messageTooLarge), false)
+            }
+            if !binary, length > SocketIntake.textLimit(message: count) {
+                return (.refused(SocketIntake.textTooLarge(length: length, message: count), .messageTooLarge), false)
+            }
+            guard fin else {
+                parts.writeImmutableBuffer(payload)
+                return (.partial, false)
+            }
+            var data = payload
+            if parts.readableBytes > 0 {
+                parts.writeImmutableBuffer(payload)
+                data = parts
+                parts = ByteBuffer()
+            }
+            kind = nil
+            return (binary ? .message(.binary(data)) : .message(.text(String(buffer: data))), binary)
+        }
     }
 
     /// The first message: a stored reference's id, or word that the reference follows as a binary message.

@@ -3,11 +3,13 @@ import RephotoKit
 import Synchronization
 
 /// The guidance sessions a worker keeps open (`/v1/sessions`), independent of the transport: at most `limit` at once,
-/// each closed after `idleTimeout` seconds without a frame. A session computes one frame at a time; a frame that
-/// arrives meanwhile is dropped, not queued (the newest frame wins), and the next answer counts it. A session takes at
-/// most `maxFps` frames a second after a burst of two seconds' worth (a token bucket).
+/// `perClient` of them from one client address, each closed after `idleTimeout` seconds without a frame. A session
+/// computes one frame at a time; a frame that arrives meanwhile is dropped, not queued (the newest frame wins), and the
+/// next answer counts it. A session takes at most `maxFps` frames a second after a burst of two seconds' worth (a token
+/// bucket).
 final class LiveSessions: Sendable {
     let limit: Int
+    let perClient: Int
     let idleTimeout: Double
     let maxFps: Double
     private let metrics: ServerMetrics
@@ -23,9 +25,12 @@ final class LiveSessions: Sendable {
         private var tokens: Double
         private var refilled = ContinuousClock.now
         private let rate: Double
+        /// The address it was opened from (--sessions-per-client).
+        let client: String?
 
-        init(_ session: GuidanceSession, maxFps: Double) {
+        init(_ session: GuidanceSession, maxFps: Double, client: String? = nil) {
             self.session = session
+            self.client = client
             rate = maxFps
             tokens = Self.burst(maxFps)
         }
@@ -75,8 +80,10 @@ final class LiveSessions: Sendable {
         }
     }
 
-    init(limit: Int, idleTimeout: Double, maxFps: Double, metrics: ServerMetrics) {
+    /// `perClient`: sessions one client address may hold (nil: `limit`).
+    init(limit: Int, perClient: Int? = nil, idleTimeout: Double, maxFps: Double, metrics: ServerMetrics) {
         self.limit = limit
+        self.perClient = perClient ?? limit
         self.idleTimeout = idleTimeout
         self.maxFps = maxFps
         self.metrics = metrics
@@ -84,26 +91,43 @@ final class LiveSessions: Sendable {
 
     var count: Int { open.withLock { $0.count } }
 
-    /// Registers a session and returns its id (128 random bits, hex); 503 when `limit` are open.
-    func add(_ session: GuidanceSession) throws -> String {
+    /// Registers a session opened from `client` and returns its id (128 random bits, hex); 429 `too_many_sessions`
+    /// when the address has `perClient` open, 503 when `limit` are.
+    func add(_ session: GuidanceSession, client: String? = nil) throws -> String {
         sweep()
         let id = (0..<2).map { _ in
             let hex = String(UInt64.random(in: .min ... .max), radix: 16)
             return String(repeating: "0", count: 16 - hex.count) + hex
         }.joined()
-        let added = open.withLock { table -> Bool in
-            guard table.count < limit else { return false }
-            table[id] = Entry(session, maxFps: maxFps)
-            return true
+        let refusal = open.withLock { table -> ServiceError? in
+            if let refusal = refusing(table, client: client) { return refusal }
+            table[id] = Entry(session, maxFps: maxFps, client: client)
+            return nil
         }
-        guard added else {
+        if let refusal { throw refusal }
+        metrics.sessionsOpen.set(Double(count))
+        return id
+    }
+
+    /// Throws what `add` would for `client` now: checked before a session's reference is prepared, so that a client
+    /// past its share costs nothing.
+    func checkRoom(client: String?) throws {
+        sweep()
+        if let refusal = open.withLock({ refusing($0, client: client) }) { throw refusal }
+    }
+
+    private func refusing(_ table: [String: Entry], client: String?) -> ServiceError? {
+        if let client, table.values.lazy.filter({ $0.client == client }).count >= perClient {
+            return ServiceError(.tooManyRequests, code: "too_many_sessions", kind: .unavailable,
+                                "too many sessions from this client: \(perClient) open from its address, the most one may hold (--sessions-per-client \(perClient)); close one, or let one go idle")
+        }
+        guard table.count < limit else {
             var full = ServiceError(.unavailable, code: "unavailable", kind: .unavailable,
                                    "\(limit) guidance sessions are open, the most this worker keeps (--max-sessions): close one, or try again once one has gone idle")
             full.retryAfterSeconds = 1
-            throw full
+            return full
         }
-        metrics.sessionsOpen.set(Double(count))
-        return id
+        return nil
     }
 
     /// Runs `body` on the session's next frame; 404 for an unknown or closed session, 429 when the session is computing

@@ -95,7 +95,7 @@ public enum RetakeServer {
         router.post("/v1/sessions") { request, context in
             await answer {
                 let form = try await form(request, context, settings, parts: sessionParts)
-                return jsonResponse(.created, try await service.withRequestDeadline { try await service.openSession(form) })
+                return jsonResponse(.created, try await service.withRequestDeadline { try await service.openSession(form, client: context.clientAddress) })
             }
         }
         router.post("/v1/sessions/:id/frames") { request, context in
@@ -112,15 +112,21 @@ public enum RetakeServer {
                 return Response(status: .noContent)
             }
         }
-        // The live session (docs/server.md): the upgrade request passes the same gates as every /v1 request.
+        // The live session (docs/server.md): the upgrade request passes the same gates as every /v1 request, is
+        // logged as one, and a refusal is answered as one (hummingbird-websocket answered it 400 with an empty body).
         let sockets = Router(context: LiveSessionSocket.UpgradeContext.self)
+        let refusals = UpgradeRefusals()
+        sockets.add(middleware: UpgradeRefusals.Record(refusals: refusals))
+        sockets.add(middleware: RequestLog(metrics: metrics, logger: logger, upgrades: true))
         sockets.add(middleware: ShuttingDown(watcher: shutdown))
         sockets.add(middleware: BearerAuth(token: bearer))
-        let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown, open: LiveSessionSocket.Registry())
+        let live = LiveSessionSocket(service: service, settings: settings, shutdown: shutdown, open: LiveSessionSocket.Registry(),
+                                     connections: connections)
         shutdown.onShutdownDrain { await live.open.closeAll() }
+        let intake = SocketIntake(settings: settings, uploads: uploads, connections: connections, metrics: metrics, logger: logger)
         sockets.ws("/v1/sessions") { inbound, outbound, context in
-            connections.hold(context.requestContext.channel)
-            try await live.run(inbound, outbound, logger: context.logger)
+            let channel = context.requestContext.channel
+            try await live.run(inbound, outbound, channel: channel, intake: intake.socket(for: channel), logger: context.logger)
         }
         var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "rephoto",
                                                      availableConnectionsDelegate: connections.gate)
@@ -131,13 +137,14 @@ public enum RetakeServer {
         let idle = TimeAmount.milliseconds(Int64(settings.idleTimeout * 1000))
         let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(additionalChannelHandlers: [FirstRequestGuard.Release(), ProtocolErrorLog(metrics: metrics, logger: logger),
-                                                     connections.handler(), HTTP10Support.Installer(), ResponseBackpressure(stallTimeout: idle)],
+                                                     connections.handler(), HTTP10Support.Installer(), ResponseBackpressure(stallTimeout: idle),
+                                                     refusals.answer()],
                          idleTimeout: idle),
             ws: .init(maxFrameSize: settings.maxBodyBytes))
         let upgrader = sockets.buildResponder()
         let server = HTTPServerBuilder { responder in
             FirstRequestGuard.Channel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: upgrader, configuration: upgrade),
-                                      deadline: idle, connections: connections, metrics: metrics, logger: logger)
+                                      deadline: idle, connections: connections, intake: intake, metrics: metrics, logger: logger)
         }
         return Application(router: router, server: server,
                            configuration: configuration, logger: logger)
@@ -334,6 +341,8 @@ public enum RetakeServer {
 struct RequestLog<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
+    /// WebSocket upgrades: the router's 200 is the upgrade's 101, and the line says `upgrade=websocket`.
+    var upgrades = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -362,13 +371,16 @@ struct RequestLog<Context: RequestContext>: RouterMiddleware {
         }
         let elapsed = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
-        metrics.request(route: route, status: response.status.code)
+        let status = upgrades && response.status == .ok ? 101 : response.status.code
+        metrics.request(route: route, status: status)
         metrics.latency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         let id = Self.randomId()
         response.headers[.init("X-Request-Id")!] = id
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        logger.info("request", metadata: ["id": "\(id)", "method": "\(request.method.rawValue)", "route": "\(route)",
-                                          "status": "\(response.status.code)", "ms": "\(String(format: "%.1f", ms))"])
+        var fields: Logger.Metadata = ["id": "\(id)", "method": "\(request.method.rawValue)", "route": "\(route)",
+                                       "status": "\(status)", "ms": "\(String(format: "%.1f", ms))"]
+        if upgrades { fields["upgrade"] = "websocket" }
+        logger.info("request", metadata: fields)
         return response
     }
 }

@@ -28,8 +28,8 @@ final class RetakeService: Sendable {
         self.store = try store ?? ReferenceStore(directory: settings.referenceStore, derivedCapacity: settings.storeBytes)
         cache = ReferenceCache(capacity: settings.cacheBytes)
         self.metrics = metrics
-        sessions = LiveSessions(limit: settings.maxSessions, idleTimeout: settings.sessionIdleTimeout, maxFps: settings.sessionMaxFps,
-                                metrics: metrics)
+        sessions = LiveSessions(limit: settings.maxSessions, perClient: settings.sessionsPerClientLimit, idleTimeout: settings.sessionIdleTimeout,
+                                maxFps: settings.sessionMaxFps, metrics: metrics)
         sessionPipelines = SessionPipelines(settings: settings, lanes: lanes, metrics: metrics)
     }
 
@@ -442,17 +442,20 @@ extension RetakeService {
         return (inputs, try RequestMetadata.attitude(metadata.reference, role: "reference"))
     }
 
-    /// Opens a guidance session on a reference (its bytes, or a stored id) and returns the session's id.
-    func openSession(inputs: Inputs, referenceAttitude: Attitude?, referenceId: String?, image: Data?) async throws -> String {
+    /// Opens a guidance session on a reference (its bytes, or a stored id) for a client address and returns the session's
+    /// id. A client past --sessions-per-client, or a worker at --max-sessions, is refused before the reference is prepared.
+    func openSession(inputs: Inputs, referenceAttitude: Attitude?, referenceId: String?, image: Data?, client: String?) async throws -> String {
+        try sessions.checkRoom(client: client)
         let prepared = try await reference(image: image, id: referenceId, inputs)
         return try sessions.add(GuidanceSession(estimator: try PoseEstimator(config: prepared.settings), reference: prepared.frame,
                                                 camera: inputs.retakeCamera ?? prepared.camera, referenceAttitude: referenceAttitude,
-                                                robustUpdates: .concurrent(sessionPipelines)))
+                                                robustUpdates: .concurrent(sessionPipelines)),
+                                client: client)
     }
 
     /// `POST /v1/sessions`: an uploaded `reference` or a stored `referenceId`, and `metadata`. Its id, its frames' path and how
     /// long it may idle.
-    func openSession(_ form: MultipartForm) async throws -> Data {
+    func openSession(_ form: MultipartForm, client: String?) async throws -> Data {
         let (inputs, attitude) = try sessionInputs(metadata: form.parts["metadata"])
         if form.parts["reference"] != nil, form.parts["referenceId"] != nil { throw ServiceError.badInput("give 'reference' or 'referenceId', not both") }
         guard form.parts["reference"] != nil || form.parts["referenceId"] != nil else {
@@ -460,7 +463,7 @@ extension RetakeService {
         }
         let id = try await openSession(inputs: inputs, referenceAttitude: attitude,
                                        referenceId: form.parts["referenceId"].map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) },
-                                       image: form.parts["reference"])
+                                       image: form.parts["reference"], client: client)
         struct Opened: Encodable { var id: String, frames: String, idleTimeoutSeconds: Double }
         return try JSONOutput.encode(Opened(id: id, frames: "/v1/sessions/\(id)/frames", idleTimeoutSeconds: settings.sessionIdleTimeout))
     }

@@ -65,6 +65,12 @@ final class ServerMetrics: Sendable {
                              labels: [("route", route), ("status", String(status))]).increment()
     }
 
+    /// A live session's socket refused at the level of its bytes (`SocketIntake`), by the error's code.
+    func socketRefused(_ code: String) {
+        registry.makeCounter(descriptor: Self.name("session_sockets_refused", "total", "Session sockets refused by a message's length, the upload budget or its pace"),
+                             labels: [("code", code)]).increment()
+    }
+
     func text() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

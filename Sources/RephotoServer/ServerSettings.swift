@@ -33,6 +33,9 @@ public struct ServerSettings: Sendable {
     /// Guidance sessions open at once (`POST /v1/sessions`); past it the answer is 503. Each holds two frame
     /// pyramids (about 9 MB each at 1280x960) and its structure beside the shared prepared reference.
     public var maxSessions = 16
+    /// Guidance sessions one client address may have open (nil: half of `maxSessions`, rounded up); past it 429
+    /// `too_many_sessions`. Behind a proxy every client has the proxy's address: set it to `maxSessions` there.
+    public var sessionsPerClient: Int?
     /// Seconds a session may go without a frame before it is closed.
     public var sessionIdleTimeout = 60.0
     /// Frames per second a session takes at most, after a burst of two seconds' worth: a live socket reads no faster
@@ -54,6 +57,9 @@ public struct ServerSettings: Sendable {
 
     /// `uploadsPerClient`, or its default.
     public var uploadsPerClientLimit: Int { uploadsPerClient ?? max(1, (concurrency + queueLength + 1) / 2) }
+
+    /// `sessionsPerClient`, or its default.
+    public var sessionsPerClientLimit: Int { sessionsPerClient ?? max(1, (maxSessions + 1) / 2) }
 
     /// `maxConnections`, or its default under the descriptor limit `descriptors` (the soft RLIMIT_NOFILE).
     public func connectionLimit(descriptors: Int) -> Int {
@@ -116,6 +122,9 @@ public struct ServerSettings: Sendable {
             throw RephotoError.badInput("\(given("--reference-store", "''")) is empty: name a folder, or leave it out to keep references in memory")
         }
         guard (0...10_000).contains(maxSessions) else { throw RephotoError.badInput("\(given("--max-sessions", maxSessions)) must be 0 to 10000") }
+        if let n = sessionsPerClient, !(1...10_000).contains(n) {
+            throw RephotoError.badInput("\(given("--sessions-per-client", n)) must be 1 to 10000")
+        }
         guard sessionIdleTimeout >= 0.1, sessionIdleTimeout <= 86400 else {
             throw RephotoError.badInput("\(given("--session-idle-timeout", sessionIdleTimeout)) must be 0.1 to 86400 seconds")
         }

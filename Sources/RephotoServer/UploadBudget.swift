@@ -5,7 +5,8 @@ import Synchronization
 /// How many request bodies may be held at once: those running and those queued for a pipeline
 /// (`--concurrency` + `--queue-length`), and how many of them one client address may hold
 /// (`--uploads-per-client`). Each body is buffered whole (up to `--max-body-bytes`). Past either bound a new
-/// upload is answered 503 before its body is read, and its connection closed. Uploads still receiving their
+/// upload is answered 503 before its body is read, and its connection closed. A live session's socket holds a
+/// slot while a binary message of its arrives (`SocketIntake`), and past the bounds is refused the same way. Uploads still receiving their
 /// body are cut when shutdown begins: a drain waits for work being computed, not for slow senders.
 final class UploadBudget: Sendable {
     let capacity: Int
@@ -43,6 +44,13 @@ final class UploadBudget: Sendable {
         }
     }
 
+    /// The answer's message for a refusal.
+    func message(_ refusal: Refusal) -> String {
+        refusal == .full
+            ? "\(capacity) uploads in progress already (--concurrency + --queue-length): try again shortly"
+            : "\(perClient) uploads from this client address in progress already (--uploads-per-client): try again when one ends"
+    }
+
     func release(_ id: Int, client: String?) {
         state.withLock { s in
             s.held -= 1
@@ -74,10 +82,7 @@ struct UploadAdmission: RouterMiddleware {
             defer { budget.release(id, client: client) }
             return try await next(request, context)
         case .failure(let refusal):
-            let message = refusal == .full
-                ? "\(budget.capacity) uploads in progress already (--concurrency + --queue-length): try again shortly"
-                : "\(budget.perClient) uploads from this client address in progress already (--uploads-per-client): try again when one ends"
-            var busy = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, message)
+            var busy = ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable, budget.message(refusal))
             busy.retryAfterSeconds = 1
             busy.closesConnection = true
             throw busy

@@ -8,7 +8,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
-        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_MAX_SESSIONS, REPHOTO_SESSION_IDLE_TIMEOUT, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
+        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_MAX_SESSIONS, REPHOTO_SESSIONS_PER_CLIENT, REPHOTO_SESSION_IDLE_TIMEOUT, REPHOTO_SESSION_MAX_FPS, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
 
     @Option(parsing: .unconditional, help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
     @Option(parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Folder of the content-addressed reference store, shareable by instances (default: memory only).") var referenceStore: String?
     @Option(parsing: .unconditional, help: "Memory for prepared references, bytes (default 268435456).") var cacheBytes: Int?
     @Option(parsing: .unconditional, help: "Guidance sessions open at once, past which POST /v1/sessions answers 503 (default 16).") var maxSessions: Int?
+    @Option(parsing: .unconditional, help: "Guidance sessions one client address may have open, past which opening one answers 429 too_many_sessions (default: half of --max-sessions, rounded up).") var sessionsPerClient: Int?
     @Option(parsing: .unconditional, help: "Seconds a guidance session may go without a frame before it is closed (default 60).", transform: decimalOption) var sessionIdleTimeout: Double?
     @Option(parsing: .unconditional, help: "Frames per second a guidance session takes at most, after a 2 s burst; a live socket is read no faster, a faster HTTP frame gets 429 (default 30).", transform: decimalOption) var sessionMaxFps: Double?
     @Option(parsing: .unconditional, help: "Robust updates guidance sessions may run at once, on threads of their own at a lower CPU priority, apart from the scores' --concurrency (default: all but one of --concurrency, at least 1).") var sessionPipelines: Int?
@@ -63,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
         s.referenceStore = try value(referenceStore, "--reference-store", "REPHOTO_REFERENCE_STORE", { $0 })
         s.cacheBytes = try value(cacheBytes, "--cache-bytes", "REPHOTO_CACHE_BYTES", Int.init) ?? s.cacheBytes
         s.maxSessions = try value(maxSessions, "--max-sessions", "REPHOTO_MAX_SESSIONS", Int.init) ?? s.maxSessions
+        s.sessionsPerClient = try value(sessionsPerClient, "--sessions-per-client", "REPHOTO_SESSIONS_PER_CLIENT", Int.init)
         s.sessionIdleTimeout = try value(sessionIdleTimeout, "--session-idle-timeout", "REPHOTO_SESSION_IDLE_TIMEOUT", decimalNumber) ?? s.sessionIdleTimeout
         s.sessionMaxFps = try value(sessionMaxFps, "--session-max-fps", "REPHOTO_SESSION_MAX_FPS", decimalNumber) ?? s.sessionMaxFps
         s.sessionPipelines = try value(sessionPipelines, "--session-pipelines", "REPHOTO_SESSION_PIPELINES", Int.init)

@@ -63,6 +63,7 @@ import Testing
             (["--session-max-fps", "0"], "--session-max-fps 0.0 must be 0.1 to 1000 frames per second"),
             (["--session-max-fps", "nan"], "--session-max-fps"),
             (["--store-bytes", "1000"], "--store-bytes 1000 needs --reference-store"),
+            (["--sessions-per-client", "0"], "--sessions-per-client 0 must be 1 to 10000"),
         ]
         for (arguments, message) in cases {
             let run = try CLI.run(["serve", "--port", "0"] + arguments)
@@ -73,6 +74,7 @@ import Testing
             (["REPHOTO_CONCURRENCY": "5000"], "rephoto: REPHOTO_CONCURRENCY=5000 must be 1 to 1024"),
             (["REPHOTO_TOKEN_FILE": token], "rephoto: REPHOTO_TOKEN_FILE=\(token): the token must be printable ASCII without spaces"),
             (["REPHOTO_PORT": "x"], "rephoto: REPHOTO_PORT='x' is not a valid value"),
+            (["REPHOTO_SESSIONS_PER_CLIENT": "20000"], "rephoto: REPHOTO_SESSIONS_PER_CLIENT=20000 must be 1 to 10000"),
         ]
         // An empty folder is the current one to the file system: the store wrote its files there (probe).
         let emptyStore = try CLI.run(["serve", "--port", "0", "--reference-store", ""])
@@ -81,6 +83,9 @@ import Testing
             let run = try CLI.run(["serve"] + (variables["REPHOTO_PORT"] == nil ? ["--port", "0"] : []), environment: variables)
             #expect(run.status == 2 && run.stderr == message + "\n", "\(variables): \(run.stderr)")
         }
+        // Every option is in the help, with its variable.
+        let help = try CLI.run(["serve", "--help"])
+        #expect(help.stdout.contains("--sessions-per-client") && help.stdout.contains("REPHOTO_SESSIONS_PER_CLIENT"), "\(help.stdout)")
         // A flag given beside the variable wins, and its error names the flag.
         let both = try CLI.run(["serve", "--port", "0", "--concurrency", "0"], environment: ["REPHOTO_CONCURRENCY": "5000"])
         #expect(both.status == 2 && both.stderr.contains("--concurrency 0 must be 1 to 1024"), "\(both.stderr)")
