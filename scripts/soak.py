@@ -16,8 +16,9 @@ and a WebSocket flood of the live sessions (`GET /v1/sessions` upgraded) on A, e
   ws-text    huge text messages (60 MB, as the opening and as a frame's metadata): refused by their length (1009)
   ws-stall   90 sockets each sending 63 MiB of a 64 MiB binary message, then nothing: at most --uploads-per-client
              of them hold an upload slot, the others are refused (1013); the held ones are cut once stalled
-  ws-frames  two sessions sending frames at 30 fps (datasets/synth-approach's, each after its metadata), answered at
-             the worker's pace
+  ws-frames  four sessions sending frames at 30 fps (datasets/synth-approach's, each after its metadata), answered at
+             the worker's pace: their tracked answers and robust updates run on lanes of their own, so scores keep
+             their pipelines
   ws-open    session openings from one address, over HTTP and over sockets: 429 past --sessions-per-client
   ws-token   upgrades without the token: 401 `unauthorized` in JSON
 The worker's resident memory (VmRSS) must stay under --rss-bound MB (1024) throughout. The instances require a
@@ -107,7 +108,7 @@ for port in (A, B):
     # sessions' frames and the normal traffic's address share the rest.
     servers.append(subprocess.Popen([args.bin, "serve", "--port", str(port), "--reference-store", args.store, "--concurrency", "2",
                                      "--queue-length", "16", "--uploads-per-client", "4", "--store-bytes", str(8 << 20),
-                                     "--max-connections", "256", "--session-max-fps", "2", "--token-file", token_file],
+                                     "--max-connections", "256", "--token-file", token_file],
                                     stdout=subprocess.DEVNULL, stderr=log, env=env))
 for port in (A, B):
     for _ in range(200):
@@ -272,6 +273,8 @@ def fill():
 # --- The live sessions' WebSocket, spoken on plain sockets (no client library: these clients misbehave). ---
 class WS:
     def __init__(self, port, source, token=TOKEN, timeout=10):
+        # One writer at a time: a pong from the reading thread sent inside a frame being sent would corrupt both.
+        self.sending = threading.Lock()
         self.s = socket.socket()
         self.s.bind((source, 0))
         self.s.settimeout(timeout)
@@ -308,8 +311,9 @@ class WS:
         return b + b"\0\0\0\0"  # masked with a zero key: the payload goes as is
 
     def send(self, opcode, payload):
-        self.s.sendall(self.header(opcode, len(payload)))
-        self.s.sendall(payload)
+        with self.sending:
+            self.s.sendall(self.header(opcode, len(payload)))
+            self.s.sendall(payload)
 
     def frame(self):
         """The server's next frame: (opcode, payload); a close frame's payload is its code."""
@@ -331,7 +335,8 @@ class WS:
             op, payload = self.frame()
             while op in (9, 10):  # the worker's pings (and pongs): not counted
                 if op == 9 and pong:
-                    self.s.sendall(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
+                    with self.sending:
+                        self.s.sendall(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
                 op, payload = self.frame()
         except (EOFError, OSError) as e:
             return f"ended {type(e).__name__}"
@@ -512,7 +517,7 @@ stop = time.time() + args.duration
 threads = [threading.Thread(target=f, args=a) for f, a in
            [(watch, ()), (normal, ()), (bounds, ()), (slow, (1, 100000, "127.0.0.2")), (slow, (1, 100000, "127.0.0.2")),
             (slow, (1, 100000, "127.0.0.3")), (slow, (200 << 10, 60 << 20, "127.0.0.4")), (idle, ()), (churn, ()), (fill, ()),
-            (ws_text, ()), (ws_stall, ()), (ws_frames, ()), (ws_frames, ()), (ws_open, ()), (ws_token, ())]]
+            (ws_text, ()), (ws_stall, ()), (ws_frames, ()), (ws_frames, ()), (ws_frames, ()), (ws_frames, ()), (ws_open, ()), (ws_token, ())]]
 for t in threads:
     t.start()
 for t in threads:

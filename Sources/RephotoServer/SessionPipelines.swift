@@ -4,16 +4,18 @@ import Synchronization
 
 /// The pipelines guidance sessions use (`--session-pipelines`), apart from the compute pool the scores run on, so no
 /// session load takes a score's pipeline or queue place. A session's robust update (hundreds of milliseconds) runs on
-/// `robust`, at most `limit` at once and at a lower CPU priority, so the answers it would delay go first; its tracked
-/// answers (tens of milliseconds each) run on `live`, a lane of `--concurrency` threads, so no answer waits behind a
-/// robust update (Bae et al. 2010 ran the two on separate threads for this reason).
+/// `robust`, at most `limit` at once; its tracked answers (tens of milliseconds each) run on `live`, a lane of
+/// `--concurrency` threads, so no answer waits behind a robust update (Bae et al. 2010 ran the two on separate threads
+/// for this reason). CPU priority, highest first: scores (a session frame may be dropped, the newest winning; a score
+/// may not), tracked answers, robust updates.
 final class SessionPipelines: RobustUpdateLauncher {
     let limit: Int
     let robust: ComputePool
     let live: ComputePool
     private let metrics: ServerMetrics
     private let running = Atomic<Int>(0)
-    /// The robust lane's nice value: below the answers' and the scores' threads.
+    /// The lanes' nice values over the worker's: the live lane below the scores, the robust lane below both.
+    static let liveNice: Int32 = 4
     static let robustNice: Int32 = 10
 
     /// `lanes`: the live and robust lanes (`makeLanes(_:)` are made when nil).
@@ -33,7 +35,7 @@ final class SessionPipelines: RobustUpdateLauncher {
     /// At most one tracked frame per session is in flight, so the live lane's queue never needs more than the sessions;
     /// no robust update waits for a thread (`launch` refuses past `limit`).
     static func makeLanes(_ settings: ServerSettings) -> Lanes {
-        Lanes(live: ComputePool(threads: settings.concurrency, queueLimit: max(1, settings.maxSessions), name: "rephoto-live"),
+        Lanes(live: ComputePool(threads: settings.concurrency, queueLimit: max(1, settings.maxSessions), name: "rephoto-live", nice: liveNice),
               robust: ComputePool(threads: settings.sessionPipelinesLimit, queueLimit: settings.sessionPipelinesLimit, name: "rephoto-robust",
                                   nice: robustNice))
     }

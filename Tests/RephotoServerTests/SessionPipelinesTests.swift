@@ -54,6 +54,8 @@ import Testing
         #expect(try await a + b == 84)
         let live = pipelines.live
         #expect(try await live.run { live.ownsCurrentThread })
+        let answers = try await live.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+        #expect(answers == min(19, scores + SessionPipelines.liveNice) && answers < recorded.nice.load(ordering: .relaxed))
         gate.signal()
         Self.waitUntil { first.isFinished && pipelines.robustInFlight == 0 }
         #expect(first.isFinished && pipelines.robustInFlight == 0)
