@@ -51,15 +51,16 @@ final class SessionPipelines: RobustUpdateLauncher {
             if exchanged { break }
             current = now
         }
-        metrics.sessionRobustUpdates.increment()
-        Task {
-            do {
-                try await self.robust.run { job.run() }
-            } catch {
-                job.refuse("no session pipeline took the robust update: \(error)")
-            }
+        // Straight onto the lane's queue: no task of the cooperative pool stands between the session and its update.
+        let queued = robust.submit {
+            job.run()
             self.running.subtract(1, ordering: .relaxed)
         }
+        guard queued else {
+            running.subtract(1, ordering: .relaxed)
+            return false
+        }
+        metrics.sessionRobustUpdates.increment()
         return true
     }
 

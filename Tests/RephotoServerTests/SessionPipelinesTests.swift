@@ -21,8 +21,9 @@ import Testing
         }
     }
 
-    static func waitUntil(_ condition: () -> Bool) {
-        for _ in 0..<6000 where !condition() { Thread.sleep(forTimeInterval: 0.005) }
+    /// Polls without holding a thread of the cooperative pool.
+    static func waitUntil(_ condition: () -> Bool) async {
+        for _ in 0..<6000 where !condition() { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
     @Test func robustUpdatesLeaveScoringAPipeline() async throws {
@@ -40,7 +41,7 @@ import Testing
         let recorded = Recorded()
         let first = Self.blockingJob(gate, pyramid: pyramid, frame: 1, recorded: recorded)
         #expect(pipelines.launch(first))
-        Self.waitUntil { pipelines.robust.running == 1 && recorded.nice.load(ordering: .relaxed) != -100 }
+        await Self.waitUntil { pipelines.robust.running == 1 && recorded.nice.load(ordering: .relaxed) != -100 }
         // Its thread runs at a lower priority than the answers' and the scores' (Linux's per-thread nice value).
         let scores = try await pool.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
         #expect(recorded.nice.load(ordering: .relaxed) == min(19, scores + SessionPipelines.robustNice))
@@ -57,12 +58,12 @@ import Testing
         let answers = try await live.run { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
         #expect(answers == min(19, scores + SessionPipelines.liveNice) && answers < recorded.nice.load(ordering: .relaxed))
         gate.signal()
-        Self.waitUntil { first.isFinished && pipelines.robustInFlight == 0 }
+        await Self.waitUntil { first.isFinished && pipelines.robustInFlight == 0 }
         #expect(first.isFinished && pipelines.robustInFlight == 0)
         let third = Self.blockingJob(gate, pyramid: pyramid, frame: 3)
         #expect(pipelines.launch(third))
         gate.signal()
-        Self.waitUntil { third.isFinished }
+        await Self.waitUntil { third.isFinished }
         #expect(third.isFinished)
     }
 

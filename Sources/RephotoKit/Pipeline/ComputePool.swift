@@ -67,6 +67,12 @@ public final class ComputePool: @unchecked Sendable {
         }
     }
 
+    /// Queues `work` for one of the pool's threads without waiting for it (nor needing an async caller); false when the
+    /// queue is full or the pool is shut down, and `work` is then not run.
+    public func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        enqueue(work) == nil
+    }
+
     /// Queued work dropped because its caller had given up, since the pool started.
     public var skipped: Int { condition.withLock { skippedCount } }
     private func countSkipped() { condition.withLock { skippedCount += 1 } }
