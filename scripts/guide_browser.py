@@ -294,7 +294,22 @@ def main():
         shots["refused"] = os.path.join(args.out, "guide-refused-upload.png")
         page.screenshot(shots["refused"])
 
-        # 5. /?reference=ID opens that stored reference directly.
+        # 5. Attitude: the W3C angles as docs/pose.md's quaternion (device -> earth, Hamilton, w first), checked at known
+        # orientations, and a reading sent with the frames without breaking the session.
+        h = 0.5 ** 0.5
+        for angles, want in [((0, 0, 0), [1, 0, 0, 0]), ((0, 90, 0), [h, h, 0, 0]), ((90, 0, 0), [h, 0, 0, h]),
+                             ((0, 0, 90), [h, 0, h, 0]), ((90, 90, 0), [0.5, 0.5, 0.5, 0.5])]:
+            got = page.evaluate(f"orientationQuaternion({angles[0]}, {angles[1]}, {angles[2]})")
+            assert all(abs(a - b) < 1e-9 for a, b in zip(got, want)), f"orientationQuaternion{angles} = {got}, want {want}"
+        before = int(dataset().get("answered", "0"))
+        page.evaluate("window.dispatchEvent(Object.assign(new Event('deviceorientation'), {alpha: 20, beta: 85, gamma: 2, absolute: false}))")
+        wait_for("answers with an attitude", lambda: int(dataset().get("answered", "0")) >= before + 3, 30)
+        sensor = page.evaluate("document.getElementById('sensor').textContent")
+        assert sensor.startswith("Sensor path on"), f"the attitude was not taken: {sensor!r}"
+        assert "could not be used" not in dataset().get("lastError", ""), f"a frame with an attitude failed: {dataset().get('lastError')}"
+        summary["attitude"] = sensor
+
+        # 6. /?reference=ID opens that stored reference directly.
         load(f"{base}/?reference={reference}")
         wait_for("the linked session", lambda: dataset().get("state") == "live" and int(dataset().get("answered", "0")) >= 1, 60)
         assert dataset().get("reference") == reference, f"/?reference= opened {dataset().get('reference')}"
