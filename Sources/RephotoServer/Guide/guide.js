@@ -371,7 +371,8 @@ function layout() {
   if (!video.videoWidth) return;
   const aspect = video.videoWidth / video.videoHeight;
   const landscape = matchMedia("(orientation: landscape) and (min-width: 700px)").matches;
-  const maxHeight = window.innerHeight * (landscape ? 0.8 : 0.62);
+  // Room under the video for the slider and the buttons (about 3.5 lines), and in portrait for the hints.
+  const maxHeight = landscape ? Math.max(160, window.innerHeight - 90) : window.innerHeight * 0.62;
   frame.style.width = `${Math.min(frame.parentElement.clientWidth, maxHeight * aspect)}px`;
 }
 
