@@ -309,6 +309,7 @@ function onMessage(socket, event) {
   clearTimeout(guide.watchdog);
   if (message.error) {
     const code = message.error.code || "";
+    guide.lastSocketError = message.error;
     if (code === "idle") showError("The session was closed after a pause; it is opened again.");
     else if (code === "unavailable") showError(`The worker is busy, full or shutting down (${message.error.message}).`);
     else showError(`A frame could not be used (${message.error.message}).`);
@@ -326,12 +327,17 @@ function onClose(socket, event) {
   clearTimeout(guide.watchdog);
   state.state = "closed";
   if (!guide.wanted) return;
-  if (event.code === 1008) {
-    showError(`The worker refused the session${event.reason ? ` (${event.reason})` : ""}; choose the photo again.`);
+  const said = guide.lastSocketError;
+  guide.lastSocketError = null;
+  // A full or busy worker is tried again below; any other refused opening is said and left.
+  if (event.code === 1008 && !(said && (said.code === "unavailable" || said.code === "timeout"))) {
+    const why = said ? said.message : event.reason;
+    showError(`The worker refused the session${why ? ` (${why})` : ""}; choose the photo again.`);
     guide.wanted = false;
     return;
   }
-  const words = event.code === 1001 ? "the worker is going away" : event.code === 1000 ? "the session was closed" : "the connection was lost";
+  const words = said && (said.code === "unavailable" || said.code === "timeout") ? `the worker is busy or full (${said.message})`
+    : event.code === 1001 ? "the worker is going away" : event.code === 1000 ? "the session was closed" : "the connection was lost";
   guide.retries += 1;
   const wait = Math.min(10, guide.retries * 2);
   showError(`Session closed: ${words}. Reconnecting in ${wait} s ...`);
