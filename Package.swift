@@ -41,11 +41,12 @@ let package = Package(
         // libjpeg and libpng read and write JPEGs and PNGs so their messages are kept; zlib checks PNG chunk CRCs;
         // libheif decodes HEIC (libjpeg-dev and zlib1g-dev come with libopencv-dev, libheif-dev is its own package).
         .target(name: "RephotoShim", path: "CShims/Core", publicHeadersPath: "include", cxxSettings: openCVHeaders,
-                linkerSettings: openCV(["core", "imgproc", "features2d", "flann", "calib3d", "video"])
+                linkerSettings: openCV(["core", "imgproc", "features2d", "flann", "calib3d", "video", "objdetect"])
                     + ["jpeg", "png16", "z", "heif", "dl"].map { .linkedLibrary($0) }),
-        // Tools-only C entry points: rendering, image effects, drawing, chessboards, video, the benchmark's C++ pipeline.
+        // Tools-only C entry points: rendering, image effects, drawing, chessboards, video, the benchmark's C++ pipeline,
+        // and the tests' QR decoder (QRCodeDetector, or contrib's WeChatQRCode where Debian's OpenCV lacks quirc).
         .target(name: "RephotoShimTools", dependencies: ["RephotoShim"], path: "CShims/Tools", publicHeadersPath: "include",
-                cxxSettings: openCVHeaders, linkerSettings: openCV(["core", "imgproc", "features2d", "calib3d"])),
+                cxxSettings: openCVHeaders, linkerSettings: openCV(["core", "imgproc", "features2d", "calib3d", "objdetect", "wechat_qrcode"])),
         // The media plugin, libRephotoMedia.so: OpenCV's imgcodecs (TIFF, WebP, BMP, PNM, JPEG 2000) and videoio
         // (FFmpeg), about 220 more libraries, which the shim loads only when a file needs them (media_plugin.cpp).
         .target(name: "RephotoShimMedia", path: "CShims/Media", publicHeadersPath: "include", cxxSettings: openCVHeaders,
@@ -65,6 +66,7 @@ let package = Package(
         .target(name: "RephotoServer", dependencies: [
             "RephotoKit",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -77,7 +79,7 @@ let package = Package(
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
-        ], resources: [.copy("openapi.yaml")]),
+        ], resources: [.copy("openapi.yaml"), .copy("Guide")]),
         .executableTarget(name: "rephoto", dependencies: [
             "RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -95,7 +97,7 @@ let package = Package(
         .testTarget(name: "RephotoSynthesisTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoEvaluationTests", dependencies: ["RephotoKit", "RephotoData", "RephotoSynthesis", "RephotoEvaluation", "RephotoTestSupport"]),
         .testTarget(name: "RephotoServerTests", dependencies: [
-            "RephotoServer", "RephotoKit", "RephotoTestSupport",
+            "RephotoServer", "RephotoKit", "RephotoShimTools", "RephotoTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),

@@ -338,6 +338,22 @@ final class ReferenceStore: Sendable {
         return existed
     }
 
+    /// The stored references' ids, the most recently added first, at most `limit` (GET /v1/references).
+    func ids(limit: Int) -> [String] {
+        guard let directory else { return [] }
+        var found: [(id: String, added: Date)] = []
+        for shard in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where shard.utf8.count == 2 {
+            let folder = directory.appendingPathComponent(shard)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".json") {
+                let id = String(name.dropLast(5))
+                guard Self.isValid(id), id.hasPrefix(shard) else { continue }
+                let added = (try? folder.appendingPathComponent(name).resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast
+                found.append((id, added))
+            }
+        }
+        return found.sorted { ($0.added, $0.id) > ($1.added, $1.id) }.prefix(limit).map(\.id)
+    }
+
     /// Entries, bytes on disk, and the derived files' bytes (for /metrics).
     func size() -> (entries: Int, bytes: Int, derived: Int) {
         guard let directory, let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return (0, 0, 0) }
@@ -416,6 +432,18 @@ final class ReferenceCache: @unchecked Sendable {
             for key in entries.keys where key.hasPrefix(id + "|") {
                 bytes -= entries.removeValue(forKey: key)!.bytes
             }
+        }
+    }
+
+    /// The registered references cached, the most recently used first.
+    func registeredIds(limit: Int) -> [String] {
+        lock.withLock {
+            var latest: [String: UInt64] = [:]
+            for (key, value) in entries where value.registered {
+                let id = String(key.prefix { $0 != "|" })
+                latest[id] = max(latest[id] ?? 0, value.used)
+            }
+            return latest.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit).map(\.key)
         }
     }
 

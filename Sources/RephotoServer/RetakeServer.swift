@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTLS
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
@@ -53,6 +54,9 @@ public enum RetakeServer {
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
         }
+        // The guide (docs/guide.md): a page that walks a phone to an old photo's vantage point over this API.
+        router.get("/") { _, _ in Guide.response("index.html") }
+        router.get("/guide/:file") { _, context in Guide.response(context.parameters.get("file") ?? "") }
         router.post("/v1/retakes/score") { request, context in
             await answer {
                 let form = try await form(request, context, settings, parts: retakeParts)
@@ -76,6 +80,29 @@ public enum RetakeServer {
                 let form = try await form(request, context, settings, parts: referenceParts)
                 let (id, created) = try await service.withRequestDeadline { try await service.addReference(form) }
                 return jsonResponse(created ? .created : .ok, try JSONOutput.encode(["id": id]))
+            }
+        }
+        router.get("/v1/references") { _, _ in
+            await answer { jsonResponse(.ok, try JSONOutput.encode(["references": try service.listReferences()])) }
+        }
+        router.get("/v1/references/:id/qr") { request, context in
+            await answer {
+                let id = try referenceId(context.parameters.get("id") ?? "")
+                guard service.hasReference(id) else { throw ServerError.notFound("no reference with id \(id.prefix(80))") }
+                let link = try Guide.link(to: id, request: request, tls: settings.tls != nil)
+                let png = try QRCode.png(link)
+                return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: png)))
+            }
+        }
+        router.get("/v1/references/:id/image") { _, context in
+            await answer {
+                let id = try referenceId(context.parameters.get("id") ?? "")
+                guard service.hasReference(id), let image = try service.storedImage(id) else {
+                    throw ServerError.notFound(service.hasReference(id) ? "reference \(id)'s image is not kept (no --reference-store)" : "no reference with id \(id.prefix(80))")
+                }
+                return Response(status: .ok, headers: [.contentType: Guide.imageType(image), .cacheControl: "private, max-age=86400"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: image)))
             }
         }
         router.get("/v1/references/:id") { _, context in
@@ -146,7 +173,10 @@ public enum RetakeServer {
             FirstRequestGuard.Channel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: upgrader, configuration: upgrade),
                                       deadline: idle, connections: connections, intake: intake, metrics: metrics, logger: logger)
         }
-        return Application(router: router, server: server,
+        guard let tls = settings.tls else {
+            return Application(router: router, server: server, configuration: configuration, logger: logger)
+        }
+        return Application(router: router, server: try .tls(server, tlsConfiguration: try Guide.tlsConfiguration(tls)),
                            configuration: configuration, logger: logger)
     }
 
@@ -197,6 +227,8 @@ public enum RetakeServer {
     /// for the "/v1/" prefix let it through unauthenticated.
     static func isPublic(_ path: String) -> Bool {
         let segments = path.split(separator: "/")
+        // The guide's page and its files are public too: it asks for the token itself when the worker wants one.
+        if segments.isEmpty || (segments.count == 2 && segments[0] == "guide") { return true }
         return segments.count == 1 && ["healthz", "readyz", "metrics", "openapi.yaml"].contains(segments[0])
     }
 

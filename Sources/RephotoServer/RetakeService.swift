@@ -208,6 +208,13 @@ final class RetakeService: Sendable {
         return ReferenceInfo(id: id, intrinsics: camera, cameraUnknown: unknown)
     }
 
+    /// The references the guide offers (GET /v1/references): the store's, most recently added first, or without a
+    /// store the cached ones, most recently used first; at most 200. An entry that no longer reads is left out.
+    func listReferences() throws -> [ReferenceInfo] {
+        let ids = store.directory != nil ? store.ids(limit: 200) : cache.registeredIds(limit: 200)
+        return ids.compactMap { try? referenceInfo($0) }
+    }
+
     /// With a store, the store alone says: another instance sharing it may have deleted the reference.
     func hasReference(_ id: String) -> Bool { store.directory != nil ? store.contains(id) : cache.contains(id: id) }
 

@@ -83,6 +83,14 @@ public struct ServerSettings: Sendable {
     /// what the operator set, not a flag they never typed.
     public var fromEnvironment: [String: String] = [:]
 
+    /// A certificate chain and its private key, PEM files: the worker serves HTTPS and WSS (nil: plain HTTP).
+    public struct TLSFiles: Sendable {
+        public var certificate: String
+        public var key: String
+        public init(certificate: String, key: String) { self.certificate = certificate; self.key = key }
+    }
+    public var tls: TLSFiles?
+
     public init() {}
 
     /// An option and its value as the operator gave them: `--port 70000` or `REPHOTO_PORT=70000`.

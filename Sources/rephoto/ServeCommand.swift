@@ -33,6 +33,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
     @Option(parsing: .unconditional, help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
     @Flag(help: "Serve a non-loopback address without a token.") var allowUnauthenticated = false
+    @Option(parsing: .unconditional, help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key; scripts/dev-cert makes a self-signed pair).") var tlsCert: String?
+    @Option(parsing: .unconditional, help: "PEM private key of --tls-cert.") var tlsKey: String?
     @Flag(help: "Read one JSON request per line on stdin, write one JSON response per line on stdout.") var stdio = false
     @OptionGroup var pipeline: PipelineOptions
 
@@ -76,6 +78,13 @@ struct ServeCommand: AsyncParsableCommand {
             for warning in warnings { FileHandle.standardError.write(Data("rephoto serve: warning: \(warning)\n".utf8)) }
             s.token = token
             s.tokenFile = file
+        }
+        let certificate = try value(tlsCert, "--tls-cert", "REPHOTO_TLS_CERT", { $0 })
+        let key = try value(tlsKey, "--tls-key", "REPHOTO_TLS_KEY", { $0 })
+        switch (certificate, key) {
+        case let (certificate?, key?): s.tls = ServerSettings.TLSFiles(certificate: certificate, key: key)
+        case (nil, nil): break
+        default: throw RephotoError.badInput("--tls-cert and --tls-key go together")
         }
         s.allowUnauthenticated = allowUnauthenticated
         s.pipeline = try pipeline.resolve()

@@ -502,7 +502,7 @@ struct Upload {
             // openapi.yaml; a path parameter matches any one segment.
             let wrong: [(String, HTTPRequest.Method, String)] = [
                 ("/v1/retakes/score", .get, "POST"), ("/healthz", .post, "GET, HEAD"), ("/v1/references/abc", .post, "DELETE, GET, HEAD"),
-                ("/v1/references", .delete, "POST"),
+                ("/v1/references", .delete, "GET, HEAD, POST"), ("/", .post, "GET, HEAD"),
             ]
             for (uri, method, allowed) in wrong {
                 try await http.execute(uri: uri, method: method) { response in
@@ -557,8 +557,9 @@ struct Upload {
             try await http.execute(uri: "/v1/references/\(String(repeating: "a", count: 64))", method: .get,
                                    headers: [.authorization: "bearer correct-horse-battery-staple"]) { #expect($0.status == .notFound) }
         }
-        for path in ["/healthz", "/readyz", "/metrics", "/openapi.yaml"] { #expect(RetakeServer.isPublic(path)) }
-        for path in ["//v1/retakes/score", "/v1/references", "/healthz/x", "/", ""] { #expect(!RetakeServer.isPublic(path), "\(path)") }
+        // The guide's page and files are public too (they hold nothing; the page sends the token itself).
+        for path in ["/healthz", "/readyz", "/metrics", "/openapi.yaml", "/", "", "/guide/guide.js"] { #expect(RetakeServer.isPublic(path), "\(path)") }
+        for path in ["//v1/retakes/score", "/v1/references", "/healthz/x", "/guide", "/guide/a/b", "/v1/references/x/qr"] { #expect(!RetakeServer.isPublic(path), "\(path)") }
         let open = try Self.settings { $0.host = "0.0.0.0" }
         #expect(throws: RephotoError.self) { try open.validate() }
         #expect(BearerAuth<BasicRequestContext>.equal(Array("abc".utf8), Array("abc".utf8)))

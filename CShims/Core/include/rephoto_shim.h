@@ -116,6 +116,11 @@ typedef enum rp_compose_mode { RP_COMPOSE_BLEND = 0, RP_COMPOSE_SPLIT = 1 } rp_c
 int rp_image_compose(const rp_image *base, const rp_image *overlay, int mode, double opacity, rp_image **out,
                      rp_status *status);
 
+/* A QR code of `text` (UTF-8, at most 2000 bytes) made by OpenCV's QRCodeEncoder (byte mode, correction level
+   M): a grey image, dark modules 0 and light 255, each module `module_pixels` square, inside a light quiet zone
+   of `quiet_modules` modules. */
+int rp_qr_encode(const char *text, int module_pixels, int quiet_modules, rp_image **out, rp_status *status);
+
 /* ---------------------------------------------------------------- features */
 
 typedef enum rp_detector_kind { RP_DETECTOR_AKAZE = 0, RP_DETECTOR_ORB = 1, RP_DETECTOR_SIFT = 2 } rp_detector_kind;

@@ -13,6 +13,12 @@
 extern "C" {
 #endif
 
+/* ---------------------------------------------------------------- QR codes (tests) */
+
+/* Decodes the QR code in `image` with OpenCV (QRCodeDetector, or contrib WeChatQRCode where QRCodeDetector lacks quirc) into `text` (NUL-terminated, at most capacity
+   bytes); RP_ERR_DECODE when none is found. */
+int rp_qr_decode(const rp_image *image, char *text, size_t capacity, rp_status *status);
+
 /* ---------------------------------------------------------------- image effects (synthetic scenes) */
 
 /* Photometric changes, in this order: pixel * contrast + brightness, Gaussian blur (sigma px, 0 = none),
