@@ -11,10 +11,34 @@ import Testing
     static let stateFolder = "/tmp/rephoto-slurm-test-\(getpid())"
     static let port = 10_000 + Int(getpid() % 4_000) * 2  // below the ephemeral ports, apart from the workers' (20000-39999)
 
-    /// A script or Slurm client from the package root, under `timeout` (then SIGKILL 10 s later).
+    /// A script or Slurm client from the package root, under `timeout` (then SIGKILL 10 s later). Spawned and
+    /// reaped with posix_spawn and waitpid, its output through files: Foundation's Process once missed the exit of
+    /// a command that had started daemons, and waited for ever.
     static func shell(_ arguments: [String], _ environment: [String: String], seconds: Int = 300) throws -> CLI.Run {
-        try CLI.run(["--kill-after=10", "\(seconds)"] + arguments, environment: environment, directory: CLI.packageRoot.path,
-                    executable: URL(fileURLWithPath: "/usr/bin/timeout"))
+        let pid = try spawn(arguments, environment, seconds: seconds)
+        return try reap(pid)
+    }
+
+    static func spawn(_ arguments: [String], _ environment: [String: String], seconds: Int) throws -> (pid: pid_t, out: String, err: String) {
+        let folder = try Scratch.directory().path
+        let out = folder + "/stdout", err = folder + "/stderr"
+        let command = "cd \"$0\" && exec timeout --kill-after=10 \(seconds) \"$@\" <'/dev/null' >'\(out)' 2>'\(err)'"
+        let argv = ["/bin/sh", "-c", command, CLI.packageRoot.path] + arguments
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+        let cArguments = argv.map { strdup($0) } + [nil], cEnvironment = variables.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) }; cEnvironment.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, "/bin/sh", nil, nil, cArguments, cEnvironment)
+        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
+        return (pid, out, err)
+    }
+
+    static func reap(_ child: (pid: pid_t, out: String, err: String)) throws -> CLI.Run {
+        var status: Int32 = 0
+        while waitpid(child.pid, &status, 0) == -1, errno == EINTR {}
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return CLI.Run(status: code, stdout: read(child.out), stderr: read(child.err))
     }
 
     static var datasets: String { CLI.packageRoot.appendingPathComponent("datasets").path }
@@ -71,18 +95,11 @@ import Testing
         // A task cancelled mid-run (scancel on its index, SIGTERM as a pre-emption sends): the wrapper names it and
         // the merge does not run; resubmitted alone, it resumes: nothing lost, nothing counted twice.
         let killed = try Scratch.directory().appendingPathComponent("slurm-killed").path
-        let wrapper = Process()
-        wrapper.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        wrapper.arguments = ["--kill-after=10", "300", "scripts/slurm-evaluate", Self.datasets, "--out", killed, "--tasks", "3", "--wait", "--", "--no-thumbnails"]
-        wrapper.currentDirectoryURL = CLI.packageRoot
-        wrapper.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let stderr = Pipe()
-        wrapper.standardOutput = FileHandle.nullDevice
-        wrapper.standardError = stderr
-        try wrapper.run()
+        let wrapper = try Self.spawn(["scripts/slurm-evaluate", Self.datasets, "--out", killed, "--tasks", "3", "--wait", "--", "--no-thumbnails"],
+                                     environment, seconds: 300)
         let deadline = Date().addingTimeInterval(240)
         var arrayJob: String?
-        while wrapper.isRunning, Date() < deadline {
+        while Date() < deadline {
             if arrayJob == nil, let jobs = try? String(contentsOfFile: killed + "/slurm/jobs", encoding: .utf8) {
                 arrayJob = jobs.split(separator: " ").dropFirst().first.map(String.init)
             }
@@ -92,9 +109,9 @@ import Testing
         let job = try #require(arrayJob)
         let cancel = try Self.shell(["scancel", "\(job)_0"], environment, seconds: 30)
         #expect(cancel.status == 0, "\(cancel.stderr)")
-        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        wrapper.waitUntilExit()
-        #expect(wrapper.terminationStatus == 1, "\(message)")
+        let reported = try Self.reap(wrapper)
+        let message = reported.stderr
+        #expect(reported.status == 1, "\(message)")
         #expect(message.contains("shard 0/3 failed or was cancelled") && message.contains("--only 0"), "\(message)")
         #expect(!FileManager.default.fileExists(atPath: killed + "/all/frames.csv"))
         let partial = try Self.rows(killed + "/shard-0")
