@@ -99,17 +99,7 @@ public final class GuidanceSession {
 
     /// The robust update on the frame that needs it, before the frame is answered.
     private func processInline(_ now: Frame) throws -> SessionFrame {
-        var trigger: SessionStatus.Trigger?
-        if let previous, previous.size != now.size {
-            trigger = .resized
-        } else if previous == nil || tracks.count == 0 {
-            trigger = .start
-        } else if let robustFrame, now.index - robustFrame.index >= config.robustEvery {
-            trigger = .schedule
-        } else if let due = dueNext {
-            trigger = due
-        }
-        dueNext = nil
+        var trigger = dueTrigger(now)
         // Tracking, unless the frame is due a robust update anyway (a scheduled one tracks only when that update fails).
         let untracked = tracks
         if previous != nil, trigger == nil {
@@ -190,16 +180,7 @@ public final class GuidanceSession {
         // 2. Otherwise tracked from the previous frame.
         var trigger: SessionStatus.Trigger?
         if answer == nil {
-            if resized {
-                trigger = .resized
-            } else if previous == nil || tracks.count == 0 {
-                trigger = .start
-            } else if let robustFrame, now.index - robustFrame.index >= config.robustEvery {
-                trigger = .schedule
-            } else if let due = dueNext {
-                trigger = due
-            }
-            dueNext = nil
+            trigger = dueTrigger(now)
             if previous != nil, !resized, tracks.count > 0 {
                 let (tracked, tooFew) = try trackedAnswer(now)
                 answer = tracked
@@ -248,6 +229,16 @@ public final class GuidanceSession {
         let running = pending.map { ["a robust update of frame \($0.frame) is running"] } ?? []
         return try unanswered(now, trigger: launched, because: why + running,
                               failure: RephotoError.estimationFailed((why + running).joined(separator: "; ")))
+    }
+
+    /// Why this frame is due a robust update before tracking is tried (its size changed, nothing is tracked, the
+    /// schedule, or what an earlier frame asked for); nil when none is. Clears `dueNext`.
+    private func dueTrigger(_ now: Frame) -> SessionStatus.Trigger? {
+        defer { dueNext = nil }
+        if let previous, previous.size != now.size { return .resized }
+        if previous == nil || tracks.count == 0 { return .start }
+        if let robustFrame, now.index - robustFrame.index >= config.robustEvery { return .schedule }
+        return dueNext
     }
 
     /// Why tracking gave no answer, in words.
