@@ -16,7 +16,7 @@ and a WebSocket flood of the live sessions (`GET /v1/sessions` upgraded) on A, e
   ws-text    huge text messages (60 MB, as the opening and as a frame's metadata): refused by their length (1009)
   ws-stall   90 sockets each sending 63 MiB of a 64 MiB binary message, then nothing: at most --uploads-per-client
              of them hold an upload slot, the others are refused (1013); the held ones are cut once stalled
-  ws-frames  four sessions sending frames at 30 fps (datasets/synth-approach's, each after its metadata), answered at
+  ws-frames  two sessions sending frames at 30 fps (datasets/synth-approach's, each after its metadata), answered at
              the worker's pace: their tracked answers and robust updates run on lanes of their own, so scores keep
              their pipelines
   ws-open    session openings from one address, over HTTP and over sockets: 429 past --sessions-per-client
@@ -517,7 +517,7 @@ stop = time.time() + args.duration
 threads = [threading.Thread(target=f, args=a) for f, a in
            [(watch, ()), (normal, ()), (bounds, ()), (slow, (1, 100000, "127.0.0.2")), (slow, (1, 100000, "127.0.0.2")),
             (slow, (1, 100000, "127.0.0.3")), (slow, (200 << 10, 60 << 20, "127.0.0.4")), (idle, ()), (churn, ()), (fill, ()),
-            (ws_text, ()), (ws_stall, ()), (ws_frames, ()), (ws_frames, ()), (ws_frames, ()), (ws_frames, ()), (ws_open, ()), (ws_token, ())]]
+            (ws_text, ()), (ws_stall, ()), (ws_frames, ()), (ws_frames, ()), (ws_open, ()), (ws_token, ())]]
 for t in threads:
     t.start()
 for t in threads:
