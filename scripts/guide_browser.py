@@ -3,9 +3,13 @@
 with ffmpeg from a `rephoto synth --motion approach` sequence, driven over the DevTools protocol (a WebSocket, spoken
 here with the standard library only). Run by scripts/guide-browser-test and by the test suite (GuideBrowserTests).
 
-Asserts: at least 30 frames answered within 60 s of the upload, hints shown, `converged` reached on the approach,
-never more than one frame in flight, "take" scored 200, a refused upload (a text file) shown as an error while
-the session goes on, and `/?reference=ID` starting on that stored reference. Saves screenshots into --out.
+The worker runs with a token (--token-file) and room for one session (--max-sessions 1). Asserts: the missing token
+said in words, then the token typed in carried by the page's requests and its WebSocket (a subprotocol); at least 30
+frames answered within 60 s of the upload, hints shown, `converged` reached on the approach, never more than one
+frame in flight, "take" scored 200, a refused upload (a text file) shown as an error while the session goes on, the
+attitude converted as docs/pose.md says and the screen's angle named as ScreenOrientation names it, the reference's
+QR code decoded by OpenCV's QRCodeDetector (scripts/qr-decode) into the page's own link, `/?reference=ID` starting
+on that stored reference, and a full worker said in words and retried until a session is free. Saves screenshots.
 Exit status 0 passed, 1 failed, 77 skipped (Chromium or ffmpeg cannot run here), with the reason on stderr.
 """
 import argparse, base64, glob, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request
@@ -19,15 +23,17 @@ def skip(reason):
 
 
 class DevTools:
-    """The DevTools protocol over a minimal RFC 6455 client: masked text frames out, whole messages in."""
+    """The DevTools protocol over a minimal RFC 6455 client: masked text frames out, whole messages in. Also the
+    client that holds the worker's one session in the full-worker step."""
 
-    def __init__(self, url, timeout):
+    def __init__(self, url, timeout, headers=None):
         host_port, path = url[len("ws://"):].split("/", 1)
         host, port = host_port.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
+        extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         request = (f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n")
         self.sock.sendall(request.encode())
         head = b""
         while b"\r\n\r\n" not in head:
@@ -84,6 +90,18 @@ class DevTools:
             message += payload
             if b0 & 0x80:
                 return json.loads(message.decode()) if first_opcode == 0x1 else None
+
+    def send_text(self, text):
+        self._send_frame(0x1, text.encode())
+
+    def receive_message(self):
+        return self._receive()
+
+    def close(self):
+        try:
+            self._send_frame(0x8, struct.pack(">H", 1000))
+        finally:
+            self.sock.close()
 
     def call(self, method, **params):
         self.next_id += 1
@@ -178,7 +196,12 @@ def main():
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         log = open(os.path.join(args.out, "serve.log"), "w")
-        worker = subprocess.Popen([args.bin, "serve", "--port", str(port), "--reference-store", os.path.join(work, "store")],
+        secret = "guide-test/token:" + base64.b32encode(os.urandom(10)).decode()  # '/' and ':' as a real token may hold
+        token_file = os.path.join(work, "token")
+        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(secret + "\n")
+        worker = subprocess.Popen([args.bin, "serve", "--port", str(port), "--reference-store", os.path.join(work, "store"),
+                                   "--token-file", token_file, "--max-sessions", "1", "--sessions-per-client", "2"],
                                   stdout=subprocess.DEVNULL, stderr=log)
         processes.append(worker)
         base = f"http://127.0.0.1:{port}"
@@ -214,8 +237,15 @@ def main():
             page.call("Page.navigate", url=url)
             wait_for(f"{url} to load", lambda: dataset().get("ready") == "true", 30)
 
-        # 1. The page, the sequence's camera typed in as this device's calibration, the reference uploaded by the page.
+        # 1. The page: the missing token said in words, then typed in; the sequence's camera typed in as this device's
+        # calibration; the reference uploaded by the page.
         load(base + "/")
+        refused = wait_for("the missing token said", lambda: dataset().get("lastError"), 30)
+        assert "access token" in refused, f"a 401 was not said in words: {refused!r}"
+        page.evaluate(f"""(() => {{ const t = document.getElementById('token'); t.value = {json.dumps(secret)};
+            t.dispatchEvent(new Event('change')); document.body.dataset.lastError = ''; }})()""")
+        time.sleep(1)
+        assert dataset().get("lastError", "") == "", f"the token was refused: {dataset().get('lastError')}"
         with open(os.path.join(args.sequence, "sequence.json")) as f:
             camera = json.load(f)["intrinsics"]
         width, height = 480, 360
@@ -309,11 +339,58 @@ def main():
         assert "could not be used" not in dataset().get("lastError", ""), f"a frame with an attitude failed: {dataset().get('lastError')}"
         summary["attitude"] = sensor
 
-        # 6. /?reference=ID opens that stored reference directly.
+        # 6. The screen's angle (W3C: how far the device is turned counter-clockwise) named as ScreenOrientation.swift
+        # names how the phone is held: landscapeLeft is turned counter-clockwise, its top to the left.
+        for angle, kind, want in [(0, "portraitPrimary", "portrait"), (90, "landscapePrimary", "landscapeLeft"),
+                                  (180, "portraitSecondary", "portraitUpsideDown"), (270, "landscapeSecondary", "landscapeRight")]:
+            portrait = angle % 180 == 0
+            page.call("Emulation.setDeviceMetricsOverride", width=390 if portrait else 844, height=844 if portrait else 390,
+                      deviceScaleFactor=1, mobile=True, screenOrientation={"type": kind, "angle": angle})
+            got = page.evaluate("screenOrientation()")
+            assert got == want, f"a screen at {angle} degrees was named {got!r}, want {want!r}"
+            if angle == 90:
+                page.evaluate("layout()")
+                shots["landscape"] = os.path.join(args.out, "guide-landscape.png")
+                page.screenshot(shots["landscape"])
+        page.call("Emulation.clearDeviceMetricsOverride")
+
+        # 7. The reference's QR code, as served to the page, decoded by OpenCV's QRCodeDetector into the page's link.
+        request = urllib.request.Request(f"{base}/v1/references/{reference}/qr", headers={"Authorization": f"Bearer {secret}"})
+        qr_png = os.path.join(args.out, "reference-qr.png")
+        with urllib.request.urlopen(request, timeout=10) as response, open(qr_png, "wb") as f:
+            f.write(response.read())
+        decoder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qr-decode")
+        decoded = subprocess.run([decoder, qr_png], capture_output=True, text=True, timeout=300)
+        if decoded.returncode == 77:
+            summary["qrDecoded"] = f"skipped: {decoded.stderr.strip()[-200:]}"
+        else:
+            link = f"{base}/?reference={reference}"
+            assert decoded.returncode == 0 and decoded.stdout.strip() == link, \
+                f"QRCodeDetector read {decoded.stdout.strip()!r} ({decoded.stderr.strip()[-200:]}), want {link!r}"
+            shown = page.evaluate("document.getElementById('qrLink') ? document.getElementById('qrLink').textContent : ''")
+            assert shown == link, f"the page shows the link {shown!r}, its QR code says {link!r}"
+            summary["qrDecoded"] = decoded.stdout.strip()
+
+        # 8. /?reference=ID opens that stored reference directly (the token kept in the browser's storage).
         load(f"{base}/?reference={reference}")
         wait_for("the linked session", lambda: dataset().get("state") == "live" and int(dataset().get("answered", "0")) >= 1, 60)
         assert dataset().get("reference") == reference, f"/?reference= opened {dataset().get('reference')}"
         summary["linkOpened"] = True
+
+        # 9. A full worker (its one session held by another client): said in words, retried, and live once it is free.
+        page.call("Page.navigate", url="about:blank")
+        time.sleep(1)
+        holder = DevTools(f"ws://127.0.0.1:{port}/v1/sessions", timeout=30, headers={"Authorization": f"Bearer {secret}"})
+        holder.send_text(json.dumps({"referenceId": reference, "metadata": {"retake": {"intrinsics": calibration}}}))
+        opened = holder.receive_message()
+        assert opened and "opened" in opened, f"the holding session did not open: {opened}"
+        load(f"{base}/?reference={reference}")
+        busy = wait_for("the full worker said", lambda: "busy or full" in dataset().get("lastError", "") and dataset().get("lastError"), 30)
+        shots["busy"] = os.path.join(args.out, "guide-busy.png")
+        page.screenshot(shots["busy"])
+        holder.close()
+        wait_for("the session after the retry", lambda: dataset().get("state") == "live" and int(dataset().get("answered", "0")) >= 1, 60)
+        summary["busyRetried"] = busy
         summary["passed"] = True
         print(json.dumps(summary), file=sys.stderr)
         return 0

@@ -151,7 +151,7 @@ public enum RetakeServer {
                                      connections: connections)
         shutdown.onShutdownDrain { await live.open.closeAll() }
         let intake = SocketIntake(settings: settings, uploads: uploads, connections: connections, metrics: metrics, logger: logger)
-        sockets.ws("/v1/sessions") { inbound, outbound, context in
+        sockets.ws("/v1/sessions", shouldUpgrade: { request, _ in SocketSubprotocol.upgrade(request) }) { inbound, outbound, context in
             let channel = context.requestContext.channel
             try await live.run(inbound, outbound, channel: channel, intake: intake.socket(for: channel), logger: context.logger)
         }
@@ -440,14 +440,17 @@ struct ShuttingDown<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// `Authorization: Bearer <token>` on /v1 routes, compared in constant time.
+/// `Authorization: Bearer <token>` on /v1 routes (on a WebSocket upgrade, or the token offered as SocketSubprotocol
+/// says), compared in constant time.
 struct BearerAuth<Context: RequestContext>: RouterMiddleware {
     let token: BearerToken
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let token = token.value, !RetakeServer.isPublic(request.uri.path) else { return try await next(request, context) }
         // The scheme is case-insensitive (RFC 9110).
-        let given = request.headers[.authorization].flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        // A browser's WebSocket offers it as a subprotocol instead (SocketSubprotocol), on the upgrade only.
+        let given = request.headers[.authorization].flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : nil }
+            ?? (request.headers[.upgrade]?.lowercased() == "websocket" ? SocketSubprotocol.bearerToken(request.headers) : nil) ?? ""
         guard Self.equal(Array(given.utf8), Array(token.utf8)) else {
             var response = RetakeServer.errorResponse(ServerError(.unauthorized, code: "unauthorized", "missing or wrong bearer token"))
             response.headers[.wwwAuthenticate] = "Bearer"

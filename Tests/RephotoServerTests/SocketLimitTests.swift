@@ -64,10 +64,12 @@ final class RawWebSocket {
 
     /// Sends the upgrade request and reads the answer: its status, head and body (`Content-Length` bytes).
     /// `send`: false reads the answer to a request sent already.
-    func upgrade(path: String = "/v1/sessions", token: String? = nil, send sending: Bool = true) -> (status: Int, head: String, body: String) {
+    func upgrade(path: String = "/v1/sessions", token: String? = nil, protocols: [String] = [], send sending: Bool = true)
+        -> (status: Int, head: String, body: String) {
         var request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let token { request += "Authorization: Bearer \(token)\r\n" }
+        if !protocols.isEmpty { request += "Sec-WebSocket-Protocol: \(protocols.joined(separator: ", "))\r\n" }
         if sending { send(Array((request + "\r\n").utf8)) }
         var head: [UInt8] = []
         while !head.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
@@ -347,6 +349,32 @@ final class CapturedLog: @unchecked Sendable {
         }
         let refusals = log.all.filter { $0.contains("upgrade=websocket") && $0.contains("status=401") }
         #expect(refusals.count == 2, "\(log.all)")
+    }
+
+    /// A browser's WebSocket cannot send Authorization: the token offered as the subprotocol `rephoto.bearer.<hex>`
+    /// opens the session, and the worker selects `rephoto.v1` (never echoing the token); a wrong or malformed one is 401.
+    @Test func aBrowserOffersTheTokenAsASubprotocol() async throws {
+        let token = "guide/token:correct=horse"
+        let hex: @Sendable (String) -> String = { text in text.utf8.map { String(format: "%02x", $0) }.joined() }
+        let settings = try ServerTests.settings { $0.token = token }
+        try await RetakeServer.makeApplication(settings: settings, logger: CapturedLog().logger).test(.live) { client in
+            let port = try #require(client.port)
+            let socket = RawWebSocket(port: port)
+            let opened = socket.upgrade(protocols: ["rephoto.v1", "rephoto.bearer." + hex(token)])
+            #expect(opened.status == 101, "\(opened.head)")
+            let selected = opened.head.split(separator: "\r\n").filter { $0.lowercased().hasPrefix("sec-websocket-protocol:") }
+            #expect(selected == ["sec-websocket-protocol: rephoto.v1"] || selected == ["Sec-WebSocket-Protocol: rephoto.v1"], "\(opened.head)")
+            socket.sendText(#"{"reference": "upload"}"#)
+            socket.sendBinary(try SessionRouteTests.file("reference.jpg"))
+            #expect(socket.json()["opened"] != nil)
+            for offer in ["rephoto.bearer." + hex("guide/token:wrong=horse"), "rephoto.bearer." + hex(token).uppercased(),
+                          "rephoto.bearer." + hex(token).dropLast(), "rephoto.bearer."] {
+                #expect(RawWebSocket(port: port).upgrade(protocols: ["rephoto.v1", offer]).status == 401, "\(offer)")
+            }
+            // A client that sends Authorization and offers no subprotocol is answered without one.
+            let plain = RawWebSocket(port: port).upgrade(token: token)
+            #expect(plain.status == 101 && !plain.head.lowercased().contains("sec-websocket-protocol"), "\(plain.head)")
+        }
     }
 
     /// A client must wait for the upgrade's answer before it sends a frame (RFC 6455 4.1): frames sent with the request

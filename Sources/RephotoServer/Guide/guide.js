@@ -40,9 +40,10 @@ function showError(text) {
   const box = $("error");
   box.textContent = text;
   box.hidden = false;
+  layout();
 }
 
-function clearError() { $("error").hidden = true; }
+function clearError() { $("error").hidden = true; layout(); }
 
 // An API error in words: the worker's own message after what it means for the person.
 function describeError(status, body, what) {
@@ -273,7 +274,10 @@ function openSession() {
   const metadata = {retake: {intrinsics: intrinsics(size.width, size.height)}};
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/sessions`;
   let socket;
-  try { socket = new WebSocket(url); } catch (error) { showError(`The session could not be opened: ${error.message}.`); return; }
+  // A WebSocket cannot send Authorization: the token goes as a subprotocol (docs/server.md), hex-encoded.
+  const protocols = ["rephoto.v1"];
+  if (token()) protocols.push("rephoto.bearer." + Array.from(new TextEncoder().encode(token()), (b) => b.toString(16).padStart(2, "0")).join(""));
+  try { socket = new WebSocket(url, protocols); } catch (error) { showError(`The session could not be opened: ${error.message}.`); return; }
   guide.socket = socket;
   guide.opened = false;
   guide.inFlight = 0;
@@ -329,14 +333,16 @@ function onClose(socket, event) {
   if (!guide.wanted) return;
   const said = guide.lastSocketError;
   guide.lastSocketError = null;
-  // A full or busy worker is tried again below; any other refused opening is said and left.
-  if (event.code === 1008 && !(said && (said.code === "unavailable" || said.code === "timeout"))) {
+  // A full or busy worker, or this address's sessions all open (one may go idle), is tried again below; any other
+  // refused opening is said and left.
+  const transient = said && ["unavailable", "timeout", "too_many_sessions"].includes(said.code);
+  if (event.code === 1008 && !transient) {
     const why = said ? said.message : event.reason;
     showError(`The worker refused the session${why ? ` (${why})` : ""}; choose the photo again.`);
     guide.wanted = false;
     return;
   }
-  const words = said && (said.code === "unavailable" || said.code === "timeout") ? `the worker is busy or full (${said.message})`
+  const words = transient ? `the worker is busy or full (${said.message})`
     : event.code === 1001 ? "the worker is going away" : event.code === 1000 ? "the session was closed" : "the connection was lost";
   guide.retries += 1;
   const wait = Math.min(10, guide.retries * 2);
@@ -377,8 +383,10 @@ function layout() {
   if (!video.videoWidth) return;
   const aspect = video.videoWidth / video.videoHeight;
   const landscape = matchMedia("(orientation: landscape) and (min-width: 700px)").matches;
-  // Room under the video for the slider and the buttons (about 3.5 lines), and in portrait for the hints.
-  const maxHeight = landscape ? Math.max(160, window.innerHeight - 90) : window.innerHeight * 0.62;
+  // Room above the video for the status and an error, under it for the slider and the buttons, and in portrait
+  // for the hints: held sideways, the whole video and its buttons fit the screen.
+  const above = document.querySelector("header").offsetHeight;
+  const maxHeight = landscape ? Math.max(160, window.innerHeight - above - 60) : window.innerHeight * 0.62;
   frame.style.width = `${Math.min(frame.parentElement.clientWidth, maxHeight * aspect)}px`;
 }
 
