@@ -348,10 +348,12 @@ def main():
                       deviceScaleFactor=1, mobile=True, screenOrientation={"type": kind, "angle": angle})
             got = page.evaluate("screenOrientation()")
             assert got == want, f"a screen at {angle} degrees was named {got!r}, want {want!r}"
-            if angle == 90:
-                page.evaluate("layout()")
-                shots["landscape"] = os.path.join(args.out, "guide-landscape.png")
-                page.screenshot(shots["landscape"])
+            if angle in (0, 90):  # a phone held upright and sideways
+                page.evaluate("scrollTo(0, 0); layout()")
+                time.sleep(0.3)
+                name = "phone-portrait" if angle == 0 else "phone-landscape"
+                shots[name] = os.path.join(args.out, f"guide-{name}.png")
+                page.screenshot(shots[name])
         page.call("Emulation.clearDeviceMetricsOverride")
 
         # 7. The reference's QR code, as served to the page, decoded by OpenCV's QRCodeDetector into the page's link.
