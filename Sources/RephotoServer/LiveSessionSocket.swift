@@ -116,10 +116,12 @@ struct LiveSessionSocket: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Reader: the opening, then frames into the newest-wins buffer.
             group.addTask {
-                var metadata: FrameMetadata?
-                var dropNext = false
-                var awaitingReference: (RetakeService.Inputs, Attitude?)?
+                var session = SessionSocketProtocol(readInputs: service.sessionInputs(metadata:))
                 var messages = Messages(maxBinary: settings.maxBodyBytes)
+                @Sendable func refuse(_ refusal: SessionSocketProtocol<RetakeService.SessionInputs>.Refusal, closing: Bool) async {
+                    await fail(refusal.error)
+                    if closing { await end("the session could not be opened", code: .policyViolation) }
+                }
                 do {
                     reading: for try await frame in inbound {
                         state.lastHeard.withLock { $0 = .now }
@@ -132,65 +134,45 @@ struct LiveSessionSocket: Sendable {
                         case .message(let whole):
                             message = whole
                         case .refused(let error, let code):
+                            session.closed()
                             await fail(error)
                             await end(error.envelope.error.code == "too_large" ? "message too big" : "protocol error", code: code)
                             break reading
                         }
-                        switch message {
-                        case .text(let text):
-                            if state.id == nil, case .none = awaitingReference {
-                                let opening = try Opening.parse(Data(text.utf8))
-                                let inputs = try service.sessionInputs(metadata: opening.metadata)
-                                if opening.upload {
-                                    awaitingReference = inputs
-                                } else {
-                                    try await open(inputs, referenceId: opening.referenceId!, image: nil, state: state, channel: channel, send: send)
-                                }
-                            } else if case .some = awaitingReference {
-                                await fail(ServerError.badRequest("expected the reference photo as a binary message after {\"reference\": \"upload\"}"))
+                        let next = switch message {
+                        case .text(let text): session.text(text)
+                        case .binary(let buffer): session.binary(Data(buffer: buffer))
+                        }
+                        switch next {
+                        case .none:
+                            continue
+                        case .answer(let refusal):
+                            await refuse(refusal, closing: false)
+                        case .close(let refusal):
+                            await refuse(refusal, closing: true)
+                            break reading
+                        case .open(let inputs, let referenceId, let image):
+                            do {
+                                session.opened(try await open(inputs, referenceId: referenceId, image: image, state: state, channel: channel, send: send))
+                            } catch {
+                                session.failedToOpen()
+                                await fail(error)
                                 await end("the session could not be opened", code: .policyViolation)
-                                break
-                            } else if Opening.looksLikeOne(text) {
-                                await fail(ServerError.badRequest("the session is already open: send frames (binary), each optionally after its metadata {\"attitude\", \"timestamp\"}"))
-                            } else {
-                                // Bad metadata is answered and its frame dropped, as the HTTP route refuses it: computed
-                                // without its timestamp and attitude it would skip their checks. The session goes on.
-                                do {
-                                    metadata = try FrameMetadata.parse(Data(text.utf8))
-                                    dropNext = false
-                                } catch let error as ServiceError {
-                                    metadata = nil
-                                    dropNext = true
-                                    await fail(ServiceError(error.cause, code: error.envelope.error.code, kind: error.envelope.error.kind, "\(error.message) (the frame sent next is not computed)"))
-                                }
+                                break reading
                             }
-                        case .binary(let buffer):
-                            let bytes = Data(buffer: buffer)
-                            if let inputs = awaitingReference {
-                                awaitingReference = nil
-                                try await open(inputs, referenceId: nil, image: bytes, state: state, channel: channel, send: send)
-                            } else if dropNext {
-                                dropNext = false
-                            } else if let id = state.id {
-                                // Held to --session-max-fps: a faster client waits, its frames in its own buffers.
-                                await service.sessions.pace(id)
-                                if case .dropped = pending.yield(Received(metadata: metadata ?? FrameMetadata(), bytes: bytes)) {
-                                    state.skipped.add(1, ordering: .relaxed)
-                                    service.metrics.sessionFramesSkipped.increment()
-                                }
-                                metadata = nil
-                            } else {
-                                throw ServerError.badRequest("open the session first: a text message {\"referenceId\": ...} or {\"reference\": \"upload\"} before any frame")
+                        case .compute(let metadata, let bytes):
+                            guard let id = session.sessionId else { continue }
+                            // Held to --session-max-fps: a faster client waits, its frames in its own buffers.
+                            await service.sessions.pace(id)
+                            if case .dropped = pending.yield(Received(metadata: metadata, bytes: bytes)) {
+                                state.skipped.add(1, ordering: .relaxed)
+                                service.metrics.sessionFramesSkipped.increment()
                             }
                         }
                     }
                     pending.finish()
                 } catch {
-                    // A failed opening ends the session; the transport's own errors end it silently.
-                    if state.id == nil || error is ServerError || error is ServiceError || error is RephotoError {
-                        await fail(error)
-                        if state.id == nil { await end("the session could not be opened", code: .policyViolation) }
-                    }
+                    // The transport's own errors end the session silently.
                     pending.finish()
                 }
             }
@@ -231,8 +213,8 @@ struct LiveSessionSocket: Sendable {
 
     /// Opens the session, for the connection's client address (--sessions-per-client), and from then on spares the
     /// connection at --max-connections.
-    private func open(_ inputs: (RetakeService.Inputs, Attitude?), referenceId: String?, image: Data?, state: State, channel: any Channel,
-                      send: @Sendable (Data) async -> Void) async throws {
+    private func open(_ inputs: RetakeService.SessionInputs, referenceId: String?, image: Data?, state: State, channel: any Channel,
+                      send: @Sendable (Data) async -> Void) async throws -> String {
         connections.activity(channel, busy: true)
         defer { connections.activity(channel, busy: false) }
         let id = try await service.withRequestDeadline {
@@ -243,6 +225,7 @@ struct LiveSessionSocket: Sendable {
         connections.hold(channel)
         struct Opened: Encodable { var opened: Details; struct Details: Encodable { var idleTimeoutSeconds: Double } }
         await send(try JSONOutput.encode(Opened(opened: .init(idleTimeoutSeconds: settings.sessionIdleTimeout))))
+        return id
     }
 
     /// Frames into messages. A text message may have 64 KiB when it is the socket's first (the opening) and 16 KiB
@@ -298,41 +281,6 @@ struct LiveSessionSocket: Sendable {
             }
             kind = nil
             return (binary ? .message(.binary(data)) : .message(.text(String(buffer: data))), binary)
-        }
-    }
-
-    /// The first message: a stored reference's id, or word that the reference follows as a binary message.
-    struct Opening: Sendable {
-        /// A text naming a reference, as only an opening does.
-        static func looksLikeOne(_ text: String) -> Bool {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return false }
-            return object["referenceId"] != nil || object["reference"] != nil
-        }
-
-        var referenceId: String?
-        var upload: Bool
-        var metadata: Data?
-
-        static func parse(_ data: Data) throws -> Opening {
-            guard data.count <= 64 << 10, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw ServerError.badRequest("the opening message must be a JSON object of at most 64 KiB: {\"referenceId\": ...} or {\"reference\": \"upload\"}")
-            }
-            if let unknown = object.keys.sorted().first(where: { !["referenceId", "reference", "metadata"].contains($0) }) {
-                throw ServerError.badRequest("opening: unknown key '\(unknown.prefix(80))' (it has referenceId, reference, metadata)")
-            }
-            let id = object["referenceId"] as? String
-            let upload = object["reference"] as? String == "upload"
-            guard (id != nil) != upload else { throw ServerError.badRequest("opening: give referenceId or \"reference\": \"upload\", one of them") }
-            if object["reference"] != nil && !upload { throw ServerError.badRequest("opening: reference must be \"upload\" (the photo follows as a binary message)") }
-            var metadata: Data?
-            if let value = object["metadata"] {
-                guard let tree = value as? [String: Any], JSONSerialization.isValidJSONObject(tree) else { throw ServerError.badRequest("opening: metadata must be an object") }
-                metadata = try JSONSerialization.data(withJSONObject: tree)
-            }
-            if let id, !ReferenceStore.isValid(id) {
-                throw ServerError.badRequest("referenceId '\(id.prefix(80))' is not a reference id (64 lowercase hex digits, the SHA-256 of the image)")
-            }
-            return Opening(referenceId: id, upload: upload, metadata: metadata)
         }
     }
 }

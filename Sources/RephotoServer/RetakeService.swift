@@ -434,9 +434,12 @@ final class RetakeService: Sendable {
 // MARK: guidance sessions
 
 extension RetakeService {
+    /// A session's inputs and its reference's attitude.
+    typealias SessionInputs = (Inputs, Attitude?)
+
     /// A session's settings and cameras from its opening `metadata` (a score's; `retake` names the frames' camera, whose
     /// attitudes come with each frame), and the reference's attitude.
-    func sessionInputs(metadata data: Data?) throws -> (Inputs, Attitude?) {
+    func sessionInputs(metadata data: Data?) throws -> SessionInputs {
         let (metadata, overrides) = try RequestMetadata.parse(data)
         if metadata.retake?.attitude != nil {
             throw ServiceError.badInput("metadata.retake.attitude: a session's frames send their own attitudes (each frame's metadata)")
