@@ -193,7 +193,7 @@ public struct Evaluator: Sendable {
             if shouldStop?() == true { return }
             let (index, frame) = frames[i]
             let (row, result) = evaluate(sequence, index: index, frame: frame, reference: reference(sequence.referenceFile(for: frame) ?? ""), camera: camera)
-            outcomes.set(i, (row, result.flatMap(SharedReferenceCamera.Answer.init)))
+            outcomes.set(i, (row, result.flatMap(estimator.referenceCameraPolicy.answer)))
             done()
         }
         var answers: [(reference: String, frame: String, answer: SharedReferenceCamera.Answer)] = []
@@ -203,7 +203,7 @@ public struct Evaluator: Sendable {
             if keeping.contains(frame.offset) { rows[frame.offset] = outcome.row }
             if let answer = outcome.answer, let file = sequence.referenceFile(for: frame.element) { answers.append((file, frame.element.file, answer)) }
         }
-        return (SharedReferenceCamera.combine(byReference: answers, config: estimator.config.pose.referenceFocal), rows)
+        return (estimator.referenceCameraPolicy.combine(byReference: answers), rows)
     }
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {

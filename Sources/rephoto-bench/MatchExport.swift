@@ -204,10 +204,10 @@ enum MatchExport {
                 let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
                 guard let result = try? estimator.estimate(reference: try prepared(referenceFile), current: image,
                                                            camera: try camera.adapted(to: image.fullSize)),
-                      let answer = SharedReferenceCamera.Answer(result) else { continue }
+                      let answer = estimator.referenceCameraPolicy.answer(result) else { continue }
                 answers.append((referenceFile, frame.file, answer))
             }
-            shared = SharedReferenceCamera.combine(byReference: answers, config: config.pose.referenceFocal)
+            shared = estimator.referenceCameraPolicy.combine(byReference: answers)
         }
         for frame in sequence.currentFrames {
             guard let truth = frame.truthRotation, let k = frame.truthReferenceCamera, let referenceFile = sequence.referenceFile(for: frame) else { continue }

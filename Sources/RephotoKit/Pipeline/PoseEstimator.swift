@@ -11,6 +11,9 @@ public struct PoseEstimator: Sendable {
         self.config = config
     }
 
+    /// The rules for an old reference's unknown camera, per frame, session and sequence.
+    public var referenceCameraPolicy: ReferenceCameraPolicy { ReferenceCameraPolicy(config: config.pose) }
+
     /// An encoded image decoded as this estimator needs it: under its byte and pixel limits, grey, strict when
     /// `strictDecoding` is set, and no larger than the analysis scale (a 50 MP JPEG is decoded at 1/4 or 1/8 size).
     public func decode(_ data: Data) throws -> Image {
@@ -262,7 +265,7 @@ public struct PoseEstimator: Sendable {
             reference = reference.with(camera: CameraIntrinsics(fx: shared.fx, fy: shared.fy, cx: shared.cx, cy: shared.cy, imageSize: reference.size))
         } else if reference.cameraUnknown, let currentCamera {
             start = ContinuousClock.now
-            let found = try referenceCamera(pairs, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
+            let found = try referenceCameraPolicy.frame(pairs, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
             (estimatedCamera, cameraRefusal) = (found.estimate, found.refusal)
             if let determined = found.determined { reference = reference.with(camera: determined) }
             timings.referenceCamera = milliseconds(since: start)
@@ -297,8 +300,9 @@ public struct PoseEstimator: Sendable {
                 var decided = try RelativePose.decide(search, pairs: pairs, referenceCamera: referenceCamera, currentCamera: currentCamera,
                                                       homography: homography, config: config.pose, sensorRotation: priorRotation)
                 if let estimatedCamera {
-                    decided = try focalSensitivity(decided, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
-                                                   currentCamera: currentCamera, homography: homography, settings: settings, sensor: sensor)
+                    decided = try referenceCameraPolicy.checkPose(decided, focal: estimatedCamera, pairs: pairs, referenceCamera: referenceCamera,
+                                                                  currentCamera: currentCamera, homography: homography, settings: settings,
+                                                                  sensorRotation: sensor?.rotation)
                 }
                 pose = decided
                 counts.inliersEssential = pose?.essentialInliers
@@ -334,35 +338,6 @@ public struct PoseEstimator: Sendable {
 
     /// The rotation of the pose through the marks alone (five-point, the best of its solutions on them); nil when
     /// they give none.
-    /// An unknown reference camera from one frame's matches (`ReferenceFocal`) and the rule that accepts it: `estimate`
-    /// as results report it (nil when none could be made), `determined` the camera to solve the pose on when it holds
-    /// (`pose.referenceFocal.minInliers`, `maxSigmaPercent`, `spanInliers`), else `refusal` says why not.
-    public func referenceCamera(_ pairs: Correspondences, reference: ReferenceFrame, currentCamera: CameraIntrinsics, currentSize: ImageSize) throws
-        -> (estimate: EstimatedReferenceCamera?, determined: CameraIntrinsics?, refusal: PoseRefusal?) {
-        let limit = config.pose.referenceFocal.maxSigmaPercent
-        let focal: ReferenceFocal
-        do {
-            focal = try ReferenceFocal.estimate(pairs, referenceSize: reference.size, border: reference.border, currentCamera: currentCamera,
-                                                config: config.pose.referenceFocal)
-        } catch let error as RephotoError where error.kind == .estimationFailed {
-            return (nil, nil, .referenceCameraUndetermined("the reference's camera could not be estimated: \(error.message)"))
-        }
-        let estimate = EstimatedReferenceCamera(focal, currentCamera: currentCamera, currentSize: currentSize)
-        let needed = config.pose.referenceFocal.minInliers
-        if focal.inliers < needed {
-            return (estimate, nil, .referenceCameraUndetermined(
-                "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)"))
-        } else if focal.focalSigmaPercent > limit {
-            return (estimate, nil, .referenceCameraUndetermined(
-                "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
-        } else if focal.spanPercent > limit {
-            let within = config.pose.referenceFocal.spanInliers
-            return (estimate, nil, .referenceCameraUndetermined(
-                "the reference's focal length is not determined by these matches: focal lengths from \(fmt(focal.span.lowerBound, 4)) to \(fmt(focal.span.upperBound, 4)) px fit within \(fmt(within)) inliers' worth of the best (pose.referenceFocal.spanInliers), ± \(fmt(focal.spanPercent, 2)) % (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
-        }
-        return (estimate, focal.camera, nil)
-    }
-
     private func marksRotation(_ marks: MarkedPoints, reference: CameraIntrinsics, current: CameraIntrinsics) -> Matrix3? {
         let pairs = marks.correspondences
         let outcome = RelativePose.search(pairs, referenceCamera: reference, currentCamera: current,
@@ -371,81 +346,6 @@ public struct PoseEstimator: Sendable {
         let r = withUnsafeBytes(of: found.pose.R) { Array($0.bindMemory(to: Double.self)) }
         let rotation = Matrix3(r)
         return rotation.isFinite ? rotation : nil
-    }
-
-    /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves
-    /// past `pose.referenceFocal.maxRotationShift` refuses the pose, past half of it warns. A translation that moves past `pose.maxTranslationSigma` (or is
-    /// lost) is taken from the current image's epipole when one of the three poses agrees with it
-    /// (`pose.referenceFocal.epipoleAgreement`), and is reported undetermined otherwise. The pose's own uncertainty
-    /// takes the focal length as exact.
-    private func focalSensitivity(_ found: RelativePose, focal: EstimatedReferenceCamera, pairs: Correspondences,
-                                  referenceCamera: CameraIntrinsics, currentCamera: CameraIntrinsics, homography: HomographyEstimate,
-                                  settings: RelativePose.SearchSettings, sensor: SensorPath?) throws -> RelativePose {
-        var rotation = 0.0, translation = 0.0
-        var translations = found.translation.map { [$0] } ?? []
-        for factor in [1 - focal.focalSigmaPercent / 100, 1 + focal.focalSigmaPercent / 100] {
-            var shifted = referenceCamera
-            shifted.fx *= factor
-            shifted.fy *= factor
-            let outcome = RelativePose.search(pairs, referenceCamera: shifted, currentCamera: currentCamera, settings: settings)
-            guard let other = try? RelativePose.decide(outcome, pairs: pairs, referenceCamera: shifted, currentCamera: currentCamera,
-                                                       homography: homography, config: config.pose, sensorRotation: sensor?.rotation) else {
-                translation = .infinity
-                continue
-            }
-            rotation = max(rotation, Matrix3.angleDegrees(between: found.rotation, and: other.rotation))
-            if let t = other.translation { translations.append(t) }
-            if let t0 = found.translation {
-                translation = max(translation, other.translation.map { Self.degrees(between: t0, $0) } ?? .infinity)
-            }
-        }
-        let sigma = "the reference's focal length ± \(fmt(focal.focalSigmaPercent, 2)) %"
-        let maxShift = config.pose.referenceFocal.maxRotationShift
-        if rotation > maxShift {
-            throw RephotoError.refused(.referenceCameraUndetermined(
-                "the rotation depends on the old camera: \(sigma) turns it \(fmt(rotation, 2))° (pose.referenceFocal.maxRotationShift \(fmt(maxShift)))"))
-        }
-        var pose = found
-        if rotation > maxShift / 2 {
-            pose.warnings.append(
-                "rotation uncertain with the old camera: \(sigma) turns it \(fmt(rotation, 2))° (over half of pose.referenceFocal.maxRotationShift \(fmt(maxShift))°)")
-        }
-        if pose.translation != nil, translation > config.pose.maxTranslationSigma,
-           let (direction, agreement) = epipoleTranslation(pairs, near: translations, currentCamera: currentCamera) {
-            pose.translation = direction
-            pose.warnings.append(
-                "translation direction from the current image's epipole, which the old camera does not move: \(sigma) turns the pose's \(translation.isFinite ? "\(fmt(translation, 2))°" : "past any answer"), and one of its poses lies \(fmt(agreement, 2))° from the epipole's (pose.referenceFocal.epipoleAgreement \(fmt(config.pose.referenceFocal.epipoleAgreement)))")
-        } else if pose.translation != nil, translation > config.pose.maxTranslationSigma {
-            pose.translation = nil
-            pose.translationUndetermined = .uncertain
-            pose.warnings.append(translation.isFinite
-                ? "translation direction undetermined: \(sigma) turns it \(fmt(translation, 2))° (pose.maxTranslationSigma \(fmt(config.pose.maxTranslationSigma)))"
-                : "translation direction undetermined: at \(sigma) no translation stands")
-        }
-        return pose
-    }
-
-    /// The epipole's translation, signed as the nearest of `candidates` (a pose's translation at the focal length and
-    /// at its ± 1 sigma), when that one lies within `pose.referenceFocal.epipoleAgreement` degrees of it; nil otherwise.
-    private func epipoleTranslation(_ pairs: Correspondences, near candidates: [SIMD3<Double>],
-                                    currentCamera: CameraIntrinsics) -> (direction: SIMD3<Double>, agreementDegrees: Double)? {
-        let limit = config.pose.referenceFocal.epipoleAgreement
-        guard limit > 0, !candidates.isEmpty,
-              let epipole = try? EpipoleTranslation.estimate(pairs, currentCamera: currentCamera, thresholdPixels: config.pose.referenceFocal.threshold)
-        else { return nil }
-        let e = epipole.direction
-        // Sign-free: the epipole is a line, and each candidate has its own sign.
-        let nearest = candidates.map { t -> (degrees: Double, sign: Double) in
-            let apart = Self.degrees(between: t, e)
-            return apart > 90 ? (180 - apart, -1) : (apart, 1)
-        }.min { $0.degrees < $1.degrees }!
-        guard nearest.degrees <= limit else { return nil }
-        return (e * nearest.sign, nearest.degrees)
-    }
-
-    /// The angle between two directions, degrees (0-180).
-    private static func degrees(between a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
-        acos(min(1, max(-1, dot(a, b) / (length(a) * length(b))))) * 180 / .pi
     }
 
     /// The lens zoom navigation allows for: the old camera's estimate when it was taken (or the one a session holds),

@@ -51,7 +51,7 @@ public final class GuidanceSession {
         self.camera = camera
         self.referenceAttitude = referenceAttitude
         self.robustUpdates = robustUpdates
-        sessionCamera = SessionReferenceCamera(config: estimator.config.pose.referenceFocal)
+        sessionCamera = estimator.referenceCameraPolicy.session()
     }
 
     /// The reference's camera the session works on: an unknown one's estimate (combined over `frames` robust updates
@@ -287,9 +287,9 @@ public final class GuidanceSession {
             let result = try estimator.estimate(reference: working, current: image, camera: camera, attitudes: attitudes)
             guard reference.cameraUnknown, result.pose != nil else { return RobustUpdate(result: result, cameraAnswer: nil) }
             guard working.heldEstimate != nil, let currentCamera, let inliers = result.counts.inliersEssential else {
-                return RobustUpdate(result: result, cameraAnswer: SharedReferenceCamera.Answer(result))
+                return RobustUpdate(result: result, cameraAnswer: estimator.referenceCameraPolicy.answer(result))
             }
-            let own = try estimator.referenceCamera(result.correspondences, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
+            let own = try estimator.referenceCameraPolicy.frame(result.correspondences, reference: reference, currentCamera: currentCamera, currentSize: image.fullSize)
             let answer = own.determined == nil ? nil : own.estimate.map { SharedReferenceCamera.Answer(camera: $0, inliers: inliers) }
             return RobustUpdate(result: result, cameraAnswer: answer)
         }
