@@ -42,6 +42,9 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
     /// The reference frames' camera when it is not the frames' (`intrinsics`/`calibration`): its intrinsics, or
     /// "unknown" (old photos: estimated for each frame from its matches).
     public var referenceIntrinsics: ReferenceIntrinsics?
+    /// "photo" or "print": an old print is matched with the old-photo treatment whatever is known of its camera. When
+    /// absent: a print when `referenceIntrinsics` is "unknown", else detected (`FrameSequence.referenceKind`).
+    public var referenceKind: ReferenceKind?
     /// File name of the reference frame; nil for a pair list (every row names its own reference).
     public var reference: String?
     public var cameraOrientation: ScreenOrientation
@@ -63,7 +66,7 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, calibration, intrinsics, referenceIntrinsics, reference, cameraOrientation, attitudeFrame, provenance, license
+        case name, calibration, intrinsics, referenceIntrinsics, referenceKind, reference, cameraOrientation, attitudeFrame, provenance, license
     }
 
     public init(from decoder: Decoder) throws {
@@ -73,6 +76,12 @@ public struct SequenceManifest: Codable, Equatable, Sendable {
         calibration = try c.decodeIfPresent(String.self, forKey: .calibration)
         intrinsics = try c.decodeIfPresent(SequenceIntrinsics.self, forKey: .intrinsics)
         referenceIntrinsics = try c.decodeIfPresent(ReferenceIntrinsics.self, forKey: .referenceIntrinsics)
+        if let text = try c.decodeIfPresent(String.self, forKey: .referenceKind) {
+            guard let kind = ReferenceKind(rawValue: text) else {
+                throw RephotoError.badInput("referenceKind '\(text.prefix(40))' must be \"photo\" or \"print\"")
+            }
+            referenceKind = kind
+        }
         reference = try c.decodeIfPresent(String.self, forKey: .reference)
         cameraOrientation = try c.value(.cameraOrientation, or: .portrait)
         attitudeFrame = try c.value(.attitudeFrame, or: .xArbitraryZVertical)
@@ -220,6 +229,19 @@ public struct FrameSequence: Equatable, Sendable {
 
     /// The manifest says the references' camera is unknown (old photos).
     public var referenceCameraUnknown: Bool { manifest.referenceIntrinsics == .unknown }
+
+    /// What the references are, one treatment for all: declared (`referenceKind`), a print when their camera is
+    /// unknown, else detected on each reference (decoded as `features` reduces it) and settled by the majority (a tie:
+    /// a photo), the evidence reported being the first reference's of that kind.
+    public func referenceKind(features: FeatureConfig) throws -> ReferenceKindEvidence {
+        if manifest.referenceKind != nil || referenceCameraUnknown {
+            return .given(manifest.referenceKind, cameraUnknown: referenceCameraUnknown)
+        }
+        let files = Array(Set(frames.compactMap { referenceFile(for: $0) })).sorted()
+        let found = try files.map { try ReferenceKindEvidence.detect(Image(contentsOfFile: path(of: $0), reducedFor: features)) }
+        let prints = found.filter { $0.kind == .print }
+        return prints.count * 2 > found.count ? prints[0] : found.first { $0.kind == .photo } ?? .given(nil, cameraUnknown: false)
+    }
 
     /// Intrinsics for the frames: the calibration file (relative to the folder) or the manifest's intrinsics.
     public func camera() throws -> CameraIntrinsics? {

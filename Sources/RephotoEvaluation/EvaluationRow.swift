@@ -42,6 +42,15 @@ public struct EvaluationRow: Equatable, Sendable {
     public var quadrilateralErrorPixels: Double?
     /// A reference of unknown camera: its estimated focal length's error against gt_reference_fx/fy, %, signed.
     public var referenceFocalErrorPercent: Double?
+    /// What the reference is, `photo` or `print` (`ReferenceKind`), as the estimate used it.
+    public var referenceKind: String?
+    /// A reference of unknown camera: the camera estimated for this frame (or shared by the sequence's frames), its
+    /// pixels, and its focal length's 1 sigma, %; empty while undetermined.
+    public var referenceFx: Double?
+    public var referenceFy: Double?
+    public var referenceCx: Double?
+    public var referenceCy: Double?
+    public var referenceFocalSigmaPercent: Double?
     public var timeDetectReferenceMs: Double?
     public var timeDetectCurrentMs: Double?
     public var timeMatchMs: Double?
@@ -57,11 +66,14 @@ public struct EvaluationRow: Equatable, Sendable {
         "rotation_only", "translation_undetermined", "rotation_deg", "rotation_error_deg", "translation_error_deg", "translation_error_unsigned_deg", "pair_error_deg", "corner_error_px",
         "afd_px", "score", "displacement_percent", "aligned",
         "sensor_rotation_deg", "sensor_vision_angle_deg", "sensor_rotation_error_deg", "quad_error_px", "reference_focal_error_percent",
+        "reference_kind", "reference_fx", "reference_fy", "reference_cx", "reference_cy", "reference_focal_sigma_percent",
         "time_detect_reference_ms", "time_detect_current_ms", "time_match_ms", "time_homography_ms", "time_essential_ms", "time_total_ms",
     ]
 
     /// Columns added after the first release of the format, optional when reading.
-    static let laterColumns: Set<String> = ["translation_error_unsigned_deg", "pose_refusal", "translation_undetermined", "reference_focal_error_percent"]
+    static let laterColumns: Set<String> = ["translation_error_unsigned_deg", "pose_refusal", "translation_undetermined", "reference_focal_error_percent",
+                                            "reference_kind", "reference_fx", "reference_fy", "reference_cx", "reference_cy",
+                                            "reference_focal_sigma_percent"]
 
     public static let timingColumns = Set(columns.filter { $0.hasPrefix("time_") })
     static let countColumns: Set<String> = ["keypoints_reference", "keypoints_current", "matches", "inliers_homography", "inliers_essential"]
@@ -77,7 +89,9 @@ public struct EvaluationRow: Equatable, Sendable {
         ("pair_error_deg", \.pairErrorDegrees), ("corner_error_px", \.cornerErrorPixels), ("afd_px", \.afdPixels), ("score", \.score),
         ("displacement_percent", \.displacementPercent), ("sensor_rotation_deg", \.sensorRotationDegrees),
         ("sensor_vision_angle_deg", \.sensorVisionAngleDegrees), ("sensor_rotation_error_deg", \.sensorRotationErrorDegrees),
-        ("quad_error_px", \.quadrilateralErrorPixels), ("reference_focal_error_percent", \.referenceFocalErrorPercent), ("time_detect_reference_ms", \.timeDetectReferenceMs),
+        ("quad_error_px", \.quadrilateralErrorPixels), ("reference_focal_error_percent", \.referenceFocalErrorPercent),
+        ("reference_fx", \.referenceFx), ("reference_fy", \.referenceFy), ("reference_cx", \.referenceCx), ("reference_cy", \.referenceCy),
+        ("reference_focal_sigma_percent", \.referenceFocalSigmaPercent), ("time_detect_reference_ms", \.timeDetectReferenceMs),
         ("time_detect_current_ms", \.timeDetectCurrentMs), ("time_match_ms", \.timeMatchMs), ("time_homography_ms", \.timeHomographyMs),
         ("time_essential_ms", \.timeEssentialMs), ("time_total_ms", \.timeTotalMs),
     ] }
@@ -94,6 +108,7 @@ public struct EvaluationRow: Equatable, Sendable {
         case "failure_reason": return failureReason ?? ""
         case "pose_refusal": return poseRefusal ?? ""
         case "translation_undetermined": return translationUndetermined ?? ""
+        case "reference_kind": return referenceKind ?? ""
         default:
             if let (_, path) = Self.numbers.first(where: { $0.0 == column }) {
                 guard let v = self[keyPath: path] else { return "" }
@@ -155,6 +170,12 @@ public struct EvaluationRow: Equatable, Sendable {
             row.failureReason = cell("failure_reason").isEmpty ? nil : cell("failure_reason")
             row.poseRefusal = cell("pose_refusal").isEmpty ? nil : cell("pose_refusal")
             row.translationUndetermined = cell("translation_undetermined").isEmpty ? nil : cell("translation_undetermined")
+            if !cell("reference_kind").isEmpty {
+                guard ReferenceKind(rawValue: cell("reference_kind")) != nil else {
+                    throw RephotoError.badInput("\(path) line \(line): column 'reference_kind': '\(cell("reference_kind").prefix(40))' is neither photo nor print")
+                }
+                row.referenceKind = cell("reference_kind")
+            }
             for (name, path) in numbers {
                 let text = cell(name)
                 if text.isEmpty { continue }

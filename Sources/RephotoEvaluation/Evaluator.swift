@@ -35,6 +35,8 @@ public struct Evaluator: Sendable {
     public var featureCache: FeatureCache?
     /// Searches kept across runs (`rephoto tune`); hits need the same features objects, which `featureCache` gives.
     public var stageCache: StageCache?
+    /// The references' kind of the sequence being evaluated (`FrameSequence.referenceKind`), set per sequence.
+    var referenceKind: ReferenceKindEvidence?
 
     public init(config: PipelineConfig, jobs: Int) throws {
         estimator = try PoseEstimator(config: config)
@@ -107,9 +109,12 @@ public struct Evaluator: Sendable {
                 progress?(counter.value, total)
                 continue
             }
-            // Old photos are detected with their own settings (features.oldPhotoClahe).
+            // Prints are detected with their own settings (features.oldPhotoClahe), whatever is known of their camera. A
+            // reference that cannot be read fails where it is prepared, with its own error.
             var evaluator = self
-            if sequence.referenceCameraUnknown, let adjusted = try? PoseEstimator(config: estimator.config.forReference(cameraUnknown: true)) {
+            let kind = (try? sequence.referenceKind(features: estimator.config.features)) ?? .given(nil, cameraUnknown: sequence.referenceCameraUnknown)
+            evaluator.referenceKind = kind
+            if kind.kind == .print, let adjusted = try? PoseEstimator(config: estimator.config.forReference(kind: .print)) {
                 evaluator.estimator = adjusted
             }
             let (rows, shared) = evaluator.evaluate(sequence, skipping: skip) { counter.increment(); progress?(counter.value, total) }
@@ -208,12 +213,12 @@ public struct Evaluator: Sendable {
 
     private func prepare(_ sequence: FrameSequence, _ file: String, _ camera: CameraIntrinsics?) -> Result<ReferenceFrame, RephotoError> {
         Result {
-            if !estimator.config.features.referenceBorder.applies(cameraUnknown: sequence.referenceCameraUnknown),
-               let cached = try cached(sequence.path(of: file)) {
-                return try estimator.prepareReference(features: cached.features, camera: camera, cameraUnknown: sequence.referenceCameraUnknown)
+            let kind = referenceKind ?? .given(nil, cameraUnknown: sequence.referenceCameraUnknown)
+            if !estimator.config.features.referenceBorder.applies(print: kind.kind == .print), let cached = try cached(sequence.path(of: file)) {
+                return try estimator.prepareReference(features: cached.features, camera: camera, cameraUnknown: sequence.referenceCameraUnknown, kind: kind)
             }
             let image = try estimator.load(contentsOfFile: sequence.path(of: file))
-            return try estimator.prepareReference(image, camera: camera, cameraUnknown: sequence.referenceCameraUnknown)
+            return try estimator.prepareReference(image, camera: camera, cameraUnknown: sequence.referenceCameraUnknown, kind: kind)
         }.mapError(RephotoError.wrapping)
     }
 
@@ -310,6 +315,11 @@ extension EvaluationRow {
         inliersEssential = r.counts.inliersEssential.map(Double.init)
         if let truth = truth.referenceFocal, let found = r.referenceCamera {
             referenceFocalErrorPercent = ((found.fx + found.fy) / 2 - truth) / truth * 100
+        }
+        referenceKind = r.referenceKind?.kind.rawValue
+        if let found = r.referenceCamera, found.focalSigmaPercent.isFinite {
+            (referenceFx, referenceFy, referenceCx, referenceCy) = (found.fx, found.fy, found.cx, found.cy)
+            referenceFocalSigmaPercent = found.focalSigmaPercent
         }
         rotationOnly = r.pose?.rotationOnly
         translationUndetermined = r.pose?.translationUndetermined?.rawValue

@@ -163,7 +163,8 @@ public struct SessionEvaluator: Sendable {
     /// One session over a sequence's frames in file order; the reference is the manifest's, for every frame.
     func run(_ sequence: FrameSequence, config: PipelineConfig, name: String, frameDone: () -> Void) throws -> [SessionRow] {
         let updates: RobustUpdates = name == "robust" || robustLag == 0 ? .inline : .deferred(lag: robustLag)
-        let estimator = try PoseEstimator(config: config.forReference(cameraUnknown: sequence.referenceCameraUnknown))
+        let kind = try sequence.referenceKind(features: config.features)
+        let estimator = try PoseEstimator(config: config.forReference(kind: kind.kind))
         let frames = sequence.frames.enumerated().filter { $0.element.file != sequence.referenceFile(for: $0.element) }
         guard let referenceFile = sequence.manifest.reference else {
             throw RephotoError.badInput("\(sequence.manifest.name): a session needs one reference (sequence.json's reference), not a list of pairs")
@@ -173,7 +174,8 @@ public struct SessionEvaluator: Sendable {
         }
         let camera = try sequence.camera()
         let reference = try estimator.prepareReference(estimator.load(contentsOfFile: sequence.path(of: referenceFile)),
-                                                       camera: try sequence.referenceCamera(), cameraUnknown: sequence.referenceCameraUnknown)
+                                                       camera: try sequence.referenceCamera(), cameraUnknown: sequence.referenceCameraUnknown,
+                                                       kind: kind)
         let referenceAttitude = try frames.first.flatMap { try sequence.attitudes(for: $0.element)?.reference }
         let session = GuidanceSession(estimator: estimator, reference: reference, camera: camera, referenceAttitude: referenceAttitude,
                                       robustUpdates: updates)

@@ -59,7 +59,10 @@ struct RequestMetadata: Decodable, Sendable {
     var hasConfig = false
     var align: AlignOptions?
 
-    enum CodingKeys: String, CodingKey { case reference, retake, config, align }
+    /// What the reference is, "photo" or "print" (`ReferenceKind`); nil: a print when its camera is unknown, else detected.
+    var referenceKind: ReferenceKind?
+
+    enum CodingKeys: String, CodingKey { case reference, retake, config, align, referenceKind }
 
     init() {}
 
@@ -68,6 +71,12 @@ struct RequestMetadata: Decodable, Sendable {
         reference = try c.decodeIfPresent(Photo.self, forKey: .reference)
         retake = try c.decodeIfPresent(Photo.self, forKey: .retake)
         align = try c.decodeIfPresent(AlignOptions.self, forKey: .align)
+        if let text = try c.decodeIfPresent(String.self, forKey: .referenceKind) {
+            guard let kind = ReferenceKind(rawValue: text) else {
+                throw ServiceError.badInput("metadata.referenceKind '\(text.prefix(40))' must be \"photo\" or \"print\"")
+            }
+            referenceKind = kind
+        }
         hasConfig = c.contains(.config)
     }
 
@@ -79,7 +88,7 @@ struct RequestMetadata: Decodable, Sendable {
                                         "intrinsics": .object(["fx": .any, "fy": .any, "cx": .any, "cy": .any, "distortion": .any,
                                                                "imageWidth": .any, "imageHeight": .any]),
                                         "attitude": .object(["quaternion": .any, "orientation": .any, "frame": .any])])
-        static let metadata = Keys.object(["reference": photo, "retake": photo, "config": .any,
+        static let metadata = Keys.object(["reference": photo, "retake": photo, "config": .any, "referenceKind": .any,
                                            "align": .object(["mode": .any, "opacity": .any, "format": .any])])
     }
 

@@ -17,6 +17,9 @@ final class RetakeService: Sendable {
     /// References being added now: concurrent uploads of one new image each found it absent and all answered
     /// 201; the first one in flight creates it, the others find it known.
     private let adding = Mutex<Set<String>>([])
+    /// References' kinds as detected, by id (the image's hash, so a detection holds for good); at most `maxKinds`.
+    private let detectedKinds = Mutex<[String: ReferenceKindEvidence]>([:])
+    private static let maxKinds = 4096
 
     /// `pool`: the compute pool to run on (one of `settings`' size is made when nil); `lanes`: the sessions' own
     /// (`SessionPipelines.makeLanes`, made when nil).
@@ -127,8 +130,9 @@ final class RetakeService: Sendable {
         // entry's camera is lost: this upload rewrites the entry with what it says.
         let (camera, unknown) = RequestMetadata.namesCamera(inputs.metadata.reference)
             ? (inputs.referenceCamera, inputs.referenceCameraUnknown) : (try? storedCamera(id)) ?? (nil, false)
-        let settings = inputs.settings.forReference(cameraUnknown: unknown)
-        let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings)
+        let kind = await referenceKind(inputs.metadata.referenceKind, cameraUnknown: unknown, id: id, image: image, settings: inputs.settings)
+        let settings = inputs.settings.forReference(kind: kind.kind)
+        let frame = try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, kind: kind, settings: settings)
         // No retake can ever match a reference with fewer keypoints than a pose needs (a blank image was
         // stored, 201, and every score against it failed).
         let needed = settings.minimumInliers
@@ -248,9 +252,28 @@ final class RetakeService: Sendable {
         throw ServiceError.notFound("reference \(id)'s image in --reference-store is missing or damaged; the reference has been removed: add it again")
     }
 
+    /// A reference's kind: declared (metadata.referenceKind), a print when its camera is unknown, else detected from
+    /// its image on the pool and remembered by id. An image that cannot be decoded is taken for a photo here: preparing
+    /// it says why it cannot be used.
+    func referenceKind(_ declared: ReferenceKind?, cameraUnknown: Bool, id: String, image: Data?, settings: PipelineConfig) async -> ReferenceKindEvidence {
+        if declared != nil || cameraUnknown { return .given(declared, cameraUnknown: cameraUnknown) }
+        if let known = detectedKinds.withLock({ $0[id] }) { return known }
+        // The store read as is: a damaged entry is for preparing to find, repair or forget, and say.
+        guard let bytes = image ?? store.get(id)?.image,
+              let found = try? await compute({ try ReferenceKindEvidence.detect(Image(data: bytes, maxPixels: settings.maxPixels, reducedFor: settings.features)) })
+        else { return .given(nil, cameraUnknown: false) }
+        detectedKinds.withLock { kinds in
+            if kinds.count >= Self.maxKinds { kinds.removeAll() }
+            kinds[id] = found
+        }
+        return found
+    }
+
     /// A prepared reference from the cache, or decoded and detected (on the pool) and cached.
-    func prepared(id: String, image: Data?, camera: CameraIntrinsics?, cameraUnknown: Bool = false, settings: PipelineConfig) async throws -> ReferenceFrame {
-        let key = ReferenceCache.key(id, settings.features, camera) + (cameraUnknown ? "|unknown" : "")
+    func prepared(id: String, image: Data?, camera: CameraIntrinsics?, cameraUnknown: Bool = false, kind: ReferenceKindEvidence? = nil,
+                  settings: PipelineConfig) async throws -> ReferenceFrame {
+        let kind = kind ?? .given(nil, cameraUnknown: cameraUnknown)
+        let key = ReferenceCache.key(id, settings.features, camera) + (cameraUnknown ? "|unknown" : "") + (kind.kind == .print ? "|print" : "")
         // A reference looked up by id is served from memory only while the shared store still has it: a delete
         // through any instance holds at once everywhere (one stat a request).
         if image == nil, store.directory != nil, !store.contains(id) {
@@ -266,11 +289,11 @@ final class RetakeService: Sendable {
         let registered = image == nil || store.contains(id)
         let settingsKey = ReferenceStore.settingsKey(settings.features)
         // Saved features first (a restart, another instance), then the image, detected again.
-        if !settings.features.referenceBorder.applies(cameraUnknown: cameraUnknown), let saved = store.features(id, settingsKey: settingsKey) {
+        if !settings.features.referenceBorder.applies(print: kind.kind == .print), let saved = store.features(id, settingsKey: settingsKey) {
             do {
                 let frame = try await compute {
                     try PoseEstimator(config: settings).prepareReference(features: try Features(serialized: saved, config: settings.features), camera: camera,
-                                                                         cameraUnknown: cameraUnknown)
+                                                                         cameraUnknown: cameraUnknown, kind: kind)
                 }
                 cache.put(key, frame, camera: camera, registered: registered)
                 return frame
@@ -286,12 +309,12 @@ final class RetakeService: Sendable {
         let (frame, features) = try await compute {
             let estimator = try PoseEstimator(config: settings)
             let decoded = try Self.decodingStored(id, stored: image == nil) { try estimator.decode(bytes) }
-            let frame = try estimator.prepareReference(decoded, camera: camera, cameraUnknown: cameraUnknown)
+            let frame = try estimator.prepareReference(decoded, camera: camera, cameraUnknown: cameraUnknown, kind: kind)
             return (frame, try frame.features.serialized())
         }
         cache.put(key, frame, camera: camera, registered: registered)
         // Features found inside a print's border are not those of the image under these settings: not saved.
-        if image == nil || store.contains(id), !settings.features.referenceBorder.applies(cameraUnknown: cameraUnknown),
+        if image == nil || store.contains(id), !settings.features.referenceBorder.applies(print: kind.kind == .print),
            let evicted = try? store.putFeatures(id, settingsKey: settingsKey, features) {
             metrics.derivedEvicted.increment(by: Int64(evicted))
         }
@@ -343,8 +366,9 @@ final class RetakeService: Sendable {
             throw ServiceError.badInput("the reference's camera is \"unknown\"\(image == nil && !inputs.referenceCameraUnknown ? " (as stored)" : ""): estimating it needs the retake's camera (metadata.retake.calibration or intrinsics)")
         }
         let camera = unknown ? nil : given ?? inputs.retakeCamera
-        let settings = inputs.settings.forReference(cameraUnknown: unknown)
-        return PreparedReference(frame: try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, settings: settings),
+        let kind = await referenceKind(inputs.metadata.referenceKind, cameraUnknown: unknown, id: id, image: image, settings: inputs.settings)
+        let settings = inputs.settings.forReference(kind: kind.kind)
+        return PreparedReference(frame: try await prepared(id: id, image: image, camera: camera, cameraUnknown: unknown, kind: kind, settings: settings),
                                  image: image, id: id, camera: camera, settings: settings)
     }
 

@@ -5,3 +5,4 @@ import RephotoKit
 extension ScreenOrientation: ExpressibleByArgument {}
 extension AttitudeReferenceFrame: ExpressibleByArgument {}
 extension DetectorKind: ExpressibleByArgument {}
+extension ReferenceKind: ExpressibleByArgument {}

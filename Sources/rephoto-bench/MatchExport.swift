@@ -119,7 +119,7 @@ enum MatchExport {
             let sequence = try FrameSequence.load(from: URL(fileURLWithPath: directory))
             guard let camera = try sequence.camera() else { throw RephotoError.badInput("\(directory): no intrinsics") }
             if sequence.referenceCameraUnknown {
-                try exportOldPhotos(sequence, set: set, camera: camera, config: config.forReference(cameraUnknown: true), seeds: seeds,
+                try exportOldPhotos(sequence, set: set, camera: camera, config: config.forReference(kind: .print), seeds: seeds,
                                     handle: handle, encoder: encoder)
                 continue
             }

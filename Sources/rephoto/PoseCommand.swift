@@ -23,6 +23,8 @@ struct PoseCommand: ParsableCommand {
     var referenceCalibration: String?
     @Option(parsing: .unconditional, help: "Intrinsics fx,fy,cx,cy of the reference camera when it differs from the current one, or 'unknown' (an old photo): its focal length is then estimated from the matches, with its principal point near its centre (pose.referenceFocal.principalPointSigma).")
     var referenceIntrinsics: String?
+    @Option(parsing: .unconditional, help: "What the reference is: photo, or print (an old print: matched with the old-photo treatment whatever is known of its camera). Default: print with --reference-intrinsics unknown, else detected (grey or sepia tones inside a scanned border); the JSON's referenceKind says which and why.")
+    var referenceKind: ReferenceKind?
     @Option(parsing: .unconditional, help: "Phone attitude at the reference capture, unit quaternion w,x,y,z (CoreMotion CMAttitude.quaternion, Android rotation vector); with --current-attitude adds the sensor path.")
     var referenceAttitude: String?
     @Option(parsing: .unconditional, help: "Phone attitude at the current capture, w,x,y,z.")
@@ -54,7 +56,10 @@ struct PoseCommand: ParsableCommand {
             }
         }
         let referenceUnknown = referenceIntrinsics.map(CameraIntrinsics.namesUnknown) ?? false
-        let settings = try pipeline.resolve().forReference(cameraUnknown: referenceUnknown)
+        let resolved = try pipeline.resolve()
+        let kind = try ReferenceKindEvidence.resolve(referenceKind, cameraUnknown: referenceUnknown,
+                                                     image: try Image(contentsOfFile: reference, reducedFor: resolved.features))
+        let settings = resolved.forReference(kind: kind.kind)
         let estimator = try PoseEstimator(config: settings)
 
         let currentCamera = try camera(calibration, intrinsics, role: "")
@@ -82,7 +87,7 @@ struct PoseCommand: ParsableCommand {
                 let image = Result { try estimator.load(contentsOfFile: reference) }
                 let loaded = milliseconds(since: start)
                 let prepared = image.flatMap { image in
-                    Result { try estimator.prepareReference(image, camera: referenceCamera, cameraUnknown: referenceUnknown) }
+                    Result { try estimator.prepareReference(image, camera: referenceCamera, cameraUnknown: referenceUnknown, kind: kind) }
                 }
                 sides.withLock { $0.reference = Side(image: image, milliseconds: loaded); $0.prepared = prepared }
             } else {

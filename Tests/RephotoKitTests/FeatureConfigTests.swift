@@ -43,19 +43,19 @@ import RephotoEvaluation
     /// SIFT's contrast threshold, ORB untouched: on the faded print above (its CLAHE as an old photo's), that finds more
     /// keypoints on the print and more homography inliers, the pose still within 1° of the truth.
     @Test func anOldPhotoIsDetectedAtALowerThreshold() throws {
-        let adjusted = PipelineConfig().forReference(cameraUnknown: true).features
+        let adjusted = PipelineConfig().forReference(kind: .print).features
         #expect(abs(adjusted.akaze.threshold - 0.0003) < 1e-12 && abs(adjusted.sift.contrastThreshold - 0.012) < 1e-12)
         #expect(adjusted.orb == FeatureConfig().orb && adjusted.clahe == 3)
         var unscaled = PipelineConfig()
         unscaled.features.oldPhotoThresholdScale = 1
-        #expect(unscaled.forReference(cameraUnknown: true).features.akaze.threshold == FeatureConfig().akaze.threshold)
+        #expect(unscaled.forReference(kind: .print).features.akaze.threshold == FeatureConfig().akaze.threshold)
 
         let (faded, current, camera, truth) = try fadedPrint()
         var found: [Double: (keypoints: Int, inliers: Int)] = [:]
         for scale in [1.0, 0.3] {
             var config = PipelineConfig()
             config.features.oldPhotoThresholdScale = scale
-            let result = try PoseEstimator(config: config.forReference(cameraUnknown: true)).estimate(reference: faded, current: current, camera: camera)
+            let result = try PoseEstimator(config: config.forReference(kind: .print)).estimate(reference: faded, current: current, camera: camera)
             found[scale] = (result.counts.keypointsReference, result.counts.inliersHomography)
             let pose = try #require(result.pose)
             #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: truth) < 1)
@@ -68,21 +68,21 @@ import RephotoEvaluation
     /// orientation, photos of today keep it. On a harsher print of the bundled reference (contrast 0.25, blur 2 px, grain
     /// 12) that finds more homography inliers than the oriented descriptors, the pose within 1° of the truth.
     @Test func anOldPhotoIsDescribedUpright() throws {
-        #expect(PipelineConfig().forReference(cameraUnknown: true).features.akaze.descriptorType == .mldbUpright)
-        #expect(PipelineConfig().forReference(cameraUnknown: false).features.akaze.descriptorType == .mldb)
+        #expect(PipelineConfig().forReference(kind: .print).features.akaze.descriptorType == .mldbUpright)
+        #expect(PipelineConfig().forReference(kind: .photo).features.akaze.descriptorType == .mldb)
         var kaze = PipelineConfig()
         kaze.features.akaze.descriptorType = .kaze
-        #expect(kaze.forReference(cameraUnknown: true).features.akaze.descriptorType == .kazeUpright)
+        #expect(kaze.forReference(kind: .print).features.akaze.descriptorType == .kazeUpright)
         var oriented = PipelineConfig()
         oriented.features.oldPhotoUpright = false
-        #expect(oriented.forReference(cameraUnknown: true).features.akaze.descriptorType == .mldb)
+        #expect(oriented.forReference(kind: .print).features.akaze.descriptorType == .mldb)
 
         let (faded, current, camera, truth) = try fadedPrint(contrast: 0.25, blur: 2, noise: 12)
         var inliers: [Bool: Int] = [:]
         for upright in [false, true] {
             var config = PipelineConfig()
             config.features.oldPhotoUpright = upright
-            let result = try PoseEstimator(config: config.forReference(cameraUnknown: true)).estimate(reference: faded, current: current, camera: camera)
+            let result = try PoseEstimator(config: config.forReference(kind: .print)).estimate(reference: faded, current: current, camera: camera)
             inliers[upright] = result.counts.inliersHomography
             if upright {
                 let pose = try #require(result.pose)

@@ -171,6 +171,36 @@ struct Upload {
         }
     }
 
+    /// What the reference is (metadata.referenceKind): declared, a print when its camera is unknown, else detected; the
+    /// score says which and how. A colour photo is detected a photo, an undeclared unknown camera is a print, a
+    /// declaration wins, and a kind that is neither word is refused by name.
+    @Test func theReferencesKindIsDeclaredOrDetectedAndReported() async throws {
+        let sequence = Fixtures.packageRoot.appendingPathComponent("datasets/synth-approach")
+        let reference = try Data(contentsOf: sequence.appendingPathComponent("reference.jpg"))
+        let retake = try Data(contentsOf: sequence.appendingPathComponent("frame-0000.jpg"))
+        let camera = #"{"fx": 391.6444049109095, "fy": 391.6444049109095, "cx": 239.5, "cy": 179.5}"#
+        let cases: [(String, String, String)] = [
+            (#"{"retake": {"intrinsics": \#(camera)}}"#, "photo", "detected"),
+            (#"{"reference": {"intrinsics": "unknown"}, "retake": {"intrinsics": \#(camera)}}"#, "print", "cameraUnknown"),
+            (#"{"referenceKind": "print", "retake": {"intrinsics": \#(camera)}}"#, "print", "declared"),
+        ]
+        try await Self.app(try Self.settings()).test(.router) { http in
+            for (metadata, kind, source) in cases {
+                let score = Upload().adding("reference", reference).adding("retake", retake).adding("metadata", json: metadata)
+                try await http.execute(uri: "/v1/retakes/score", method: .post, headers: score.headers, body: score.body) { response in
+                    #expect(response.status == .ok, "\(metadata): \(String(buffer: response.body))")
+                    let found = Self.json(response)["referenceKind"] as? [String: Any] ?? [:]
+                    #expect(found["kind"] as? String == kind && found["source"] as? String == source, "\(metadata): \(found)")
+                }
+            }
+            let bad = Upload().adding("reference", reference).adding("retake", retake).adding("metadata", json: #"{"referenceKind": "painting"}"#)
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: bad.headers, body: bad.body) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("metadata.referenceKind 'painting' must be"),
+                        "\(String(buffer: response.body))")
+            }
+        }
+    }
+
     /// A known image uploaded again without a camera keeps the camera stored with it (it was overwritten with
     /// none, and scoring by id then gave no pose; probe); a camera given with it replaces it.
     @Test func uploadingAReferenceAgainKeepsItsCamera() async throws {

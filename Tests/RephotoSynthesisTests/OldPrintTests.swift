@@ -69,7 +69,7 @@ import Testing
     @Test func navigationFramesThePhotoNotTheScan() throws {
         let scan = try Self.scan(colour: 235, tilt: 0, margins: [30, 150, 24, 40])
         let photo = try Fixtures.image("graf1.png").resized(width: 480, height: 360).grayscale()
-        let config = PipelineConfig().forReference(cameraUnknown: true)
+        let config = PipelineConfig().forReference(kind: .print)
         let estimator = try PoseEstimator(config: config)
         let reference = try estimator.prepareReference(scan, camera: nil, cameraUnknown: true)
         let border = try #require(reference.border)
@@ -103,7 +103,7 @@ import Testing
         let referenceImage = try estimator.load(contentsOfFile: directory.appendingPathComponent("reference.jpg").path)
         let known = try estimator.prepareReference(referenceImage, camera: CameraIntrinsics(fx: truth.x, fy: truth.y, cx: truth.z, cy: truth.w))
         // As every entry point does for an old photo: detected with features.oldPhotoClahe.
-        let oldPhotos = try PoseEstimator(config: PipelineConfig().forReference(cameraUnknown: true))
+        let oldPhotos = try PoseEstimator(config: PipelineConfig().forReference(kind: .print))
         let unknown = try oldPhotos.prepareReference(referenceImage, camera: nil, cameraUnknown: true)
         let border = try #require(unknown.border)
         #expect(border.center.distance(to: Point2(x: truth.z, y: truth.w)) < 0.06 * Double(border.width))
@@ -128,7 +128,7 @@ import Testing
         // The focal length's sigma widened (the principal point assumed within 10 %) until it turns the rotation past
         // pose.referenceFocal.maxRotationShift: refused, and no pose. On the first pass's matches alone: the epipolar
         // pass's determine the focal length too well for the sigma to reach that bound.
-        var strict = PipelineConfig().forReference(cameraUnknown: true)
+        var strict = PipelineConfig().forReference(kind: .print)
         strict.matching.oldPhotoEpipolarRatio = 0
         strict.pose.referenceFocal.maxRotationShift = 0.3
         strict.pose.referenceFocal.principalPointSigma = 10
@@ -148,7 +148,7 @@ import Testing
         #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: try #require(frames.first?.truth.rotation)) < 3)
         // Every scanned focal length counted as fitting nearly as well (pose.referenceFocal.spanInliers past the
         // correspondences): the focal length is undetermined, and no pose.
-        var spanned = PipelineConfig().forReference(cameraUnknown: true)
+        var spanned = PipelineConfig().forReference(kind: .print)
         spanned.pose.referenceFocal.spanInliers = 100_000
         let undetermined = try PoseEstimator(config: spanned).estimate(reference: unknown, current: first, camera: options.camera)
         #expect(undetermined.poseRefusal?.cause == .referenceCameraUndetermined && undetermined.pose == nil)
@@ -231,7 +231,7 @@ import Testing
             }
             var counts: [Int] = [], known: [Int] = []
             for ratio in [0.9, 0] {
-                var config = PipelineConfig().forReference(cameraUnknown: true)
+                var config = PipelineConfig().forReference(kind: .print)
                 config.matching.oldPhotoEpipolarRatio = ratio
                 let result = try estimate(config, referenceCamera: nil)
                 counts.append(result.counts.matches)

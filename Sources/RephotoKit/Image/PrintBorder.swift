@@ -2,15 +2,15 @@ import RephotoShim
 
 /// When to look for a scanned print's border around the reference (`features.referenceBorder`).
 public enum BorderMode: String, Codable, CaseIterable, Sendable {
-    /// On references from an unknown camera (old photos, usually scans of prints).
+    /// On prints (`ReferenceKind.print`: declared, detected, or a reference of unknown camera).
     case auto
     /// On every reference. (Not "on" and "off": YAML reads those as booleans.)
     case always
     case never
 
-    /// Whether a reference (its camera unknown or not) is searched for a border: its features then depend on its
-    /// pixels beyond what features saved without the border say, so those are not reused for it.
-    public func applies(cameraUnknown: Bool) -> Bool { self == .always || (self == .auto && cameraUnknown) }
+    /// Whether a reference (a print or not) is searched for a border: its features then depend on its pixels beyond
+    /// what features saved without the border say, so those are not reused for it.
+    public func applies(print: Bool) -> Bool { self == .always || (self == .auto && print) }
 }
 
 /// A scanned print's border: the photo inside it as an axis-aligned box in the file's pixels. Keypoints are

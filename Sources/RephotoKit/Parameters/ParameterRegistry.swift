@@ -22,21 +22,21 @@ public enum ParameterRegistry {
         // 3 from aged Herz-Jesu prints: with the true camera mAA@10 0.28 -> 0.72, with it unknown 0 -> 0.05 (rotation
         // 0 -> 0.36); synthetic old prints 0.14 -> 0.88 (scripts/bench-old-photos; docs/decisions.md, "Old photos").
         .real("features.oldPhotoClahe", \.features.oldPhotoClahe, 3, atLeast: 0, atMost: 40,
-              "the CLAHE clip limit used in place of features.clahe, when that is 0, for a reference of unknown camera (an old photo) and the frames matched against it; 0: none"),
+              "the CLAHE clip limit used in place of features.clahe, when that is 0, for an old print (a reference of kind print: declared, detected, or of unknown camera) and the frames matched against it; 0: none"),
         // 0.3 from aged Herz-Jesu prints (AKAZE 0.001 -> 0.0003): mAA@10 without the camera 0.25 -> 0.37 grey, 0.06 -> 0.14
         // sepia; 0.1 and 0.5 less on one set or both (docs/decisions.md, "Old photos").
         .real("features.oldPhotoThresholdScale", \.features.oldPhotoThresholdScale, 0.3, above: 0, atMost: 1, scale: .log,
-              "the factor on features.akaze.threshold and features.sift.contrastThreshold for a reference of unknown camera (an old photo) and the frames matched against it, whose faded corners respond weakly; ORB is not affected; 1: none"),
+              "the factor on features.akaze.threshold and features.sift.contrastThreshold for an old print (a reference of kind print) and the frames matched against it, whose faded corners respond weakly; ORB is not affected; 1: none"),
         // On from aged Herz-Jesu prints (scripts/bench-old-photos): mAA@10 grey 0.404 -> 0.557, harsh 0.129 -> 0.215, its
         // pairs at most three views apart 0.200 -> 0.304; strecha-aged-rolled at 15° of roll 0.443 -> 0.171 (docs/decisions.md).
         .flag("features.oldPhotoUpright", \.features.oldPhotoUpright, true,
-              "AKAZE's upright descriptors (no keypoint orientation) for a reference of unknown camera (an old photo) and the frames matched against it: a blurred, grainy print's orientations are noise; assumes the two held level alike, within about 10° of roll (at 15° most answers are lost); ORB and SIFT are not affected"),
+              "AKAZE's upright descriptors (no keypoint orientation) for an old print (a reference of kind print) and the frames matched against it: a blurred, grainy print's orientations are noise; assumes the two held level alike, within about 10° of roll (at 15° most answers are lost); ORB and SIFT are not affected"),
         // 1.3 from two sets of aged Herz-Jesu prints (895 and 1,150 px against frames analysed at 1,600): homography
         // inliers 1,034 -> 1,285 and 1,633 -> 1,826, rotation mAA@10 0.26 -> 0.36 on both (docs/decisions.md, "Old photos").
         .real("features.currentScaleToReference", \.features.currentScaleToReference, 1.3, atLeast: 0, atMost: 100,
               "the current frame is analysed at no more than this many times the reference's analysed longer side (and never below 1,000 px by this rule), so that a small reference (an old print) meets it at a comparable pixel scale; no effect on references as large as the frame; 0: off"),
         .choice("features.referenceBorder", \.features.referenceBorder, BorderMode.auto,
-                "a scanned print's border around the reference (white, cream, grey or black, slightly rotated at most): found, left out of detection and reported as referenceBorder, its box's centre an unknown camera's principal point; auto: on references from an unknown camera"),
+                "a scanned print's border around the reference (white, cream, grey or black, slightly rotated at most): found, left out of detection and reported as referenceBorder, its box's centre an unknown camera's principal point; auto: on prints (a reference of kind print: declared, detected, or of unknown camera)"),
         .choice("features.akaze.descriptorType", \.features.akaze.descriptorType, AKAZEParameters.DescriptorType.mldb, "AKAZE descriptor"),
         .integer("features.akaze.descriptorSize", \.features.akaze.descriptorSize, 0, min: 0, max: 486,
                  "MLDB descriptor bits, 0 = full size (162 per channel)"),
@@ -71,7 +71,7 @@ public enum ParameterRegistry {
         // 0.9 from scripts/bench-old-photos: mAA@10 grey 0.393 -> 0.404, sepia 0.186 -> 0.321, varied 0.399 -> 0.461,
         // harsh 0.076 -> 0.129 (off -> on); 0.95 scored 0.404 / 0.286 / 0.456 / 0.133 (docs/decisions.md, "The epipolar pass").
         .real("matching.oldPhotoEpipolarRatio", \.matching.oldPhotoEpipolarRatio, 0.9, atLeast: 0, atMost: 1,
-              "a reference of unknown camera (an old photo): a second pass takes the matches passing Lowe's ratio at this looser value that agree (within pose.referenceFocal.threshold, Sampson) with a fundamental matrix fitted robustly to the first pass's, and they join the first pass's; no effect at or below matching.ratio; 0: none"),
+              "an old print (a reference of kind print): a second pass takes the matches passing Lowe's ratio at this looser value that agree (within pose.referenceFocal.threshold, Sampson) with a fundamental matrix fitted robustly to the first pass's, and they join the first pass's; no effect at or below matching.ratio; 0: none"),
         .real("matching.guidedRadius", \.matching.guidedRadius, 5, above: 0, atMost: 100,
               "with marked points (--points): a second matching pass compares each current keypoint only with the reference keypoints within this radius (% of the reference's longer side) of where the marks' homography puts it, Lowe's ratio taken among those; its matches join the first pass's"),
         .real("matching.markTolerance", \.matching.markTolerance, 1.5, above: 0, atMost: 100,

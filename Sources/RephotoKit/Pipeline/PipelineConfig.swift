@@ -33,10 +33,10 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     /// Checks every parameter's range and the rules between parameters; the error names the parameter.
     public func validate() throws { try ParameterRegistry.validate(self) }
 
-    /// These settings for a reference of unknown camera (an old photo) when `unknown`: its features and its frames'
-    /// are detected as `FeatureConfig.forUnknownReference` says.
-    public func forReference(cameraUnknown unknown: Bool) -> PipelineConfig {
-        guard unknown else { return self }
+    /// These settings for a reference of `kind`: a print's features and its frames' are detected as
+    /// `FeatureConfig.forUnknownReference` says (an old print is one whatever is known of its camera).
+    public func forReference(kind: ReferenceKind) -> PipelineConfig {
+        guard kind == .print else { return self }
         var adjusted = self
         adjusted.features = features.forUnknownReference()
         return adjusted

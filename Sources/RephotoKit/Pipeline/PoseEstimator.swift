@@ -31,14 +31,17 @@ public struct PoseEstimator: Sendable {
 
     /// A reference from features detected earlier (a reference store) under this estimator's feature settings.
     /// `cameraUnknown`: the reference's camera is estimated for each frame (an old photo); `camera` must then be nil.
-    public func prepareReference(features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false) throws -> ReferenceFrame {
+    /// `kind`: a photo or a print (nil: `ReferenceKindEvidence.given(nil, cameraUnknown:)`).
+    public func prepareReference(features: Features, camera: CameraIntrinsics?, cameraUnknown: Bool = false,
+                                 kind: ReferenceKindEvidence? = nil) throws -> ReferenceFrame {
         try Self.checkUnknown(camera, cameraUnknown)
         guard features.config == config.features else {
             throw RephotoError.badInput("the saved features were detected with other feature settings than this estimator's")
         }
         let adapted = try camera.map { try Self.adapt($0, to: features.imageSize, "the reference's camera") }
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, detectMilliseconds: 0,
+        return ReferenceFrame(size: features.imageSize, features: features, camera: adapted, cameraUnknown: cameraUnknown,
+                              kind: kind ?? .given(nil, cameraUnknown: cameraUnknown), detectMilliseconds: 0,
                               matchIndex: index, decodeWarning: nil)
     }
 
@@ -56,15 +59,18 @@ public struct PoseEstimator: Sendable {
     }
 
     /// Detects the reference's features once; `camera` is adapted to the reference's resolution. `cameraUnknown`: the
-    /// reference's camera is estimated for each frame (an old photo); `camera` must then be nil.
-    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, cameraUnknown: Bool = false, mask: Image? = nil) throws -> ReferenceFrame {
+    /// reference's camera is estimated for each frame (an old photo); `camera` must then be nil. `kind`: a photo or a
+    /// print (nil: `ReferenceKindEvidence.given(nil, cameraUnknown:)`); a print's border is looked for.
+    public func prepareReference(_ image: Image, camera: CameraIntrinsics?, cameraUnknown: Bool = false, kind: ReferenceKindEvidence? = nil,
+                                 mask: Image? = nil) throws -> ReferenceFrame {
+        let kind = kind ?? .given(nil, cameraUnknown: cameraUnknown)
         try Self.checkUnknown(camera, cameraUnknown)
         let start = ContinuousClock.now
         let adapted = try camera.map { try Self.adapt($0, to: image.fullSize, "the reference's camera") }
-        let border = config.features.referenceBorder.applies(cameraUnknown: cameraUnknown) ? try PrintBorder.detect(in: image) : nil
+        let border = config.features.referenceBorder.applies(print: kind.kind == .print) ? try PrintBorder.detect(in: image) : nil
         let features = try Features(image: image, config: config.features, mask: try border.map { try $0.mask(for: image, within: mask) } ?? mask)
         let index = config.matching.matcher == .flann ? try MatchIndex(reference: features, config: config.matching) : nil
-        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, border: border,
+        return ReferenceFrame(size: image.fullSize, features: features, camera: adapted, cameraUnknown: cameraUnknown, kind: kind, border: border,
                               detectMilliseconds: milliseconds(since: start), matchIndex: index, decodeWarning: image.decodeWarning)
     }
 
@@ -190,8 +196,8 @@ public struct PoseEstimator: Sendable {
 
         start = ContinuousClock.now
         var pairs: Correspondences
-        // An old photo's second pass along epipolar lines draws on the same nearest neighbours, at a looser ratio.
-        let looseRatio = reference.cameraUnknown && config.matching.oldPhotoEpipolarRatio > config.matching.ratio
+        // A print's second pass along epipolar lines draws on the same nearest neighbours, at a looser ratio.
+        let looseRatio = reference.kind.kind == .print && config.matching.oldPhotoEpipolarRatio > config.matching.ratio
             ? config.matching.oldPhotoEpipolarRatio : nil
         let pairsKey = StageCache.PairsKey(reference: reference.features, current: features, matching: config.matching,
                                            epipolar: looseRatio == nil ? [] : [config.pose.referenceFocal.threshold,
@@ -332,6 +338,7 @@ public struct PoseEstimator: Sendable {
                                   lensZoom: Self.lensZoom(cameraRefusal == nil ? estimatedCamera : nil, reference: reference))
         result.referenceCamera = estimatedCamera ?? reference.heldEstimate
         result.referenceBorder = reference.border
+        result.referenceKind = reference.kind
         result.timings.total = milliseconds(since: total) + replayed
         return result
     }

@@ -57,6 +57,8 @@ public struct PoseResult: Encodable, Sendable {
     public var marks: MarkedPointsReport?
     /// The scanned print's border found around the reference; nil when none was looked for or found.
     public var referenceBorder: PrintBorder?
+    /// A photo or a print, and how that was settled (declared, the camera unknown, or detected).
+    public var referenceKind: ReferenceKindEvidence?
     /// Milliseconds per stage.
     public var timings: StageTimings
     public var warnings: [String]
@@ -70,7 +72,7 @@ public struct PoseResult: Encodable, Sendable {
     public var essentialInliers: [Bool]? = nil
 
     enum CodingKeys: String, CodingKey {
-        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, referenceCamera, referenceBorder, marks, timings, warnings
+        case reference, current, homography, pose, poseRefusal, navigation, metrics, counts, sensor, comparison, referenceCamera, referenceBorder, referenceKind, marks, timings, warnings
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -87,6 +89,7 @@ public struct PoseResult: Encodable, Sendable {
         try c.encode(comparison, forKey: .comparison)
         try c.encodeIfPresent(referenceCamera, forKey: .referenceCamera)
         try c.encodeIfPresent(referenceBorder, forKey: .referenceBorder)
+        try c.encodeIfPresent(referenceKind, forKey: .referenceKind)
         try c.encodeIfPresent(marks, forKey: .marks)
         try c.encode(timings, forKey: .timings)
         try c.encode(warnings, forKey: .warnings)
