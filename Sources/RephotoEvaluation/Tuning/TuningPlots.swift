@@ -108,10 +108,20 @@ enum TuningPlots {
             for p in line.dropFirst() { path += step ? " H\(n(px(p.x))) V\(n(py(p.y)))" : " L\(n(px(p.x))),\(n(py(p.y)))" }
             s += "<path d=\"\(path)\" fill=\"none\" stroke=\"\(lineColor)\" stroke-width=\"1.8\"/>"
         }
-        let labelled = points.count <= 60
+        // Trials drawn on the same spot share one label ("#12, #13"), so no id hides another.
+        var labels: [[Int]: [String]] = [:], order: [[Int]] = []
         for p in points {
             s += "<circle cx=\"\(n(px(p.x)))\" cy=\"\(n(py(p.y)))\" r=\"3.5\" fill=\"\(p.color)\" fill-opacity=\"0.8\"><title>\(escape(p.label ?? ""))</title></circle>"
-            if labelled, let text = p.label { s += "<text x=\"\(n(px(p.x) + 5))\" y=\"\(n(py(p.y) - 4))\" font-size=\"9\" fill=\"#555\">\(escape(text))</text>" }
+            guard let text = p.label else { continue }
+            let spot = [Int(px(p.x) / 3), Int(py(p.y) / 3)]
+            if labels[spot] == nil { order.append(spot) }
+            labels[spot, default: []].append(text)
+        }
+        if points.count <= 60 {
+            for spot in order {
+                let text = labels[spot]!.joined(separator: ", ")
+                s += "<text x=\"\(n(Double(spot[0]) * 3 + 6))\" y=\"\(n(Double(spot[1]) * 3 - 4))\" font-size=\"9\" fill=\"#555\">\(escape(text))</text>"
+            }
         }
         return s + "</svg>"
     }
