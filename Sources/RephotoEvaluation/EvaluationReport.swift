@@ -74,7 +74,8 @@ public enum EvaluationReport {
     }
 
     /// What the captions' sentinel values stand for, said under the pictures.
-    static let sentinelNote = "Pair error: the larger of the rotation error and the translation direction error. "
+    static let sentinelNote = "Green: the target, where the reference view belongs; red: the reference view in the frame; yellow: the inlier matches, "
+        + "a line from each one's reference position. Pair error: the larger of the rotation error and the translation direction error. "
         + "A frame that failed, or whose translation is undetermined (a pure rotation, too little parallax), has no translation "
         + "to compare: it counts as 180°, the largest error there is, in the pair error and in mAA."
 

@@ -9,11 +9,13 @@ import RephotoShimTools
 public enum NavigationOverlay {
     static let green: [UInt8] = [0, 200, 0], red: [UInt8] = [0, 0, 255], yellow: [UInt8] = [0, 220, 255]
 
-    public static func draw(on image: Image, result: PoseResult) throws -> Image {
+    /// `legend: false` for thumbnails, too small to read one: the report says the colours beside them.
+    public static func draw(on image: Image, result: PoseResult, legend withLegend: Bool = true) throws -> Image {
         let target = result.navigation.target.corners.flatMap { [$0.x, $0.y] }
         let quad = result.navigation.quadrilateral.corners.flatMap { [$0.x, $0.y] }
         let inliers = result.inlierPairs
         let drawn = try lines(on: image, target: target, quadrilateral: quad, reference: inliers.reference, current: inliers.current)
+        guard withLegend else { return drawn }
         return try legend(on: drawn, [("target: where the reference view belongs", green), ("the reference view in this frame", red),
                                       ("\(inliers.reference.count) inlier matches, line from the reference position", yellow)], caption: nil)
     }
