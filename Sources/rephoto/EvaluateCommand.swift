@@ -28,7 +28,7 @@ struct EvaluateCommand: ParsableCommand {
         var resume = false
         @Option(parsing: .unconditional, help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
         var grace = 30.0
-        @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv and session.json (docs/evaluation.md).")
+        @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv, session.json and session.html (docs/evaluation.md).")
         var session = false
         @Option(parsing: .unconditional, help: "With --session: join each robust update this many frames after the frame it ran on, as the worker's concurrent updates are (0: inline, the frame waits for it). Deterministic.")
         var robustLag = 2
@@ -112,7 +112,7 @@ struct EvaluateCommand: ParsableCommand {
     }
 
     struct Compare: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Two result folders side by side: each figure, the difference (B − A) and which is better.")
+        static let configuration = CommandConfiguration(abstract: "Two result folders of the same data side by side: the settings that differ, each figure, the difference (B − A) and which is better by more than its threshold (docs/evaluation.md).")
 
         @Argument(help: "Result folder A.") var a: String
         @Argument(help: "Result folder B.") var b: String
