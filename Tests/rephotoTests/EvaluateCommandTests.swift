@@ -117,6 +117,15 @@ import Testing
         }
         let merged = SequenceCommandTests.directory()
         #expect(try CLI.run(["evaluate", "merge"] + shards + ["--out", merged]).status == 0)
+        // The merge's provenance: its own command, the shards' data together, the same as the whole run's.
+        func provenance(_ folder: String) throws -> [String: Any] {
+            try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(folder)/summary.json"))) as? [String: Any])?["provenance"] as? [String: Any])
+        }
+        let mergedProvenance = try provenance(merged), wholeProvenance = try provenance(whole)
+        #expect((mergedProvenance["commandLine"] as? [String])?.dropFirst().first == "evaluate" && (mergedProvenance["commandLine"] as? [String])?.contains("merge") == true)
+        #expect((mergedProvenance["sequences"] as? [String: String])?.keys.sorted() == ["alpha", "beta"])
+        #expect(mergedProvenance["sequences"] as? [String: String] == wholeProvenance["sequences"] as? [String: String])
+        #expect(mergedProvenance["settingsHash"] as? String == wholeProvenance["settingsHash"] as? String)
         // Shards evaluated with other settings make one summary of neither (merged silently, found by probing).
         let orb = SequenceCommandTests.directory()
         #expect(try CLI.run(["evaluate", root, "--shard", "1/2", "--detector", "orb", "--out", orb, "--no-thumbnails"]).status != 2)
