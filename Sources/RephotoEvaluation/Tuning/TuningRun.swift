@@ -186,7 +186,7 @@ public struct TuningRun {
             let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
             func count(_ n: Int) -> String { n == 1 ? "1 sequence" : "\(n) sequences" }
             let text = String(format: "held out (%@): %@ %@ against %@ on the %@ tuned\n", count(heldOut.count), objective.rawValue,
-                              objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", count(sequences.count))
+                              objective.rounded(objective.value(of: metrics)), objective.rounded(best.objective), count(sequences.count))
             outcome.heldOut = text
             let summaryFile = folder.appendingPathComponent("summary.txt")
             let earlier = (try? String(contentsOf: summaryFile, encoding: .utf8)) ?? ""
