@@ -54,6 +54,10 @@ import Testing
                      "What the person was told, frame by frame", "</b> tracked, "] {
             #expect(html.contains(part), "\(part)")
         }
+        // Drawn by a browser: the source strip's and the cards' tracked green (#2ca02c) and robust blue (#1f77b4).
+        if let shot = try Chromium.screenshot("\(out)/session.html") {
+            #expect(try Chromium.count(shot, 0x2ca02c) > 500 && Chromium.count(shot, 0x1f77b4) > 200)
+        }
         let told = try #require(hints.first { !$0.isEmpty })
         #expect(html.contains(EvaluationReport.escape(told)), "\(told)")
         let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])

@@ -88,6 +88,12 @@ import Testing
         // Nothing fetched: the SVG namespace is a name, not an address.
         let fetched = html.replacingOccurrences(of: "xmlns=\"http://www.w3.org/2000/svg\"", with: "")
         #expect(!html.contains("<script") && !fetched.contains("http://") && !fetched.contains("https://"))
+        // Drawn by a browser: the best-so-far line and the Pareto front (#dd2222), the trials' dots (#3366cc), the
+        // importance bars and the parallel coordinates' scale from dark blue to yellow (#fde725).
+        if let shot = try Chromium.screenshot("\(out)/tuning.html", height: 2200) {
+            #expect((shot.width, shot.height) == (1280, 2200))
+            #expect(try Chromium.count(shot, 0xdd2222) > 300 && Chromium.count(shot, 0x3366cc) > 1000 && Chromium.count(shot, 0xfde725) > 100)
+        }
 
         // --timeout: the first trial always runs; none starts after the deadline.
         let timed = SequenceCommandTests.directory()
@@ -132,6 +138,33 @@ import Testing
         let width = max(1, Int((Double(max(image.width, image.height)) / 500).rounded()))
         let black = (0..<image.height).allSatisfy { y in (0..<channels).allSatisfy { pixels[(y * image.width + middle - width - 1) * channels + $0] == 0 } }
         #expect(white && black)
+    }
+}
+
+/// A page as headless Chromium draws it, and how many of its pixels are near a colour; nil without Chromium.
+enum Chromium {
+    static let path = "/usr/bin/chromium"
+
+    static func screenshot(_ page: String, width: Int = 1280, height: Int = 1600) throws -> Image? {
+        guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        let png = try Scratch.directory().appendingPathComponent("page.png").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=\(width),\(height)",
+                             "--screenshot=\(png)", URL(fileURLWithPath: page).absoluteString]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return try Image(contentsOfFile: png)
+    }
+
+    /// Pixels within 30 of the colour (#rrggbb) in every channel.
+    static func count(_ image: Image, _ hex: Int) throws -> Int {
+        let pixels = try image.pixels(), (r, g, b) = (hex >> 16, (hex >> 8) & 0xFF, hex & 0xFF)
+        return stride(from: 0, to: pixels.count, by: 3).filter {
+            abs(Int(pixels[$0]) - b) < 30 && abs(Int(pixels[$0 + 1]) - g) < 30 && abs(Int(pixels[$0 + 2]) - r) < 30
+        }.count
     }
 }
 
