@@ -663,6 +663,12 @@ extern "C" int rp_image_compose(const rp_image *base, const rp_image *overlay, i
         } else if (mode == RP_COMPOSE_SPLIT) {
             composed = a.clone();
             b.colRange(a.cols / 2, a.cols).copyTo(composed.colRange(a.cols / 2, a.cols));
+            // The divider: a white line edged in black, seen on light and dark photos alike, width by image size.
+            int w = std::max(1, int(std::lround(std::max(a.cols, a.rows) / 500.0)));
+            cv::Scalar white = a.channels() == 1 ? cv::Scalar(255) : cv::Scalar(255, 255, 255, 255);
+            cv::Scalar black = a.channels() == 1 ? cv::Scalar(0) : cv::Scalar(0, 0, 0, 255);
+            cv::rectangle(composed, cv::Point(a.cols / 2 - w - 1, 0), cv::Point(a.cols / 2 + w, a.rows - 1), black, cv::FILLED);
+            cv::rectangle(composed, cv::Point(a.cols / 2 - w, 0), cv::Point(a.cols / 2 + w - 1, a.rows - 1), white, cv::FILLED);
         } else {
             rp::fail(RP_ERR_INVALID_ARGUMENT, "unknown composition mode " + std::to_string(mode));
         }

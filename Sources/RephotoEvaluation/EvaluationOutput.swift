@@ -49,14 +49,16 @@ public enum EvaluationOutput {
     }
 
     /// Writes frames.csv (sorted), thumbnails, report.html and, last, summary.json; `run` marks the summary
-    /// complete or partial.
-    public static func write(_ outcome: EvaluationOutcome, to folder: URL, run: EvaluationRunState? = nil) throws -> EvaluationSummary {
+    /// complete or partial and gives its provenance, unless `provenance` names one.
+    public static func write(_ outcome: EvaluationOutcome, to folder: URL, run: EvaluationRunState? = nil,
+                             provenance: Provenance? = nil) throws -> EvaluationSummary {
         let rows = outcome.rows.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
         var summary = EvaluationSummary.compute(rows: rows, broken: outcome.broken)
         if let run {
             summary.complete = run.state == .complete
             summary.framesPlanned = run.framesPlanned
         }
+        summary.provenance = provenance ?? run?.provenance
         let fm = FileManager.default
         try fm.createDirectory(at: folder, withIntermediateDirectories: true)
         try EvaluationRow.csv(rows).write(to: folder.appendingPathComponent("frames.csv"), atomically: true, encoding: .utf8)
@@ -110,8 +112,10 @@ public enum EvaluationOutput {
     }
 
     /// Combines shard folders; a sequence evaluated by two shards is an error (shards must be disjoint).
-    public static func merge(_ folders: [URL]) throws -> EvaluationOutcome {
+    /// The merge's provenance takes the shards' settings and the union of their sequences' digests.
+    public static func merge(_ folders: [URL], commandLine: [String] = CommandLine.arguments) throws -> (outcome: EvaluationOutcome, provenance: Provenance) {
         var merged = EvaluationOutcome()
+        var digests: [String: String] = [:]
         var owner: [String: String] = [:]
         var settings: (PipelineConfig, String)?
         for folder in folders {
@@ -127,6 +131,7 @@ public enum EvaluationOutput {
                 settings = settings ?? (run.settings, folder.path)
             }
             let part = try load(folder)
+            if let theirs = try loadSummary(folder).provenance?.sequences { digests.merge(theirs) { a, _ in a } }
             for sequence in Set(part.rows.map(\.sequence)) {
                 if let other = owner[sequence] {
                     throw RephotoError.badInput("sequence '\(sequence)' appears in both \(other) and \(folder.path): shards overlap")
@@ -137,11 +142,13 @@ public enum EvaluationOutput {
             merged.broken += part.broken
             merged.thumbnails.merge(part.thumbnails) { a, _ in a }
         }
-        return merged
+        return (merged, Provenance(settings: settings?.0 ?? PipelineConfig(), sequences: digests.isEmpty ? nil : digests, commandLine: commandLine))
     }
 }
 
-/// Two evaluations side by side: for each figure, both values, the difference and which is better.
+/// Two evaluations side by side: for each figure, both values, the difference and which is better, and which
+/// settings differ. Only runs over the same data compare (`check`): other sequences, other frame counts or other
+/// truth make every difference meaningless.
 public struct EvaluationComparison: Encodable, Sendable {
     public struct Line: Encodable, Sendable, Equatable {
         public var scope: String
@@ -150,38 +157,91 @@ public struct EvaluationComparison: Encodable, Sendable {
         public var b: Double?
         /// b − a.
         public var difference: Double?
-        /// "a", "b" or "same"; nil when a value is missing.
+        /// The smallest |b − a| that counts as a difference (`thresholds`): below it, "same".
+        public var threshold: Double?
+        /// "a", "b" or "same" (|b − a| below `threshold`); nil when a value is missing.
         public var better: String?
     }
 
-    public var lines: [Line]
+    /// A setting that differs between the two runs, each side's value as `--set` takes it ("default" for the default).
+    public struct SettingDifference: Encodable, Sendable, Equatable {
+        public var path: String
+        public var a: String
+        public var b: String
+    }
 
-    /// The compared figures and whether a higher value is better.
-    static let metrics: [(String, Bool, @Sendable (EvaluationStatistics) -> Double?)] = [
-        ("successRate", true, { $0.successRate }), ("maa5", true, { $0.maa5 }), ("maa10", true, { $0.maa10 }),
-        ("medianRotationErrorDegrees", false, { $0.medianRotationErrorDegrees }),
-        ("p90RotationErrorDegrees", false, { $0.p90RotationErrorDegrees }),
-        ("medianTranslationErrorDegrees", false, { $0.medianTranslationErrorDegrees }),
-        ("medianCornerErrorPixels", false, { $0.medianCornerErrorPixels }), ("medianScore", true, { $0.medianScore }),
-        ("medianSensorVisionAngleDegrees", false, { $0.medianSensorVisionAngleDegrees }),
-        ("medianTotalMs", false, { $0.medianMilliseconds(.total) }),
+    /// The folders compared, as given.
+    public var folderA: String
+    public var folderB: String
+    public var lines: [Line]
+    /// nil when either summary predates provenance: the settings are then unknown.
+    public var settingsDifferences: [SettingDifference]?
+
+    /// Each figure's smallest difference that counts, and whether higher is better. mAA and rates: 0.01, the step
+    /// of one frame in a hundred and about the run-to-run spread of RANSAC's draws on the bundled data; angles
+    /// 0.1°; corners 0.5 px; scores 1 point; time 10 % of A's (timings vary that much between runs).
+    static let metrics: [(name: String, higherIsBetter: Bool, threshold: @Sendable (Double) -> Double, value: @Sendable (EvaluationStatistics) -> Double?)] = [
+        ("successRate", true, { _ in 0.01 }, { $0.successRate }), ("maa5", true, { _ in 0.01 }, { $0.maa5 }),
+        ("maa10", true, { _ in 0.01 }, { $0.maa10 }),
+        ("medianRotationErrorDegrees", false, { _ in 0.1 }, { $0.medianRotationErrorDegrees }),
+        ("p90RotationErrorDegrees", false, { _ in 0.1 }, { $0.p90RotationErrorDegrees }),
+        ("medianTranslationErrorDegrees", false, { _ in 0.1 }, { $0.medianTranslationErrorDegrees }),
+        ("medianCornerErrorPixels", false, { _ in 0.5 }, { $0.medianCornerErrorPixels }), ("medianScore", true, { _ in 1 }, { $0.medianScore }),
+        ("medianSensorVisionAngleDegrees", false, { _ in 0.1 }, { $0.medianSensorVisionAngleDegrees }),
+        ("medianTotalMs", false, { abs($0) * 0.1 }, { $0.medianMilliseconds(.total) }),
     ]
 
-    public static func compare(_ a: EvaluationSummary, _ b: EvaluationSummary) -> EvaluationComparison {
+    /// The rule `better` follows, for people.
+    public static let rule = "better: the side whose value is better by at least the threshold (mAA and success rate 0.01, angles 0.1°, corners 0.5 px, score 1, time 10 % of A); smaller differences are \"same\""
+
+    /// Refuses two runs over different data: other sequences, other frame counts, or (where both summaries carry
+    /// the digests) another sequence.json or frames.csv under the same name.
+    public static func check(_ a: EvaluationSummary, _ b: EvaluationSummary, folderA: String, folderB: String) throws {
+        var differences: [String] = []
+        let onlyA = Set(a.sequences.keys).subtracting(b.sequences.keys).sorted(), onlyB = Set(b.sequences.keys).subtracting(a.sequences.keys).sorted()
+        if !onlyA.isEmpty { differences.append("only A has \(onlyA.joined(separator: ", "))") }
+        if !onlyB.isEmpty { differences.append("only B has \(onlyB.joined(separator: ", "))") }
+        for name in Set(a.sequences.keys).intersection(b.sequences.keys).sorted() {
+            let fa = a.sequences[name]!.frames, fb = b.sequences[name]!.frames
+            if fa != fb { differences.append("\(name) has \(fa) frames in A, \(fb) in B") }
+            if let da = a.provenance?.sequences?[name], let db = b.provenance?.sequences?[name], da != db {
+                differences.append("\(name)'s sequence.json or frames.csv differ")
+            }
+        }
+        guard differences.isEmpty else {
+            throw RephotoError.badInput("A (\(folderA)) and B (\(folderB)) evaluated different data: \(differences.joined(separator: "; ")); compare runs over the same sequences")
+        }
+    }
+
+    public static func compare(_ a: EvaluationSummary, _ b: EvaluationSummary, folderA: String = "A", folderB: String = "B") -> EvaluationComparison {
         var lines: [Line] = []
         let scopes = [("overall", a.overall, b.overall)]
             + Set(a.sequences.keys).intersection(b.sequences.keys).sorted().map { ($0, a.sequences[$0]!, b.sequences[$0]!) }
         for (scope, sa, sb) in scopes {
-            for (name, higherIsBetter, value) in metrics {
-                let va = value(sa), vb = value(sb)
-                var line = Line(scope: scope, metric: name, a: va, b: vb)
+            for metric in metrics {
+                let va = metric.value(sa), vb = metric.value(sb)
+                var line = Line(scope: scope, metric: metric.name, a: va, b: vb)
                 if let va, let vb {
+                    let threshold = metric.threshold(va)
                     line.difference = vb - va
-                    line.better = abs(vb - va) <= 1e-12 * max(1, abs(va)) ? "same" : ((vb > va) == higherIsBetter ? "b" : "a")
+                    line.threshold = threshold
+                    line.better = abs(vb - va) < threshold || vb == va ? "same" : ((vb > va) == metric.higherIsBetter ? "b" : "a")
                 }
                 lines.append(line)
             }
         }
-        return EvaluationComparison(lines: lines)
+        var settings: [SettingDifference]?
+        if let pa = a.provenance, let pb = b.provenance {
+            func values(_ p: Provenance) -> [String: String] {
+                Dictionary(p.settingsChanged.compactMap { item in item.firstIndex(of: "=").map { (String(item[..<$0]), String(item[item.index(after: $0)...])) } },
+                           uniquingKeysWith: { a, _ in a })
+            }
+            let va = values(pa), vb = values(pb)
+            let order = ParameterRegistry.parameters.map(\.path)
+            settings = Set(va.keys).union(vb.keys).filter { va[$0] != vb[$0] }
+                .sorted { (order.firstIndex(of: $0) ?? .max, $0) < (order.firstIndex(of: $1) ?? .max, $1) }
+                .map { SettingDifference(path: $0, a: va[$0] ?? "default", b: vb[$0] ?? "default") }
+        }
+        return EvaluationComparison(folderA: folderA, folderB: folderB, lines: lines, settingsDifferences: settings)
     }
 }

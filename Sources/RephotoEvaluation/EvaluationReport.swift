@@ -8,7 +8,7 @@ import Foundation
 public enum EvaluationReport {
     public static func html(summary: EvaluationSummary, rows: [EvaluationRow], thumbnails: [String: [String: Data]],
                             title: String = "Rephoto evaluation") -> String {
-        var body = "<h1>\(escape(title))</h1>\n"
+        var body = "<h1>\(escape(title))</h1>\n" + (summary.provenance?.html ?? "")
         if summary.complete == false {
             body += "<p class=partial><strong>Partial run:</strong> interrupted after \(summary.overall.frames) of \(summary.framesPlanned ?? 0) frames; every figure covers only those (resume with <code>rephoto evaluate --resume</code>).</p>\n"
         }
@@ -31,7 +31,7 @@ public enum EvaluationReport {
                     guard let jpeg = shots[label] else { continue }
                     body += "<figure><img alt='\(label) frame' src='data:image/jpeg;base64,\(jpeg.base64EncodedString())'><figcaption>\(escape(caption(label, row)))</figcaption></figure>"
                 }
-                body += "</div>\n"
+                body += "</div>\n<p class=note>\(escape(sentinelNote))</p>\n"
             }
             let failures = seq.filter(\.failed)
             if !failures.isEmpty {
@@ -52,7 +52,8 @@ public enum EvaluationReport {
             table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
             th:first-child,td:first-child{text-align:left}.plots{display:flex;flex-wrap:wrap;gap:16px}
             .partial{background:#fde8e8;border:1px solid #c33;padding:6px 10px}.thumbs{display:flex;gap:12px}figure{margin:0}figcaption{text-align:center;font-size:13px}
-            svg text{font-size:11px;fill:#333}section{border-top:1px solid #ddd;margin-top:18px}
+            svg text{font-size:11px;fill:#333}section{border-top:1px solid #ddd;margin-top:18px}.note{font-size:12px;color:#555}
+            \(Provenance.css)
             </style></head><body>
             \(body)
             </body></html>
@@ -72,10 +73,21 @@ public enum EvaluationReport {
         return [("worst", worst), ("median", ranked[ranked.count / 2]), ("best", best)].filter { chosen.insert($0.1.index).inserted }
     }
 
-    /// "worst: frame-0012.jpg, pair error 0.52°, rotation 0.10°, score 96.4".
+    /// What the captions' sentinel values stand for, said under the pictures.
+    static let sentinelNote = "Green: the target, where the reference view belongs; red: the reference view in the frame; yellow: the inlier matches, "
+        + "a line from each one's reference position. Pair error: the larger of the rotation error and the translation direction error. "
+        + "A frame that failed, or whose translation is undetermined (a pure rotation, too little parallax), has no translation "
+        + "to compare: it counts as 180°, the largest error there is, in the pair error and in mAA."
+
+    /// "worst: frame-0012.jpg, pair error 0.52°, rotation 0.10°, score 96.4"; a pair error that is the 180°
+    /// of an undetermined translation says so.
     static func caption(_ label: String, _ row: EvaluationRow) -> String {
         var parts = ["\(label): \(row.file)"]
-        if let e = row.pairErrorDegrees { parts.append("pair error \(String(format: "%.2f", e))°") }
+        if let e = row.pairErrorDegrees, e >= 180, let cause = row.translationUndetermined {
+            parts.append("pair error 180° (translation undetermined: \(cause))")
+        } else if let e = row.pairErrorDegrees {
+            parts.append("pair error \(String(format: "%.2f", e))°")
+        }
         if let e = row.rotationErrorDegrees { parts.append("rotation \(String(format: "%.2f", e))°") }
         if let s = row.score { parts.append("score \(String(format: "%.1f", s))") }
         return parts.joined(separator: ", ")
@@ -125,7 +137,8 @@ public enum EvaluationReport {
         return Plot(title: "Cumulative error (mAA)", xLabel: "threshold, degrees", yLabel: "fraction below", series: series, yRange: 0...1).svg
     }
 
-    static func escape(_ s: String) -> String {
+    /// Text for HTML: the five characters HTML gives meaning to, escaped.
+    public static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "'", with: "&#39;").replacingOccurrences(of: "\"", with: "&quot;")
     }
@@ -137,6 +150,8 @@ struct Plot {
         var name: String
         var color: String
         var points: [(Double, Double)]
+        /// Dots at the points, no line: values on some frames only (robust updates among tracked frames).
+        var dots = false
     }
 
     var title: String
@@ -146,6 +161,8 @@ struct Plot {
     var yRange: ClosedRange<Double>?
     /// x is a frame index: ticks only at whole frames, however few there are.
     var integerX = false
+    /// A dashed vertical line at x with its label (where a session converged).
+    var marker: (x: Double, label: String)? = nil
     let width = 540.0, height = 260.0, left = 52.0, right = 12.0, top = 26.0, bottom = 38.0
 
     var svg: String {
@@ -171,11 +188,19 @@ struct Plot {
         s += "<line x1='\(f(left))' y1='\(f(top))' x2='\(f(left))' y2='\(f(top + ph))' stroke='#888'/>"
         s += "<text x='\(f(left + pw / 2))' y='\(f(height - 6))' text-anchor='middle'>\(EvaluationReport.escape(xLabel))</text>"
         s += "<text transform='translate(12 \(f(top + ph / 2))) rotate(-90)' text-anchor='middle'>\(EvaluationReport.escape(yLabel))</text>"
+        if let marker, marker.x >= x0, marker.x <= xHi {
+            s += "<line x1='\(f(px(marker.x)))' y1='\(f(top))' x2='\(f(px(marker.x)))' y2='\(f(top + ph))' stroke='#555' stroke-dasharray='4 3'/>"
+            s += "<text x='\(f(px(marker.x) + 3))' y='\(f(top + ph - 4))'>\(EvaluationReport.escape(marker.label))</text>"
+        }
         for (k, line) in series.enumerated() {
-            let points = line.points.map { "\(f(px($0.0))),\(f(py($0.1)))" }.joined(separator: " ")
-            s += "<polyline fill='none' stroke='\(line.color)' stroke-width='1.6' points='\(points)'/>"
-            if line.points.count == 1, let p = line.points.first {
-                s += "<circle cx='\(f(px(p.0)))' cy='\(f(py(p.1)))' r='3' fill='\(line.color)'/>"
+            if line.dots {
+                for p in line.points { s += "<circle cx='\(f(px(p.0)))' cy='\(f(py(p.1)))' r='2.6' fill='\(line.color)'/>" }
+            } else {
+                let points = line.points.map { "\(f(px($0.0))),\(f(py($0.1)))" }.joined(separator: " ")
+                s += "<polyline fill='none' stroke='\(line.color)' stroke-width='1.6' points='\(points)'/>"
+                if line.points.count == 1, let p = line.points.first {
+                    s += "<circle cx='\(f(px(p.0)))' cy='\(f(py(p.1)))' r='3' fill='\(line.color)'/>"
+                }
             }
             let ly = top + 12 + Double(k) * 14
             s += "<line x1='\(f(width - right - 150))' y1='\(f(ly - 4))' x2='\(f(width - right - 132))' y2='\(f(ly - 4))' stroke='\(line.color)' stroke-width='2'/>"

@@ -30,6 +30,8 @@ public struct EvaluationRunState: Codable, Equatable, Sendable {
     /// in `sequences` order: `--resume` refuses a sequence whose images were replaced since (reading every
     /// image to hash it would cost a run's worth of decoding). Absent in run states written before it was added.
     public var imageDigests: [String]?
+    /// What made the run (the latest invocation, a resume included). Absent in run states written before it was added.
+    public var provenance: Provenance?
 
     public static let fileName = "run.json"
 
@@ -104,7 +106,8 @@ public final class EvaluationRun: @unchecked Sendable {
     /// Starts a run in `folder` (already checked writable). Without `resume`, every earlier result in it is
     /// removed first, so nothing there can pass for this run's. With `resume`, an earlier run of the same
     /// settings and sequences continues: its finished rows are kept and its frames skipped.
-    public init(folder: URL, settings: PipelineConfig, sequences: [URL], framesPlanned: Int, resume: Bool) throws {
+    public init(folder: URL, settings: PipelineConfig, sequences: [URL], framesPlanned: Int, resume: Bool,
+                provenance: Provenance? = nil) throws {
         self.folder = folder
         let paths = sequences.map { $0.standardizedFileURL.resolvingSymlinksInPath().path }.sorted()
         let digests = paths.map(EvaluationRunState.digest(ofSequenceAt:))
@@ -141,6 +144,7 @@ public final class EvaluationRun: @unchecked Sendable {
         }
         state.sequenceDigests = digests
         state.imageDigests = imageDigests
+        state.provenance = provenance
         resumedRows = kept
         state.state = .inProgress
         state.framesPlanned = framesPlanned

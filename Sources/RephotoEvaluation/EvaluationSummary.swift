@@ -102,6 +102,8 @@ public struct EvaluationSummary: Codable, Equatable, Sendable {
     /// `framesPlanned`. Absent in summaries written before runs were durable.
     public var complete: Bool?
     public var framesPlanned: Int?
+    /// What made the summary (version, command line, settings, start, data). Absent in older summaries.
+    public var provenance: Provenance?
 
     public static func compute(rows: [EvaluationRow], broken: [BrokenSequence]) -> EvaluationSummary {
         let groups = Dictionary(grouping: rows, by: \.sequence)

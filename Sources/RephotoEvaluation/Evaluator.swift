@@ -282,7 +282,7 @@ public struct Evaluator: Sendable {
                   case let reference = shared[row.referenceFile].map(prepared.sharing) ?? prepared,
                   let image = try? Image(contentsOfFile: sequence.path(of: frame.file), grayscale: true),
                   let result = try? estimator.estimate(reference: reference, current: image, camera: camera),
-                  let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result) else { continue }
+                  let drawn = try? NavigationOverlay.draw(on: Image(contentsOfFile: sequence.path(of: frame.file)), result: result, legend: false) else { continue }
             let width = min(360, drawn.width), height = max(1, drawn.height * width / drawn.width)
             out[label] = try? drawn.resized(width: width, height: height).encoded(as: .jpeg(quality: 80))
         }

@@ -38,11 +38,14 @@ public struct SessionRow: Equatable, Sendable {
     public var quadrilateralDifferencePixels: Double?
     /// An unknown reference camera: the answer's focal length against the truth, signed percent (as frames.csv).
     public var referenceFocalErrorPercent: Double?
+    /// What the person was told on this frame: the answer's hints (`session.hints`), "; "-separated; empty when
+    /// there was nothing to do (aligned and converged) or no answer.
+    public var hints = ""
 
     public static let columns = [
         "run", "sequence", "index", "file", "source", "trigger", "age_frames", "time_ms", "robust_ms", "tracks", "rotation_error_deg",
         "translation_error_deg", "pair_error_deg", "step_error_deg", "step_sigma_deg", "step_determined", "pose_translation_undetermined",
-        "converged", "confident_wrong", "quad_x0", "quad_y0", "quad_x1", "quad_y1", "quad_x2", "quad_y2", "quad_x3", "quad_y3", "quad_diff_px", "reference_focal_error_percent",
+        "converged", "confident_wrong", "quad_x0", "quad_y0", "quad_x1", "quad_y1", "quad_x2", "quad_y2", "quad_x3", "quad_y3", "quad_diff_px", "reference_focal_error_percent", "hints",
     ]
 
     var fields: [String] {
@@ -51,7 +54,7 @@ public struct SessionRow: Equatable, Sendable {
         let quad = quadrilateral.map { $0.map { String(format: "%.3f", $0) } } ?? Array(repeating: "", count: 8)
         return [run, sequence, String(index), file, source, trigger ?? "", ageFrames.map(String.init) ?? "", n(timeMs), n(robustMs), tracks.map(String.init) ?? "",
                 n(rotationErrorDegrees), n(translationErrorDegrees), n(pairErrorDegrees), n(stepErrorDegrees), n(stepSigmaDegrees), b(stepDetermined),
-                poseTranslationUndetermined ?? "", b(converged), b(confidentWrong)] + quad + [n(quadrilateralDifferencePixels), n(referenceFocalErrorPercent)]
+                poseTranslationUndetermined ?? "", b(converged), b(confidentWrong)] + quad + [n(quadrilateralDifferencePixels), n(referenceFocalErrorPercent), hints]
     }
 }
 
@@ -107,6 +110,8 @@ public struct SessionSummary: Codable, Equatable, Sendable {
 public struct SessionEvaluationSummary: Codable, Equatable, Sendable {
     public var runs: [String: [String: SessionSummary]]
     public var brokenSequences: [BrokenSequence]
+    /// What made it (version, command line, settings, start, data). Absent in older files.
+    public var provenance: Provenance?
 }
 
 /// Runs each sequence as one guidance session in frame order, once as configured and once with a robust update on
@@ -213,6 +218,7 @@ extension SessionRow {
         ageFrames = s.ageFrames
         tracks = s.tracks
         converged = s.converged
+        hints = s.hints.joined(separator: "; ")
         stepSigmaDegrees = s.step?.directionSigmaDegrees
         stepDetermined = s.step?.determined
         if let step = s.step, let gt = truth.translation, step.baselines > 0 {
@@ -243,9 +249,10 @@ extension SessionRow {
 }
 
 extension SessionEvaluationSummary {
-    /// Writes `session.csv` and `session.json` into `folder`, each atomically.
+    /// Writes `session.csv`, `session.html` and `session.json` into `folder`, each atomically.
     public static func write(rows: [SessionRow], summary: SessionEvaluationSummary, to folder: URL) throws {
         try CSVText.make([SessionRow.columns] + rows.map(\.fields)).write(to: folder.appendingPathComponent("session.csv"), atomically: true, encoding: .utf8)
+        try SessionReport.html(summary: summary, rows: rows).write(to: folder.appendingPathComponent("session.html"), atomically: true, encoding: .utf8)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try (encoder.encode(JSONOutput.Versioned(summary)) + Data("\n".utf8)).write(to: folder.appendingPathComponent("session.json"), options: .atomic)

@@ -28,7 +28,7 @@ struct EvaluateCommand: ParsableCommand {
         var resume = false
         @Option(parsing: .unconditional, help: "On SIGINT or SIGTERM: seconds the frames in flight may take to finish before the partial results are written.")
         var grace = 30.0
-        @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv and session.json (docs/evaluation.md).")
+        @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv, session.json and session.html (docs/evaluation.md).")
         var session = false
         @Option(parsing: .unconditional, help: "With --session: join each robust update this many frames after the frame it ran on, as the worker's concurrent updates are (0: inline, the frame waits for it). Deterministic.")
         var robustLag = 2
@@ -39,6 +39,7 @@ struct EvaluateCommand: ParsableCommand {
             guard grace >= 0, grace <= 86_400 else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds from 0 to 86400 (a day)") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
             if jobs > 1 { try OpenCVRuntime.configure(threads: 1) }
+            let started = Date()
             let settings = try pipeline.resolve()
             var sequences = try SequenceDiscovery.find(paths)
             try OutputPaths.checkFolder(out, apartFrom: sequences.map(\.path))
@@ -60,7 +61,9 @@ struct EvaluateCommand: ParsableCommand {
                 // Replaced, as documented, but said: a long run is not lost unnoticed.
                 CLIOutput.message("replacing the earlier evaluation in \(out) (\(earlier.framesDone) frames; --resume would have continued it)")
             }
-            let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume)
+            let provenance = Provenance(settings: settings, sequences: Provenance.digests(of: loaded.compactMap { s in s.directory.map { (s.manifest.name, $0.path) } }),
+                                        started: started)
+            let run = try EvaluationRun(folder: output, settings: settings, sequences: sequences, framesPlanned: planned, resume: resume, provenance: provenance)
             if resume { CLIOutput.message("resuming \(out): \(run.resumedRows.count) of \(planned) frames already done") }
             // Past the grace period the frames still running are abandoned: what is finished is written.
             let interruption = Interruption(grace: grace) { code in
@@ -99,33 +102,52 @@ struct EvaluateCommand: ParsableCommand {
         func run() throws {
             try OutputPaths.checkFolder(out, apartFrom: folders)
             let output = try EvaluationOutput.prepare(out)
-            let outcome = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
+            let (outcome, provenance) = try EvaluationOutput.merge(folders.map { URL(fileURLWithPath: $0) })
             // A run state left by an earlier evaluation in --out would describe that run, not this merge.
             try? FileManager.default.removeItem(at: output.appendingPathComponent(EvaluationRunState.fileName))
-            let summary = try EvaluationOutput.write(outcome, to: output)
+            let summary = try EvaluationOutput.write(outcome, to: output, provenance: provenance)
             print(EvaluateCommand.table(summary))
             try EvaluateCommand.exit(for: summary)
         }
     }
 
     struct Compare: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Two result folders side by side: each figure, the difference (B − A) and which is better.")
+        static let configuration = CommandConfiguration(abstract: "Two result folders of the same data side by side: the settings that differ, each figure, the difference (B − A) and which is better by more than its threshold (docs/evaluation.md).")
 
         @Argument(help: "Result folder A.") var a: String
         @Argument(help: "Result folder B.") var b: String
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let comparison = EvaluationComparison.compare(try EvaluationOutput.loadSummary(URL(fileURLWithPath: a)),
-                                                          try EvaluationOutput.loadSummary(URL(fileURLWithPath: b)))
+            let first = try EvaluationOutput.loadSummary(URL(fileURLWithPath: a)), second = try EvaluationOutput.loadSummary(URL(fileURLWithPath: b))
+            try EvaluationComparison.check(first, second, folderA: a, folderB: b)
+            let comparison = EvaluationComparison.compare(first, second, folderA: a, folderB: b)
             if json { return try CLIOutput.printJSON(comparison) }
-            func f(_ v: Double?) -> String { v.map { String(format: "%.4g", $0) } ?? "–" }
-            print("scope        metric                          A            B            B−A          better")
-            for l in comparison.lines {
-                print([l.scope.padding(12), l.metric.padding(31), f(l.a).padding(12), f(l.b).padding(12), f(l.difference).padding(12),
-                       l.better ?? "–"].joined(separator: " "))
-            }
+            print(EvaluateCommand.comparisonTable(comparison, first.provenance, second.provenance))
         }
+    }
+
+    /// The comparison for a terminal: A and B named by their folders, the settings that differ, then the figures.
+    static func comparisonTable(_ comparison: EvaluationComparison, _ a: Provenance?, _ b: Provenance?) -> String {
+        func f(_ v: Double?) -> String { v.map { String(format: "%.4g", $0) } ?? "–" }
+        func made(_ p: Provenance?) -> String { p.map { " (\($0.detector), started \($0.started))" } ?? "" }
+        var lines = ["A: " + CLIOutput.visible(comparison.folderA) + made(a), "B: " + CLIOutput.visible(comparison.folderB) + made(b)]
+        if let differences = comparison.settingsDifferences {
+            lines.append(differences.isEmpty ? "settings: the same" : "settings that differ:")
+            for d in differences { lines.append("  \(d.path): A \(d.a), B \(d.b)") }
+        } else {
+            lines.append("settings: unknown (a summary written before provenance was recorded)")
+        }
+        // Columns as wide as their widest entry: a long sequence name must not push the row out of line.
+        let scope = max(5, comparison.lines.map { CLIOutput.visible($0.scope).count }.max() ?? 0)
+        let metric = max(6, comparison.lines.map(\.metric.count).max() ?? 0)
+        lines.append(["scope".padding(scope), "metric".padding(metric), "A".padding(10), "B".padding(10), "B−A".padding(10), "better"].joined(separator: " "))
+        for l in comparison.lines {
+            lines.append([CLIOutput.visible(l.scope).padding(scope), l.metric.padding(metric), f(l.a).padding(10), f(l.b).padding(10),
+                          f(l.difference).padding(10), l.better.map { $0 == "same" ? "same" : $0.uppercased() } ?? "–"].joined(separator: " "))
+        }
+        lines.append(EvaluationComparison.rule)
+        return lines.joined(separator: "\n")
     }
 
     static func table(_ summary: EvaluationSummary) -> String {
@@ -166,6 +188,7 @@ extension EvaluateCommand.Run {
     /// `--session`: one thread, both runs timed alike; SIGINT or SIGTERM stops after the frame in flight, writing nothing.
     func runSessions() throws {
         guard !resume, shard == nil else { throw RephotoError.badInput("--session runs whole sequences afresh: --resume and --shard do not apply") }
+        let started = Date()
         let settings = try pipeline.resolve()
         let sequences = try SequenceDiscovery.find(paths)
         try OutputPaths.checkFolder(out, apartFrom: sequences.map(\.path))
@@ -181,9 +204,11 @@ extension EvaluateCommand.Run {
         var (rows, summary) = try evaluator.run(loaded) { progress.update($0, of: $1) }
         if interruption.requested { throw ExitCode(interruption.exitCode) }
         summary.brokenSequences = broken + summary.brokenSequences
+        summary.provenance = Provenance(settings: settings, sequences: Provenance.digests(of: loaded.compactMap { s in s.directory.map { (s.manifest.name, $0.path) } }),
+                                        started: started)
         try SessionEvaluationSummary.write(rows: rows, summary: summary, to: output)
         print(EvaluateCommand.sessionTable(summary))
-        print("results in \(CLIOutput.visible(out))/ (session.csv, session.json)")
+        print("results in \(CLIOutput.visible(out))/ (session.csv, session.json, session.html)")
         for entry in summary.brokenSequences { CLIOutput.message("not evaluated: \(entry.error)") }
         if !summary.brokenSequences.isEmpty { throw ExitCode(2) }
         if (summary.runs["session"]?["all"]?.failedFrames ?? 0) > 0 { throw ExitCode(3) }
@@ -191,20 +216,23 @@ extension EvaluateCommand.Run {
 }
 
 extension EvaluateCommand {
+    /// The session table, at most 100 columns for sequence names up to 24 characters: the figures a person compares
+    /// at a glance; the rest (mean time, quadrilateral difference, step error where undetermined) are in session.json.
     static func sessionTable(_ summary: SessionEvaluationSummary) -> String {
         func f(_ v: Double?, _ d: Int = 1) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "–" }
-        var lines = ["sequence                 run      frames  robust  tracked  held  ms tracked p50/p95  ms robust p50  mean ms  mAA@10  wrong  quad Δpx  step° p50  step° undet.  converged at"]
         let names = Set((summary.runs["session"] ?? [:]).keys).subtracting(["all"]).sorted() + ["all"]
+        let width = min(24, max(8, names.map { CLIOutput.visible($0).count }.max() ?? 0))
+        func cut(_ name: String) -> String { let v = CLIOutput.visible(name); return v.count <= width ? v : String(v.prefix(width - 1)) + "…" }
+        var lines = ["sequence".padding(width) + " run     frames rob/trk/held ms trk p50/p95 ms rob p50 mAA@10 wrong step° conv."]
         for name in names {
             for run in ["robust", "session"] {
                 guard let s = summary.runs[run]?[name] else { continue }
-                lines.append([name.padding(24), run.padding(8), String(s.frames).padding(7), String(s.robustFrames).padding(7), String(s.trackedFrames).padding(8),
-                              String(s.heldFrames).padding(5), "\(f(s.medianTrackedMs))/\(f(s.p95TrackedMs))".padding(19), f(s.medianRobustMs).padding(14),
-                              f(s.meanMs).padding(8), f(s.maa10, 3).padding(7), String(s.confidentWrong).padding(6),
-                              f(s.medianQuadrilateralDifferencePixels, 2).padding(9), f(s.medianStepErrorDegrees).padding(10),
-                              f(s.medianStepErrorWhereUndeterminedDegrees).padding(13), s.firstConvergedFrame.map(String.init) ?? "–"].joined(separator: " "))
+                lines.append([cut(name).padding(width), run.padding(7), String(s.frames).padding(6), "\(s.robustFrames)/\(s.trackedFrames)/\(s.heldFrames)".padding(12),
+                              "\(f(s.medianTrackedMs))/\(f(s.p95TrackedMs))".padding(15), f(s.medianRobustMs).padding(10), f(s.maa10, 3).padding(6),
+                              String(s.confidentWrong).padding(5), f(s.medianStepErrorDegrees).padding(5), s.firstConvergedFrame.map(String.init) ?? "–"].joined(separator: " "))
             }
         }
+        lines.append("rob/trk/held: robust updates (answered or joined), tracked, held frames; conv.: first converged")
         return lines.joined(separator: "\n")
     }
 }

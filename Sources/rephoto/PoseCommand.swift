@@ -106,12 +106,35 @@ struct PoseCommand: ParsableCommand {
         let currentImage = try loadedCurrent.image!.get()
         let prepared = try preparing.get()
         var result: PoseResult
-        switch try estimator.answer(reference: prepared, current: currentImage, currentFeatures: try detecting?.get(), camera: currentCamera,
-                                    attitudes: attitudes, marks: marks) {
+        let currentFeatures = try detecting?.get()
+        // A failure is when a person most wants to see the matches: --draw draws the tentative ones and says why.
+        func drawFailure(_ error: RephotoError) {
+            guard let draw else { return }
+            let matches = try? Matcher.match(reference: prepared.features, current: currentFeatures ?? Features(image: currentImage, config: settings.features),
+                                             config: settings.matching, index: prepared.matchIndex)
+            do {
+                let picture = try NavigationOverlay.drawFailure(on: Image(contentsOfFile: current, maxPixels: settings.maxPixels, maxBytes: settings.maxBytes),
+                                                                matches: matches, reason: error.message)
+                let lower = draw.lowercased()
+                try picture.write(to: draw, format: lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") ? .jpeg(quality: 92) : .png)
+            } catch {
+                CLIOutput.message("warning: --draw \(draw): the failure could not be drawn (\(error))")
+            }
+        }
+        let answer: RetakeAnswer
+        do {
+            answer = try estimator.answer(reference: prepared, current: currentImage, currentFeatures: currentFeatures, camera: currentCamera,
+                                          attitudes: attitudes, marks: marks)
+        } catch let error as RephotoError where error.kind == .estimationFailed {
+            drawFailure(error)
+            throw error
+        }
+        switch answer {
         case .vision(let answered):
             result = answered
         case .sensorOnly(let sensorOnly, let failure):
             // Too little signal in the images: the sensor path still says where to point; exit code stays 3.
+            drawFailure(failure)
             if json { try CLIOutput.printJSON(sensorOnly) } else { print(HumanSummary.text(sensorOnly)) }
             CLIOutput.message(failure.message)
             throw ExitCode(failure.exitCode)

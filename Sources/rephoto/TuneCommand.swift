@@ -8,7 +8,7 @@ struct TuneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tune",
         abstract: "Search parameter configurations over sequences with ground truth (docs/tuning.md).",
-        discussion: "Outputs in --out: space.yaml and tune.json (what the run is), trials.jsonl (one line per finished trial), leaderboard.csv, pareto.svg, sensitivity.svg, best.yaml (accepted by pose, evaluate and serve with --config) and summary.txt. --resume continues a killed run without repeating a finished trial; --shard i/n runs every n-th trial, `rephoto tune merge` combines the folders.",
+        discussion: "Outputs in --out: space.yaml and tune.json (what the run is), trials.jsonl (one line per finished trial), leaderboard.csv, tuning.json (provenance, best trial, ties, edges, importance), tuning.html, pareto.svg, sensitivity.svg, best.yaml (accepted by pose, evaluate and serve with --config) and summary.txt. --resume continues a killed run without repeating a finished trial; --shard i/n runs every n-th trial, `rephoto tune merge` combines the folders.",
         subcommands: [Run.self, Merge.self],
         defaultSubcommand: Run.self)
 
@@ -27,6 +27,10 @@ struct TuneCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: "Hold this fraction of the sequences out of the search (chosen by name, deterministically) and report the best configuration on both sets.")
         var holdout: Double?
         @Option(parsing: .unconditional, help: "Also keep features in this folder, so later runs (and other shards) do not detect them again.") var cache: String?
+        @Option(parsing: .unconditional, help: "Trials to run: random and halving draw N configurations (the space's `trials` otherwise); a grid runs its first N. With --resume, a larger N continues the search.")
+        var trials: Int?
+        @Option(parsing: .unconditional, help: "Start no trial after this long, e.g. 90s, 10m, 2h or 1h30m (the trial running finishes; --resume continues).")
+        var timeout: String?
 
         func run() throws {
             guard let objective = TuningObjective(rawValue: objective) else {
@@ -34,6 +38,7 @@ struct TuneCommand: ParsableCommand {
             }
             var run = TuningRun(space: space, data: data, objective: objective, jobs: jobs, out: out)
             (run.maxMsPerFrame, run.shard, run.resume, run.config, run.holdout, run.cache) = (maxMsPerFrame, shard, resume, config, holdout, cache)
+            run.budget = TuningBudget(trials: trials, timeout: try timeout.map(TuningBudget.seconds))
             let progress = Progress(label: "tune")
             let outcome = try run.run(progress: { done, total, best in
                 let note = best.map { "best \(objective.rawValue) \($0.objective.map { String(format: "%.4f", $0) } ?? "-") (trial \($0.trial)) " } ?? ""

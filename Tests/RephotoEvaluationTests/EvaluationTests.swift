@@ -126,7 +126,7 @@ import RephotoEvaluation
             _ = try EvaluationOutput.write(evaluator.run(part), to: folder)
             shardFolders.append(folder)
         }
-        let merged = try EvaluationOutput.merge(shardFolders)
+        let merged = try EvaluationOutput.merge(shardFolders).outcome
         let mergedFolder = try Scratch.directory()
         let mergedSummary = try EvaluationOutput.write(merged, to: mergedFolder)
         func withoutTimes(_ s: EvaluationSummary) -> EvaluationSummary {

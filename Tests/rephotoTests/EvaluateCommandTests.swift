@@ -22,7 +22,7 @@ import Testing
         let out = SequenceCommandTests.directory()
         let run = try CLI.run(["evaluate", "--session", root, "--out", out, "--set", "session.robustEvery=3"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("walk") && run.stdout.contains("session") && run.stdout.contains("ms tracked p50/p95"), "\(run.stdout)")
+        #expect(run.stdout.contains("walk") && run.stdout.contains("session") && run.stdout.contains("ms trk p50/p95"), "\(run.stdout)")
         let csv = try String(contentsOfFile: "\(out)/session.csv", encoding: .utf8).split(separator: "\n")
         #expect(csv.count == 13 && csv.first.map(String.init) == SessionRow.columns.joined(separator: ","))
         // Frame 0 of the session waits for its robust update; frame 3's is joined two frames later (--robust-lag): all
@@ -38,6 +38,28 @@ import Testing
         #expect(badLag.status == 2 && badLag.stderr.contains("--robust-lag -1"), "\(badLag.stderr)")
         let sessionJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json"))) as? [String: Any]
         #expect(sessionJSON?["schemaVersion"] as? Int == 2)
+        // What made it, the table within 100 columns, what the person was told, and the page.
+        #expect((sessionJSON?["provenance"] as? [String: Any])?["settingsChanged"] as? [String] == ["session.robustEvery=3"])
+        // The table (the line naming the output folder after it is as long as the folder's path).
+        #expect(run.stdout.split(separator: "\n").filter { !$0.hasPrefix("results in ") }.allSatisfy { $0.count <= 100 }, "\(run.stdout)")
+        let rows = try String(contentsOfFile: "\(out)/session.csv", encoding: .utf8)
+        // The last column: after the others' commas (none of them is quoted), unquoted as RFC 4180 says.
+        let hints = rows.split(separator: "\n").dropFirst().map { line -> String in
+            let field = line.split(separator: ",", maxSplits: SessionRow.columns.count - 1, omittingEmptySubsequences: false).last.map(String.init) ?? ""
+            return field.hasPrefix("\"") ? String(field.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"") : field
+        }
+        #expect(SessionRow.columns.last == "hints" && hints.contains { !$0.isEmpty }, "\(hints)")
+        let html = try String(contentsOfFile: "\(out)/session.html", encoding: .utf8)
+        for part in ["<dl class=provenance>", "Answer source per frame", "Rotation and step errors per frame", "Time per frame", "Tracked correspondences per frame",
+                     "What the person was told, frame by frame", "</b> tracked, "] {
+            #expect(html.contains(part), "\(part)")
+        }
+        // Drawn by a browser: the source strip's and the cards' tracked green (#2ca02c) and robust blue (#1f77b4).
+        if let shot = try Chromium.screenshot("\(out)/session.html") {
+            #expect(try Chromium.count(shot, 0x2ca02c) > 500 && Chromium.count(shot, 0x1f77b4) > 200)
+        }
+        let told = try #require(hints.first { !$0.isEmpty })
+        #expect(html.contains(EvaluationReport.escape(told)), "\(told)")
         let resumed = try CLI.run(["evaluate", "--session", root, "--out", out, "--resume"])
         #expect(resumed.status == 2 && resumed.stderr.contains("--resume and --shard do not apply"), "\(resumed.stderr)")
     }
@@ -99,6 +121,15 @@ import Testing
         }
         let merged = SequenceCommandTests.directory()
         #expect(try CLI.run(["evaluate", "merge"] + shards + ["--out", merged]).status == 0)
+        // The merge's provenance: its own command, the shards' data together, the same as the whole run's.
+        func provenance(_ folder: String) throws -> [String: Any] {
+            try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(folder)/summary.json"))) as? [String: Any])?["provenance"] as? [String: Any])
+        }
+        let mergedProvenance = try provenance(merged), wholeProvenance = try provenance(whole)
+        #expect((mergedProvenance["commandLine"] as? [String])?.dropFirst().first == "evaluate" && (mergedProvenance["commandLine"] as? [String])?.contains("merge") == true)
+        #expect((mergedProvenance["sequences"] as? [String: String])?.keys.sorted() == ["alpha", "beta"])
+        #expect(mergedProvenance["sequences"] as? [String: String] == wholeProvenance["sequences"] as? [String: String])
+        #expect(mergedProvenance["settingsHash"] as? String == wholeProvenance["settingsHash"] as? String)
         // Shards evaluated with other settings make one summary of neither (merged silently, found by probing).
         let orb = SequenceCommandTests.directory()
         #expect(try CLI.run(["evaluate", root, "--shard", "1/2", "--detector", "orb", "--out", orb, "--no-thumbnails"]).status != 2)

@@ -111,7 +111,8 @@ int rp_image_warp_perspective(const rp_image *image, const double homography[9],
                               rp_image **out, rp_status *status);
 int rp_image_resize(const rp_image *image, int width, int height, rp_image **out, rp_status *status);
 /* Two images of one size and type composed: RP_COMPOSE_BLEND mixes (1 - opacity) base + opacity overlay;
-   RP_COMPOSE_SPLIT shows the base's left half beside the overlay's right half ("then and now"). */
+   RP_COMPOSE_SPLIT shows the base's left half beside the overlay's right half ("then and now"), a white divider
+   edged in black between them. */
 typedef enum rp_compose_mode { RP_COMPOSE_BLEND = 0, RP_COMPOSE_SPLIT = 1 } rp_compose_mode;
 int rp_image_compose(const rp_image *base, const rp_image *overlay, int mode, double opacity, rp_image **out,
                      rp_status *status);

@@ -36,11 +36,17 @@ int rp_image_print_scan(const rp_image *image, double vignette, int border_colou
 
 /* ---------------------------------------------------------------- drawing and rendering */
 
-/* Copy of `image` (as BGR) with the target rectangle (green), the navigation quadrilateral (red, may be
+/* Copy of `image` (as BGR) with the target rectangle (green, may be NULL), the navigation quadrilateral (red, may be
    NULL) and inlier matches as lines from reference to current position (yellow). Corners are 4 x,y pairs. */
-int rp_draw_navigation(const rp_image *image, const double target[8], const double *quadrilateral,
+int rp_draw_navigation(const rp_image *image, const double *target, const double *quadrilateral,
                        const double *reference_xy, const double *current_xy, int n, rp_image **out,
                        rp_status *status);
+
+/* Copy of `image` (as BGR) with a legend in its top-left corner, `count` entries of a colour swatch (`bgr`, 3 bytes
+   each) and a label (UTF-8; ASCII is drawn, other characters as '?'), and, unless NULL, `caption` on a dark band
+   along the bottom, wrapped to the width. Text size follows the image size. */
+int rp_draw_legend(const rp_image *image, const char *const *labels, const unsigned char *bgr, int count, const char *caption,
+                   rp_image **out, rp_status *status);
 
 /* A textured plane in the reference camera's frame: texture pixel (a, b) lies at origin + a*u + b*v. */
 typedef struct rp_plane {

@@ -34,6 +34,11 @@ public struct Tuner: Sendable {
     public let featureCache: FeatureCache
     /// Shared by every trial: each neighbour, homography and essential search runs once per setting it reads.
     public let stageCache = StageCache()
+    /// `--timeout`: no trial starts after this instant (the one running finishes); each invocation runs at least
+    /// one trial, so a run always makes progress.
+    public var deadline: ContinuousClock.Instant?
+
+    func pastDeadline() -> Bool { deadline.map { ContinuousClock.now >= $0 } ?? false }
 
     public init(space: TuningSpace, sequences: [FrameSequence], objective: TuningObjective, jobs: Int,
                 maxMsPerFrame: Double? = nil, base: PipelineConfig = PipelineConfig(), cache: FeatureCacheDirectory? = nil) {
@@ -101,7 +106,10 @@ public struct Tuner: Sendable {
         for record in done.values { best = better(record, best) }
         var finished = mine.filter { done[$0] != nil }.count
         progress?(finished, mine.count, best)
+        var ran = 0
         for trial in mine where done[trial] == nil {
+            if ran > 0 && pastDeadline() { break }
+            ran += 1
             let record = try evaluate(trial, configurations[trial], on: sequences)
             try Self.append(record, to: handle)
             done[trial] = record
@@ -159,7 +167,7 @@ public struct Tuner: Sendable {
             frames = min(most, frames * space.eta)
         }
         let total = plan.map(\.alive).reduce(0, +)
-        var finished = 0, best: TrialRecord?
+        var finished = 0, best: TrialRecord?, ran = 0
         var alive = Array(configurations.indices)
         var latest: [Int: TrialRecord] = [:]
         for (rung, step) in plan.enumerated() {
@@ -169,7 +177,10 @@ public struct Tuner: Sendable {
                 let record: TrialRecord
                 if let earlier = done["\(trial)/\(rung)"] {
                     record = earlier
+                } else if ran > 0 && pastDeadline() {
+                    return Self.ranked(Array(latest.values), objective)
                 } else {
+                    ran += 1
                     record = try evaluate(trial, configurations[trial], on: subset, rung: rung, frames: step.frames)
                     try Self.append(record, to: handle)
                 }
@@ -189,8 +200,11 @@ public struct Tuner: Sendable {
         return Self.ranked([a, b], objective) .first!
     }
 
+    /// How equal objectives are ranked, for people (summary.txt, tuning.json, docs/tuning.md).
+    public static let tieRule = "equal objectives rank by trial id, lower first (the earlier in the space's order): a resumed or sharded run names the same winner; time is not used, since it varies from run to run"
+
     /// Sorted best first: within the time limit before over it, defined objectives before undefined, then by
-    /// the objective, then by trial index (ties stay in trial order, so shards merged rank as one run).
+    /// the objective, then by trial index (`tieRule`: ties stay in trial order, so shards merged rank as one run).
     public static func ranked(_ records: [TrialRecord], _ objective: TuningObjective) -> [TrialRecord] {
         records.sorted { a, b in
             // Successive halving: a configuration that reached a later rung was judged on more frames.
@@ -259,10 +273,11 @@ public struct Tuner: Sendable {
         return handle
     }
 
-    /// leaderboard.csv, best.yaml and summary.txt of a set of trials; returns the summary text.
+    /// leaderboard.csv, tuning.json, tuning.html, the two SVGs, best.yaml and summary.txt of a set of trials;
+    /// returns the summary text.
     @discardableResult
     public static func writeOutputs(_ records: [TrialRecord], space: TuningSpace, objective: TuningObjective, base: PipelineConfig,
-                                    to folder: URL) throws -> String {
+                                    to folder: URL, provenance: Provenance? = nil, stoppedAtTimeout: Bool = false) throws -> String {
         let ranked = ranked(records, objective)
         let paths = space.dimensions.map(\.path)
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "" }
@@ -281,8 +296,12 @@ public struct Tuner: Sendable {
         let csv = try CSVText.make(rows)
         try csv.write(to: folder.appendingPathComponent("leaderboard.csv"), atomically: true, encoding: .utf8)
         try TuningPlots.pareto(records, objective: objective).write(to: folder.appendingPathComponent("pareto.svg"), atomically: true, encoding: .utf8)
-        try TuningPlots.sensitivity(records, paths: paths, objective: objective)
+        try TuningPlots.sensitivity(records, dimensions: space.dimensions, objective: objective)
             .write(to: folder.appendingPathComponent("sensitivity.svg"), atomically: true, encoding: .utf8)
+        let result = TuningResult.compute(records, space: space, objective: objective, provenance: provenance, stoppedAtTimeout: stoppedAtTimeout)
+        try (JSONOutput.encoder(pretty: true).encode(JSONOutput.Versioned(result)) + Data("\n".utf8))
+            .write(to: folder.appendingPathComponent(TuningResult.fileName), options: .atomic)
+        try TuningReport.html(result, records: records, space: space).write(to: folder.appendingPathComponent("tuning.html"), atomically: true, encoding: .utf8)
         guard let best = ranked.first else { return "no trial finished\n" }
         let values = try best.parameters.map { pair -> (path: String, value: ParameterValue) in
             guard let parameter = ParameterRegistry.parameter(pair[0]) else { throw RephotoError.badInput("unknown parameter \(pair[0])") }
@@ -291,11 +310,11 @@ public struct Tuner: Sendable {
         let config = try space.config(for: values, base: base)
         try ParameterRegistry.yaml(of: config).write(to: folder.appendingPathComponent("best.yaml"), atomically: true, encoding: .utf8)
         let summary = """
-            \(records.count) trials; best by \(objective.rawValue): trial \(best.trial), \(number(best.objective)) \
+            \(records.count) trials; best by \(objective.rawValue): trial \(best.trial), \(objective.rounded(best.objective)) \
             (\(best.metrics.failures) of \(best.metrics.frames) frames failed, \(String(format: "%.0f", best.metrics.msPerFrame ?? 0)) ms per frame\
             \(best.metrics.poseRefusals?.isEmpty == false ? "; poses refused: " + TrialMetrics.counts(best.metrics.poseRefusals) : ""))
             \(best.parameters.map { "  \($0[0]) = \($0[1])" }.joined(separator: "\n"))
-            leaderboard.csv, best.yaml (rephoto pose/evaluate/serve --config) in \(folder.path.visible)
+            \(result.notes.map { $0 + "\n" }.joined())leaderboard.csv, tuning.json, tuning.html, best.yaml (rephoto pose/evaluate/serve --config) in \(folder.path.visible)
 
             """
         try summary.write(to: folder.appendingPathComponent("summary.txt"), atomically: true, encoding: .utf8)

@@ -11,6 +11,21 @@ public enum TuningObjective: String, Sendable, CaseIterable, Codable {
     /// Higher is better for every objective but the median rotation error.
     public var higherIsBetter: Bool { self != .medianRotation }
 
+    /// An axis label with the unit.
+    public var axisLabel: String {
+        switch self {
+        case .maa10: "mAA@10 (0–1)"
+        case .maa5: "mAA@5 (0–1)"
+        case .rotationMaa10: "rotation mAA@10 (0–1)"
+        case .medianRotation: "median rotation error, degrees"
+        case .score: "median score (0–100)"
+        }
+    }
+
+    /// The value for people: four decimals (mAA's resolution on a few hundred frames is coarser); CSV and JSON
+    /// keep the exact value.
+    public func rounded(_ value: Double?) -> String { value.map { String(format: "%.4f", $0) } ?? "-" }
+
     public func value(of metrics: TrialMetrics) -> Double? {
         switch self {
         case .maa10: metrics.maa10

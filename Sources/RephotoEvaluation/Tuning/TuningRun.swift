@@ -70,6 +70,8 @@ public struct TuningRun {
     public var holdout: Double?
     /// A folder that keeps features across runs.
     public var cache: String?
+    /// `--trials` and `--timeout`.
+    public var budget = TuningBudget()
 
     public init(space: String, data: [String], objective: TuningObjective = .maa10, jobs: Int = 1, out: String) {
         self.space = space
@@ -92,7 +94,10 @@ public struct TuningRun {
     public func run(progress: @escaping (Int, Int, TrialRecord?) -> Void = { _, _, _ in }, warn: (String) -> Void = { _ in }) throws -> Outcome {
         guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
         if let maxMsPerFrame { guard maxMsPerFrame > 0, maxMsPerFrame.isFinite else { throw RephotoError.badInput("--max-ms-per-frame \(maxMsPerFrame) must be positive") } }
-        let parsed = try TuningSpace.load(from: space)
+        let started = Date()
+        if let trials = budget.trials { try TuningBudget.checkTrials(trials) }
+        if let timeout = budget.timeout, !(timeout > 0 && timeout.isFinite) { throw RephotoError.badInput("--timeout \(timeout) must be a positive duration") }
+        let parsed = try TuningSpace.load(from: space).budgeted(trials: budget.trials)
         // Exactly two whole numbers: empty or extra parts (0//2, /0/2, 0/a/2) were dropped and read as 0/2.
         let parsedShard = try shard.map { text -> (index: Int, count: Int) in
             let parts = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
@@ -143,11 +148,20 @@ public struct TuningRun {
                                 sequenceDigests: sequences.map { EvaluationRunState.digest(ofSequenceAt: $0.directory?.path ?? "") },
                                 imageDigests: sequences.map { EvaluationRunState.imageDigest(ofSequenceAt: $0.directory?.path ?? "", results: folder.path) })
         try TuningRun.prepare(folder, space: spaceText, manifest: manifest, resume: resume, warn: warn)
+        let provenance = Provenance(settings: base, sequences: Provenance.digests(of: sequences.compactMap { s in s.directory.map { (s.manifest.name, $0.path) } }),
+                                    started: started)
+        tuner.deadline = budget.timeout.map { ContinuousClock.now + .seconds($0) }
         let records = try tuner.run(in: folder, progress: progress)
         let count = try parsed.configurationCount()
         // A line edited by hand outside the space's trials is not part of this run.
         let all = try Tuner.readTrials(folder.appendingPathComponent(Tuner.trialsFile)).values.filter { (0..<count).contains($0.trial) }
-        let summary = try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder)
+        let planned = stride(from: tuner.shard.index, to: count, by: tuner.shard.count).reduce(0) { n, _ in n + 1 }
+        let mostFrames = sequences.map { $0.currentFrames.count }.max() ?? 0
+        let stopped = tuner.pastDeadline() && (parsed.strategy == .halving
+            ? !(all.contains { ($0.framesPerSequence ?? mostFrames) >= mostFrames }) || all.count < count
+            : all.count < planned)
+        let summary = try Tuner.writeOutputs(all.isEmpty ? records : all, space: parsed, objective: objective, base: base, to: folder,
+                                             provenance: provenance, stoppedAtTimeout: stopped)
         let finished = all.isEmpty ? records : all
         func caches() -> String {
             let counts = tuner.featureCache.counts, stages = tuner.stageCache.counts
@@ -172,7 +186,7 @@ public struct TuningRun {
             let metrics = TrialMetrics(rows: evaluator.run(heldOut).rows)
             func count(_ n: Int) -> String { n == 1 ? "1 sequence" : "\(n) sequences" }
             let text = String(format: "held out (%@): %@ %@ against %@ on the %@ tuned\n", count(heldOut.count), objective.rawValue,
-                              objective.value(of: metrics).map { String($0) } ?? "-", best.objective.map { String($0) } ?? "-", count(sequences.count))
+                              objective.rounded(objective.value(of: metrics)), objective.rounded(best.objective), count(sequences.count))
             outcome.heldOut = text
             let summaryFile = folder.appendingPathComponent("summary.txt")
             let earlier = (try? String(contentsOf: summaryFile, encoding: .utf8)) ?? ""
@@ -229,7 +243,8 @@ public struct TuningRun {
         try TuningRun.prepare(folder, space: spaceText, manifest: manifest.unsharded(), resume: false, warn: warn)
         let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { try Tuner.trialLine(records[$0]!) }
         try lines.reduce(Data(), +).write(to: folder.appendingPathComponent(Tuner.trialsFile), options: .atomic)
-        return try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder)
+        return try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder,
+                                      provenance: Provenance(settings: base))
     }
 
     static func text(_ path: String) throws -> String {
@@ -275,7 +290,8 @@ public struct TuningRun {
             let what = trials == earlier.count ? "\(trials) trials" : "\(trials) trials, \(earlier.count) records over the rungs"
             warn("replacing the earlier tuning run in \(folder.path) (\(what); --resume would have continued it)")
         }
-        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg"] {
+        for name in ["space.yaml", "tune.json", Tuner.trialsFile, "leaderboard.csv", "best.yaml", "summary.txt", "pareto.svg", "sensitivity.svg",
+                     TuningResult.fileName, "tuning.html"] {
             try? fm.removeItem(at: folder.appendingPathComponent(name))
         }
         try space.write(to: spaceFile, atomically: true, encoding: .utf8)

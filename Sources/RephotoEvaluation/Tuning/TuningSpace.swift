@@ -19,6 +19,9 @@ public struct TuningSpace: Sendable, Equatable {
     public struct Dimension: Sendable, Equatable {
         public var path: String
         public var values: [ParameterValue]
+        /// Given as a log range (`log: true`), or a parameter the registry samples on a log scale: plots draw it on
+        /// a log axis.
+        public var log = false
     }
 
     public var strategy: Strategy
@@ -120,11 +123,21 @@ public struct TuningSpace: Sendable, Equatable {
             if fixed.contains(where: { $0.0 == parameter.path }) || dimensions.contains(where: { $0.path == parameter.path }) {
                 throw RephotoError.badInput("\(parameter.path) is given twice")
             }
-            dimensions.append(Dimension(path: parameter.path, values: values))
+            let logRange = spec.mapping.map { $0["values"] == nil && $0["log"]?.bool == true } ?? false
+            let positive = values.allSatisfy { if case .double(let v) = $0 { v > 0 } else if case .int(let v) = $0 { v > 0 } else { false } }
+            dimensions.append(Dimension(path: parameter.path, values: values, log: logRange || (parameter.scale == .log && positive)))
         }
         let space = TuningSpace(strategy: strategy, seed: seed, trials: trials, eta: eta, minFrames: minFrames, dimensions: dimensions, fixed: fixed)
         _ = try space.configurationCount()
         return space
+    }
+
+    /// The space with `--trials`' budget: random and halving draw `trials` configurations; a grid runs its first
+    /// `trials` combinations in order.
+    public func budgeted(trials budget: Int?) -> TuningSpace {
+        var copy = self
+        if let budget { copy.trials = budget }
+        return copy
     }
 
     /// How many configurations the space stands for, refused over 1,000,000 before any is built.
@@ -138,7 +151,7 @@ public struct TuningSpace: Sendable, Equatable {
             }
             count = product
         }
-        return count
+        return min(count, trials ?? count)
     }
 
     private static func parameter(_ key: Node) throws -> Parameter {
