@@ -1,0 +1,62 @@
+import RephotoTestSupport
+import Foundation
+import RephotoData
+import Testing
+
+/// `rephoto synth`'s defaults do not depend on the current folder: run from a folder with no `.cache/`, the textures
+/// are found beside the binary, the sequence is named after `--out`, and a failure leaves nothing behind.
+@Suite struct SynthDefaultsCommandTests {
+    static let small = ["--frames", "2", "--width", "160", "--height", "120"]
+
+    @Test func runsFromAnyFolderAndNamesTheSequenceAfterItsFolder() throws {
+        let elsewhere = try Scratch.directory()
+        let run = try CLI.run(["synth", "-o", "my-seq"] + Self.small, directory: elsewhere.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "my-seq: reference + 2 frames with ground truth -> my-seq\n", "\(run.stdout)")
+        let sequence = try FrameSequence.load(from: elsewhere.appendingPathComponent("my-seq"))
+        #expect(sequence.manifest.name == "my-seq")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("my-seq/.rephoto-synth-unfinished").path))
+        // --name still wins.
+        let named = try CLI.run(["synth", "--out", "other", "--name", "walk"] + Self.small, directory: elsewhere.path)
+        #expect(named.status == 0 && named.stdout.hasPrefix("walk: "), "\(named.stderr)")
+    }
+
+    @Test func missingOrBrokenTexturesFailCleanly() throws {
+        let elsewhere = try Scratch.directory()
+        let missing = try CLI.run(["synth", "--out", "s", "--textures", "no-such-folder"] + Self.small, directory: elsewhere.path)
+        #expect(missing.status == 2)
+        #expect(missing.stderr == "rephoto: --textures no-such-folder: no readable graf1.png there (a folder of OpenCV's sample images, as scripts/fetch-sample-data makes)\n", "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("s").path))
+        // Every file present but one unreadable as an image: rendering fails after the folder and its marker were made.
+        let textures = elsewhere.appendingPathComponent("textures")
+        try FileManager.default.createDirectory(at: textures, withIntermediateDirectories: true)
+        for name in ["building.jpg", "baboon.jpg"] {
+            try FileManager.default.createSymbolicLink(atPath: textures.appendingPathComponent(name).path, withDestinationPath: CLI.sample(name))
+        }
+        try Data("not a png".utf8).write(to: textures.appendingPathComponent("graf1.png"))
+        let broken = try CLI.run(["synth", "--out", "s", "--textures", textures.path] + Self.small, directory: elsewhere.path)
+        #expect(broken.status == 2, "\(broken.stderr)")
+        #expect(broken.stderr.contains("graf1.png"), "\(broken.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("s").path), "a failed run left its folder")
+        // Into an existing empty folder: the folder stays, empty, without the unfinished-run marker.
+        try FileManager.default.createDirectory(at: elsewhere.appendingPathComponent("kept"), withIntermediateDirectories: true)
+        _ = try CLI.run(["synth", "--out", "kept", "--textures", textures.path] + Self.small, directory: elsewhere.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.appendingPathComponent("kept").path) == [])
+    }
+
+    /// Two sequences of one name: the second is refused naming both folders, and the other sequence is evaluated.
+    @Test func duplicateSequenceNamesNameBothFolders() throws {
+        let folder = try Scratch.directory()
+        for name in ["wide", "drive"] {
+            let made = try CLI.run(["synth", "--out", name] + Self.small, directory: folder.path)
+            #expect(made.status == 0, "\(made.stderr)")
+        }
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("wide"), to: folder.appendingPathComponent("wide-copy"))
+        let run = try CLI.run(["evaluate", "wide", "drive", "wide-copy", "-o", "ev", "-j", "1"], directory: folder.path)
+        #expect(run.status == 2, "\(run.stderr)")
+        let wide = folder.appendingPathComponent("wide").path, copy = folder.appendingPathComponent("wide-copy").path
+        #expect(run.stderr == "rephoto: not evaluated: \(copy): sequence name 'wide' is also the name of \(wide): give one of them another name in its sequence.json\n",
+                "\(run.stderr)")
+        #expect(run.stdout.contains("\ndrive ") && run.stdout.contains("\nwide "), "\(run.stdout)")
+    }
+}
