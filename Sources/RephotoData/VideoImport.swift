@@ -145,12 +145,12 @@ public enum VideoImport {
     static func stagingPrefix(_ out: URL) -> String { ".\(out.lastPathComponent).partial-" }
 
     /// `--intrinsics` are of the frames as written (the container's rotation applied): a principal point outside
-    /// them, or far off their centre (over a quarter of a side: intrinsics of the unrotated frames, or of another
+    /// them, or far off their centre (over an eighth of a side: intrinsics of the unrotated frames, or of another
     /// size), is refused, naming the value.
     static func checkIntrinsics(_ intrinsics: SequenceIntrinsics, frame size: ImageSize) throws {
         let (w, h) = (Double(size.width), Double(size.height))
-        guard abs(intrinsics.cx - (w - 1) / 2) <= w / 4, abs(intrinsics.cy - (h - 1) / 2) <= h / 4 else {
-            throw RephotoError.badInput(String(format: "--intrinsics: principal point (%.6g, %.6g) is far from the centre of the %dx%d frames (more than a quarter of a side off; the frames are written as displayed, the video's rotation applied: give intrinsics of those)",
+        guard abs(intrinsics.cx - (w - 1) / 2) <= w / 8, abs(intrinsics.cy - (h - 1) / 2) <= h / 8 else {
+            throw RephotoError.badInput(String(format: "--intrinsics: principal point (%.6g, %.6g) is far from the centre of the %dx%d frames (more than an eighth of a side off; the frames are written as displayed, the video's rotation applied: give intrinsics of those)",
                                                intrinsics.cx, intrinsics.cy, size.width, size.height))
         }
     }

@@ -271,7 +271,7 @@ public enum SyntheticSequence {
     public static func generate(_ options: SyntheticSequenceOptions, textureDirectory: String, to directory: URL,
                                 progress: ((Int, Int) -> Void)? = nil) throws -> FrameSequence {
         try options.validate()
-        try FrameSequence.checkName(name(options, directory: directory), place: options.name == nil ? "--out's folder (give --name)" : "--name")
+        try FrameSequence.checkName(name(options, directory: directory), place: options.name == nil ? "--out's folder name (or give --name)" : "--name")
         try SyntheticTextures.check(textureDirectory, for: options)
         let started = start(options)
         var random = started.random

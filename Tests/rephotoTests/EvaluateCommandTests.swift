@@ -53,7 +53,9 @@ import Testing
         let whole = SequenceCommandTests.directory() + "-\u{1B}[2J", shown = whole.replacingOccurrences(of: "\u{1B}", with: "\\u{1B}")
         let run = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.isEmpty)  // no progress bar on a non-terminal
+        // No progress bar on a non-terminal: plain progress lines only (the first frame's, every 5 s, the last).
+        #expect(run.stderr.hasSuffix("evaluate: 6/6 frames\n")
+            && run.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("evaluate: ") && $0.hasSuffix("/6 frames") }, "\(run.stderr)")
         #expect(run.stdout.contains("alpha") && run.stdout.contains("beta") && run.stdout.contains("mAA@5"))
         #expect(run.stdout.contains("results in \(shown)/ (frames.csv"), "\(run.stdout)")
         // Run again into the same folder without --resume: replaced, and said.
@@ -197,7 +199,7 @@ import Testing
         let failed = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
         #expect(failed.status == 3, "\(failed.stderr)")
         // The terminal names the frame that failed; without a terminal (a pipe here) plain progress lines show the run is alive.
-        #expect(failed.stdout.contains("\nfailed frames: good #2 (frame-0002.jpg)\n"), "\(failed.stdout)")
+        #expect(failed.stdout.contains("\nfailed frames: good #3 (frame-0002.jpg)\n"), "\(failed.stdout)")
         #expect(failed.stderr.contains("evaluate: 3/3 frames\n") && failed.stderr.contains("evaluate: 1/3 frames\n"), "\(failed.stderr)")
         try FileManager.default.createDirectory(atPath: "\(root)/broken", withIntermediateDirectories: true)
         try Data("{".utf8).write(to: URL(fileURLWithPath: "\(root)/broken/sequence.json"))
