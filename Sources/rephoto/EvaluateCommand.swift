@@ -35,7 +35,7 @@ struct EvaluateCommand: ParsableCommand {
 
         func run() throws {
             if session { return try runSessions() }
-            if robustLag != nil { throw RephotoError.badInput("--robust-lag \(robustLag!) applies to --session runs only") }
+            if let robustLag { throw RephotoError.badInput("--robust-lag \(robustLag) applies to --session runs only") }
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
             guard grace >= 0, grace <= 86_400 else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds from 0 to 86400 (a day)") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
