@@ -287,17 +287,14 @@ public struct FrameSequence: Equatable, Sendable {
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
         }
-        // A row listed twice (a reference's own row, or a pair) would be evaluated twice or its attitude taken from
-        // either copy without a word.
+        // A reference's own row twice: which attitude counts would be chosen without a word. (A frame listed twice
+        // is one answer: docs/evaluation.md.)
         var seen: [String: Int] = [:]
-        for (row, frame) in frames.enumerated() {
-            let key = "\(referenceFile(for: frame) ?? "")\u{0}\(frame.file)"
-            if let first = seen[key] {
-                let what = frame.file == referenceFile(for: frame) ? "the reference \(frame.file.visible)" : "\(frame.file.visible)"
-                    + (frame.referenceFile.map { " against \($0.visible)" } ?? "")
-                throw RephotoError.badInput("\(directory?.appendingPathComponent("frames.csv").path ?? "frames.csv"): \(what) is listed twice (lines \(first + 2) and \(row + 2))")
+        for (row, frame) in frames.enumerated() where frame.file == referenceFile(for: frame) {
+            if let first = seen[frame.file] {
+                throw RephotoError.badInput("\(directory?.appendingPathComponent("frames.csv").path ?? "frames.csv"): the reference \(frame.file.visible) is listed twice (lines \(first + 2) and \(row + 2))")
             }
-            seen[key] = row
+            seen[frame.file] = row
         }
         try checkMarkFiles()
     }

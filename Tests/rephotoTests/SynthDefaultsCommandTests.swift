@@ -21,6 +21,23 @@ import Testing
         #expect(named.status == 0 && named.stdout.hasPrefix("walk: "), "\(named.stderr)")
     }
 
+    /// An installed binary (scripts/install-cli's layout) finds its textures in ../share/rephoto/textures; one with
+    /// none anywhere says where it looked and names --textures, before writing anything.
+    @Test func anInstalledBinaryFindsItsTexturesOrNamesTheOption() throws {
+        let prefix = try Scratch.directory(), elsewhere = try Scratch.directory()
+        let bin = prefix.appendingPathComponent("bin"), textures = prefix.appendingPathComponent("share/rephoto/textures")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CLI.executable, to: bin.appendingPathComponent("rephoto"))
+        let alone = try CLI.run(["synth", "--out", "s"] + Self.small, directory: elsewhere.path, executable: bin.appendingPathComponent("rephoto"))
+        #expect(alone.status == 2 && alone.stderr.hasPrefix("rephoto: no folder of texture images found (looked in \(textures.path), ")
+            && alone.stderr.hasSuffix("give --textures DIR, a folder of OpenCV's sample images (scripts/fetch-sample-data)\n"), "\(alone.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("s").path))
+        try FileManager.default.createDirectory(at: textures.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: textures, withDestinationURL: CLI.packageRoot.appendingPathComponent(".cache/opencv-samples"))
+        let installed = try CLI.run(["synth", "--out", "s"] + Self.small, directory: elsewhere.path, executable: bin.appendingPathComponent("rephoto"))
+        #expect(installed.status == 0, "\(installed.stderr)")
+    }
+
     @Test func missingOrBrokenTexturesFailCleanly() throws {
         let elsewhere = try Scratch.directory()
         let missing = try CLI.run(["synth", "--out", "s", "--textures", "no-such-folder"] + Self.small, directory: elsewhere.path)
