@@ -309,6 +309,15 @@ public struct FrameSequence: Equatable, Sendable {
         if manifest.reference == nil, let row = frames.firstIndex(where: { $0.referenceFile == nil }) {
             throw RephotoError.badInput("\(manifestPath): no reference, and frames.csv line \(row + 2) names none (reference_file)")
         }
+        // A reference's own row twice: which attitude counts would be chosen without a word. (A frame listed twice
+        // is one answer: docs/evaluation.md.)
+        var seen: [String: Int] = [:]
+        for (row, frame) in frames.enumerated() where frame.file == referenceFile(for: frame) {
+            if let first = seen[frame.file] {
+                throw RephotoError.badInput("\(directory?.appendingPathComponent("frames.csv").path ?? "frames.csv"): the reference \(frame.file.visible) is listed twice (lines \(first + 2) and \(row + 2))")
+            }
+            seen[frame.file] = row
+        }
         try checkMarkFiles()
     }
 

@@ -8,11 +8,17 @@ import RephotoKit
 /// - `coremotion`: SensorLog's CSV (iOS): `motionTimestamp_sinceReboot(s)` and `motionQuaternionW(R)`, `...X(R)`,
 ///   `...Y(R)`, `...Z(R)`; other columns are ignored;
 /// - `android`: `timestamp_ns,x,y,z` with an optional `w`: SensorEvent.timestamp and the values of a rotation vector
-///   sensor (w is sqrt(1 - x² - y² - z²) when absent).
+///   sensor (w is sqrt(1 - x² - y² - z²) when absent);
+/// - `sensorlogger`: Sensor Logger's `Orientation.csv`, `time,seconds_elapsed,qz,qy,qx,qw,...` (time in ns since the
+///   epoch; `seconds_elapsed` from the recording's start is the clock used), CoreMotion's quaternion convention.
+/// Timestamps are bounded (|t| <= 1e10 s, samples at most an hour apart): a log 1e300 s long is no recording.
 public struct MotionLog: Sendable {
     public enum Format: String, CaseIterable, Sendable {
-        case plain, coremotion, android
+        case plain, coremotion, android, sensorlogger
     }
+
+    /// The largest timestamp magnitude (seconds; 2286 on the Unix epoch) and the longest gap between samples.
+    public static let maxTime = 1e10, maxGap = 3600.0
 
     public struct Sample: Sendable, Equatable {
         /// Seconds on the log's clock.
@@ -52,10 +58,12 @@ public struct MotionLog: Sendable {
                        "motionQuaternionZ(R)"]).isSubset(of: position.keys) {
             (format, columns) = (.coremotion, ["motionTimestamp_sinceReboot(s)", "motionQuaternionW(R)", "motionQuaternionX(R)",
                                                "motionQuaternionY(R)", "motionQuaternionZ(R)"])
+        } else if Set(["seconds_elapsed", "qw", "qx", "qy", "qz"]).isSubset(of: position.keys) {
+            (format, columns) = (.sensorlogger, ["seconds_elapsed", "qw", "qx", "qy", "qz"])
         } else if Set(["timestamp_ns", "x", "y", "z"]).isSubset(of: position.keys) {
             (format, columns) = (.android, ["timestamp_ns", position["w"] == nil ? nil : "w", "x", "y", "z"])
         } else {
-            throw RephotoError.badInput("\(path) line 1: not a motion log rephoto reads: the header needs timestamp,qw,qx,qy,qz (plain), SensorLog's motionTimestamp_sinceReboot(s) and motionQuaternionW(R)...Z(R) (coremotion), or timestamp_ns,x,y,z[,w] (android)")
+            throw RephotoError.badInput("\(path) line 1: not a motion log rephoto reads: the header needs timestamp,qw,qx,qy,qz (plain), Sensor Logger's seconds_elapsed,qz,qy,qx,qw (Orientation.csv), SensorLog's motionTimestamp_sinceReboot(s) and motionQuaternionW(R)...Z(R) (coremotion), or timestamp_ns,x,y,z[,w] (android)")
         }
         var samples: [Sample] = []
         var line = 1
@@ -82,6 +90,12 @@ public struct MotionLog: Sendable {
             let q = Quaternion(w: w!, x: x, y: y, z: z)
             guard abs(q.norm - 1) <= 0.01 else {
                 throw RephotoError.badInput("\(path) line \(line): attitude \(q) has norm \(String(format: "%.4f", q.norm)), not within 1 % of 1")
+            }
+            guard abs(time) <= maxTime else {
+                throw RephotoError.badInput(String(format: "%@ line %d: timestamp %.4g s is beyond %.0e s: not seconds (or nanoseconds) of a clock", path, line, time, maxTime))
+            }
+            if let last = samples.last, time - last.time > maxGap {
+                throw RephotoError.badInput(String(format: "%@ line %d: %.4g s after the sample before it, more than an hour: no motion between them can be resampled", path, line, time - last.time))
             }
             if let last = samples.last, time <= last.time {
                 throw RephotoError.badInput("\(path) line \(line): the clock runs backwards or stands still (\(time) s after \(last.time) s)")

@@ -29,26 +29,28 @@ public enum VideoImport {
                            progress: ((Int, Int?) -> Void)? = nil) throws -> FrameSequence {
         guard options.every >= 1 else { throw RephotoError.badInput("--every \(options.every) must be at least 1") }
         if let fps = options.fps, !(fps > 0 && fps.isFinite) { throw RephotoError.badInput("--fps \(fps) must be a positive number") }
-        guard options.clockOffset.isFinite else { throw RephotoError.badInput("--clock-offset \(options.clockOffset) is not a finite number") }
+        guard abs(options.clockOffset) <= MotionLog.maxTime else {
+            throw RephotoError.badInput(String(format: "--clock-offset %.4g must be a number of seconds within ±%.0e", options.clockOffset, MotionLog.maxTime))
+        }
         guard (options.referencePhoto == nil) != (options.referenceFrame == nil) else {
             throw RephotoError.badInput("give the reference as --reference PHOTO or --reference-frame N, one of them")
         }
         // The name is checked before any work: a clip's file name ("café.mp4") may be none the sequence format allows,
         // and is then made into one.
-        let name = options.name ?? plainName((clip as NSString).lastPathComponent)
+        let name = options.name ?? plainName(((clip as NSString).lastPathComponent as NSString).deletingPathExtension)
         try FrameSequence.checkName(name, place: options.name == nil ? "the clip's file name" : "--name")
         let log = try motion.map(MotionLog.load)
         let video = try VideoClip(path: clip, maxPixels: options.maxPixels)
         let fm = FileManager.default
         let parent = out.deletingLastPathComponent()
-        let prefix = ".\(out.lastPathComponent).partial-"
+        let prefix = stagingPrefix(out)
         // Staging folders of imports that were killed (their process is gone) are removed.
         for stale in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where stale.hasPrefix(prefix) {
             if let pid = Int32(stale.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
                 try? fm.removeItem(at: parent.appendingPathComponent(stale))
             }
         }
-        let staging = parent.appendingPathComponent(prefix + String(getpid()))
+        let staging = stagingFolder(out)
         try? fm.removeItem(at: staging)
         // --out's missing parents are made for the staging folder, and removed again when the import fails.
         var made: [URL] = []
@@ -90,6 +92,7 @@ public enum VideoImport {
             } else if read % options.every != 0 {
                 continue
             }
+            if frames.isEmpty, let intrinsics = options.intrinsics { try checkIntrinsics(intrinsics, frame: image.size) }
             let file = String(format: "frame-%05d.jpg", frames.count)
             try image.write(to: staging.appendingPathComponent(file).path, format: .jpeg(quality: options.jpegQuality))
             frames.append(SequenceFrame(file: file, timestamp: time, attitude: try log?.attitude(atVideoTime: time, clockOffset: options.clockOffset)))
@@ -131,6 +134,25 @@ public enum VideoImport {
         try fm.moveItem(at: staging, to: out)
         done = true
         return try FrameSequence.load(from: out)
+    }
+
+    /// The folder an import into `out` by this process is written in before it is renamed into place (removed by
+    /// the command's SIGINT and SIGTERM handler; those of dead processes by the next import into `out`).
+    public static func stagingFolder(_ out: URL) -> URL {
+        out.deletingLastPathComponent().appendingPathComponent(stagingPrefix(out) + String(getpid()))
+    }
+
+    static func stagingPrefix(_ out: URL) -> String { ".\(out.lastPathComponent).partial-" }
+
+    /// `--intrinsics` are of the frames as written (the container's rotation applied): a principal point outside
+    /// them, or far off their centre (over an eighth of a side: intrinsics of the unrotated frames, or of another
+    /// size), is refused, naming the value.
+    static func checkIntrinsics(_ intrinsics: SequenceIntrinsics, frame size: ImageSize) throws {
+        let (w, h) = (Double(size.width), Double(size.height))
+        guard abs(intrinsics.cx - (w - 1) / 2) <= w / 8, abs(intrinsics.cy - (h - 1) / 2) <= h / 8 else {
+            throw RephotoError.badInput(String(format: "--intrinsics: principal point (%.6g, %.6g) is far from the centre of the %dx%d frames (more than an eighth of a side off; the frames are written as displayed, the video's rotation applied: give intrinsics of those)",
+                                               intrinsics.cx, intrinsics.cy, size.width, size.height))
+        }
     }
 
     /// A file name as a sequence name: characters the format does not allow become '-', and a leading '.' goes.

@@ -63,7 +63,7 @@ public struct Evaluator: Sendable {
                     throw RephotoError.badInput("\(folder.path): frames.csv lists no frame to evaluate besides the reference")
                 }
                 if let first = loaded.first(where: { $0.manifest.name == sequence.manifest.name }) {
-                    throw RephotoError.badInput("sequence name '\(sequence.manifest.name)' is also the name of \(first.directory?.path ?? "another sequence")")
+                    throw RephotoError.badInput("\(folder.path): sequence name '\(sequence.manifest.name)' is also the name of \(first.directory?.path ?? "another sequence"): give one of them another name in its sequence.json")
                 }
                 loaded.append(sequence)
             } catch {

@@ -185,12 +185,24 @@ public struct SessionEvaluator: Sendable {
         let session = GuidanceSession(estimator: estimator, reference: reference, camera: camera, referenceAttitude: referenceAttitude,
                                       robustUpdates: updates)
         var rows: [SessionRow] = []
+        // One camera serves every frame of a session: a frame of another size would be estimated with the wrong one.
+        var size: (ImageSize, String)?
         for (index, frame) in frames {
             if shouldStop?() == true { break }
             var row = SessionRow(run: name, sequence: sequence.manifest.name, index: index, file: frame.file)
             let start = ContinuousClock.now
             do {
                 let image = try estimator.load(contentsOfFile: sequence.path(of: frame.file))
+                if let (expected, first) = size, image.fullSize != expected {
+                    throw FrameSizeMismatch(message: "\(sequence.path(of: frame.file)): \(image.fullSize.width)x\(image.fullSize.height), but the sequence's camera is for \(expected.width)x\(expected.height) frames (\(first)): a session has one camera")
+                } else if size == nil {
+                    do {
+                        if let camera { _ = try camera.adapted(to: image.fullSize) }
+                    } catch let error as RephotoError {
+                        throw FrameSizeMismatch(message: "\(sequence.path(of: frame.file)): the frames' camera: \(error.message)")
+                    }
+                    size = (image.fullSize, frame.file)
+                }
                 let attitude = try sequence.attitudes(for: frame)?.current
                 let decoded = milliseconds(since: start)
                 let answer = try session.process(image, attitude: attitude, timestamp: frame.timestamp)
@@ -198,6 +210,8 @@ public struct SessionEvaluator: Sendable {
                 row.timeMs = decoded + answer.session.milliseconds
                 row.robustMs = answer.session.robustMilliseconds
                 row.fill(from: answer, truth: frame.truth)
+            } catch let mismatch as FrameSizeMismatch {
+                throw RephotoError.badInput(mismatch.message)
             } catch {
                 row.source = "failed"
                 row.timeMs = milliseconds(since: start)
@@ -208,6 +222,11 @@ public struct SessionEvaluator: Sendable {
         }
         return rows
     }
+}
+
+/// A frame whose size differs from the session's camera: the whole sequence is bad input, not one failed frame.
+private struct FrameSizeMismatch: Error {
+    let message: String
 }
 
 extension SessionRow {

@@ -209,7 +209,7 @@ struct RequestMetadata: Decodable, Sendable {
     static func namesCamera(_ photo: Photo?) -> Bool { photo?.calibration != nil || photo?.intrinsics != nil }
 
     /// The camera of one photo: a named calibration, inline intrinsics, or none.
-    static func camera(_ photo: Photo?, role: String, calibrationDirectory: String) throws -> CameraIntrinsics? {
+    static func camera(_ photo: Photo?, role: String, calibrationDirectory: String?) throws -> CameraIntrinsics? {
         guard let photo else { return nil }
         if photo.calibration != nil && photo.intrinsics != nil {
             throw ServiceError.badInput("metadata.\(role): give calibration or intrinsics, not both")
@@ -218,6 +218,9 @@ struct RequestMetadata: Decodable, Sendable {
             let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
             guard !name.isEmpty, name.count <= 64, name.first != ".", name.allSatisfy(allowed.contains) else {
                 throw ServiceError.badInput("metadata.\(role).calibration '\(name)' must be a plain name from the server's calibration folder")
+            }
+            guard let calibrationDirectory else {
+                throw ServiceError.badInput("metadata.\(role).calibration: this worker serves no named calibrations (rephoto serve --calibration-dir); send intrinsics instead")
             }
             for ext in ["yml", "yaml", "xml", "json"] {
                 let path = "\(calibrationDirectory)/\(name).\(ext)"

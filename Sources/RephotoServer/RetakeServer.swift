@@ -51,8 +51,9 @@ public enum RetakeServer {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
         }
+        let document = openAPIDocument(for: settings)
         router.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: document)))
         }
         // The guide (docs/guide.md): a page that walks a phone to an old photo's vantage point over this API.
         router.get("/") { _, _ in Guide.response("index.html") }
@@ -187,7 +188,7 @@ public enum RetakeServer {
         do {
             try OpenCVRuntime.loadMediaPlugin()
         } catch {
-            logger.warning("TIFF, WebP, BMP, PNM and JPEG 2000 uploads will be refused (415): \(error)")
+            logger.warning("TIFF, WebP, BMP, PNM and JPEG 2000 uploads will be refused (415), and stored references in them answered 503: \(error)")
         }
         let watcher = ShutdownWatcher()
         let compute = RetakeService.makePool(settings)
@@ -221,6 +222,15 @@ public enum RetakeServer {
               let text = try? String(contentsOf: url, encoding: .utf8) else { return "openapi: 3.1.0\n" }
         return text
     }()
+
+    /// The served document: its `servers` entry is this worker's own address, scheme and port (a wildcard host as
+    /// 127.0.0.1), not the file's placeholder.
+    static func openAPIDocument(for settings: ServerSettings) -> String {
+        let wildcard = ["0.0.0.0", "::", "[::]", "*"].contains(settings.host)
+        let host = wildcard ? "127.0.0.1" : settings.host.contains(":") && !settings.host.hasPrefix("[") ? "[\(settings.host)]" : settings.host
+        let url = "\(settings.tls == nil ? "http" : "https")://\(host):\(settings.port)"
+        return openAPI.replacingOccurrences(of: "servers:\n  - url: http://127.0.0.1:8080\n", with: "servers:\n  - url: \(url)\n")
+    }
 
     /// The paths anyone may read, also during shutdown: health, readiness, metrics and the API document. Every
     /// other path needs the token: the router takes "//v1/retakes/score" for "/v1/retakes/score", and a check

@@ -72,8 +72,9 @@ public struct ServerSettings: Sendable {
     public var referenceStore: String?
     /// Memory for prepared references (features), bytes.
     public var cacheBytes = 256 << 20
-    /// Named calibrations (`metadata.reference.calibration: "phone"` reads `<dir>/phone.yml`).
-    public var calibrationDirectory = "calibration"
+    /// Named calibrations (`metadata.reference.calibration: "phone"` reads `<dir>/phone.yml`); nil: none are served.
+    /// `rephoto serve` makes the path absolute at start, so it never depends on a later working folder.
+    public var calibrationDirectory: String?
     /// Bearer token required on every /v1 request (nil: none).
     public var token: String?
     public var allowUnauthenticated = false

@@ -7,8 +7,10 @@ import Foundation
 /// exact ground truth. These are `rephoto synth`'s options, declared once here (datasets/README.md);
 /// `SyntheticSequenceOptions.defaults` is the default set for code.
 public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
-    @Option(parsing: .unconditional, help: "Sequence name.") public var name = "synthetic"
-    @Option(parsing: .unconditional, help: "Number of frames (2...300).") public var frames = 60
+    @Option(parsing: .unconditional, help: "Sequence name (default: the name of the folder it is written to).") public var name: String?
+    @Option(name: .customLong("frames"), parsing: .unconditional,
+            help: "Number of frames (2...300; default 60, or for forward and approach as many as fit half the street at --step, up to 60).")
+    public var framesGiven: Int?
     @Option(parsing: .unconditional, help: "Frames per second (timestamps).") public var fps = 30.0
     @Option(parsing: .unconditional, help: "Frame width, pixels.") public var width = 640
     @Option(parsing: .unconditional, help: "Frame height, pixels.") public var height = 480
@@ -90,8 +92,10 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
             try require(sceneFar >= 2 * sceneNear && sceneFar <= 1000, "scene far", sceneFar, "2 x scene near (\(2 * sceneNear))...1000 metres")
             // The cameras must stay out of the street's first half, or what they see would barely change in depth.
             let travel = Double(frames) * step
-            try require(travel <= (sceneFar - sceneNear) / 2, "frames x step", travel,
-                        "up to half the street's length, (scene far - scene near) / 2 = \((sceneFar - sceneNear) / 2) metres")
+            guard travel <= (sceneFar - sceneNear) / 2 else {
+                throw RephotoError.badInput(String(format: "--frames %d x --step %g = %g metres is more than half the street, (--scene-far %g - --scene-near %g) / 2 = %g metres: lower --frames or --step, or raise --scene-far",
+                                                   frames, step, travel, sceneFar, sceneNear, (sceneFar - sceneNear) / 2))
+            }
             // Sway moves a camera up to --tremor-metres either way: the street must still reach near past all of them.
             try require(travel + 2 * tremorMetres < sceneFar - sceneNear, "frames x step + 2 x tremor", travel + 2 * tremorMetres,
                         "under the street's length, scene far - scene near = \(sceneFar - sceneNear) metres")
@@ -111,6 +115,17 @@ public struct SyntheticSequenceOptions: ParsableArguments, Sendable {
             throw RephotoError.badInput("--old-print ages the reference itself: leave out --reference-contrast, --reference-brightness and --reference-blur (given \(referenceContrast), \(referenceBrightness), \(referenceBlur))")
         }
         try attitude.validate()
+    }
+
+    /// The number of frames: as given, else 60, or for a street as many as fit in its first half (at least 2), so
+    /// that `--motion forward --step 1` works on the default street.
+    public var frames: Int {
+        get {
+            if let framesGiven { return framesGiven }
+            guard motion != .converge, step > 0, step.isFinite, sceneFar > sceneNear else { return 60 }
+            return max(2, min(60, Int(((sceneFar - sceneNear) / 2 / step).rounded(.down))))
+        }
+        set { framesGiven = newValue }
     }
 
     /// Metres between frames of forward and approach motion.
@@ -248,9 +263,16 @@ public enum SyntheticSequence {
                                          size: ImageSize(width: options.width, height: options.height))
     }
 
+    /// The sequence's name: `--name`, else the last component of the folder it is written to.
+    public static func name(_ options: SyntheticSequenceOptions, directory: URL) -> String {
+        options.name ?? directory.standardizedFileURL.lastPathComponent
+    }
+
     public static func generate(_ options: SyntheticSequenceOptions, textureDirectory: String, to directory: URL,
                                 progress: ((Int, Int) -> Void)? = nil) throws -> FrameSequence {
         try options.validate()
+        try FrameSequence.checkName(name(options, directory: directory), place: options.name == nil ? "--out's folder name (or give --name)" : "--name")
+        try SyntheticTextures.check(textureDirectory, for: options)
         let started = start(options)
         var random = started.random
         let path = started.path, referenceNoiseSeed = started.referenceNoiseSeed
@@ -329,7 +351,7 @@ public enum SyntheticSequence {
             "a street \(String(format: "%g-%g", options.sceneNear, options.sceneFar)) m deep, \(options.motion.rawValue) motion of \(String(format: "%g", options.step)) m a frame"
         }
         var manifest = SequenceManifest(
-            name: options.name,
+            name: name(options, directory: directory),
             intrinsics: SequenceIntrinsics(fx: camera.fx, fy: camera.fy, cx: camera.cx, cy: camera.cy),
             reference: "reference.jpg", cameraOrientation: options.orientation, attitudeFrame: options.attitudeFrame,
             provenance: "rephoto synth: \(sceneText) rendered by ray casting; seed \(options.seed), \(options.frames) frames at \(options.width)x\(options.height)",

@@ -13,7 +13,7 @@ struct AlignCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "warped, blend or split.") var mode: Alignment.Mode = .warped
     @Option(parsing: .unconditional, help: "Opacity of the current photo in a blend (the other modes have none), 0...1.", transform: decimalOption)
     var opacity = 0.5
-    @Option(parsing: .unconditional, help: "Output file (.jpg/.jpeg or .png).") var out: String
+    @Option(name: [.short, .long], parsing: .unconditional, help: "Output file (.jpg/.jpeg or .png).") var out: String
     @OptionGroup var pipeline: PipelineOptions
 
     func run() throws {

@@ -10,10 +10,10 @@ struct CalibrateCommand: ParsableCommand {
         commandName: "calibrate",
         abstract: "Calibrate a camera from chessboard photos; writes the OpenCV FileStorage file --calibration reads.")
 
-    @Argument(help: "Chessboard images (all of one size).") var images: [String]
+    @Argument(help: "Chessboard images; those of another size than most are skipped with a warning naming them.") var images: [String]
     @Option(parsing: .unconditional, help: "Inner corners of the board, WIDTHxHEIGHT, e.g. 9x6.") var board: String
     @Option(parsing: .unconditional, help: "Side of a square, metres.", transform: decimalOption) var square: Double
-    @Option(parsing: .unconditional, help: "Output file (.yml, .xml or .json).") var out: String
+    @Option(name: [.short, .long], parsing: .unconditional, help: "Output file (.yml, .xml or .json).") var out: String
     @Option(parsing: .unconditional, help: "Fewest views with the board that calibration accepts (3...40: the camera is fitted to at most 40).") var minimumViews = 5
     @Flag(help: "Print the result as JSON.") var json = false
 
@@ -27,6 +27,9 @@ struct CalibrateCommand: ParsableCommand {
         try OutputPaths.checkFile(out, apartFrom: images)
         // Checked before any photo is searched: a bad setting is reported at once, not after minutes of search.
         var views = ChessboardCalibration.Views(board: try .init(width: parts[0], height: parts[1], squareSize: square, minimumViews: minimumViews))
+        // One camera has one image size: photos of another size than most (a glob such as left*.jpg that also
+        // matches left.jpg) are skipped and named, rather than the whole calibration refused.
+        let images = try Self.ofCommonSize(images, maxBytes: PipelineConfig().maxBytes)
         // Fewer photos than views cannot calibrate whatever the search finds: said before seconds of search per photo.
         guard images.count >= minimumViews else {
             throw RephotoError.badInput("\(images.count) photo\(images.count == 1 ? "" : "s") given; calibration needs at least \(minimumViews) views with the board (--minimum-views)")
@@ -85,5 +88,25 @@ struct CalibrateCommand: ParsableCommand {
                 print(String(format: "  not fitted, error %.2f px (over 3x the median): %@", result.viewErrors[i] ?? .nan, CLIOutput.visible(images[i])))
             }
         }
+    }
+
+    /// The photos of the most common size (displayed, after EXIF orientation; ties: the first photo's), each other one
+    /// named on stderr. Sizes come from a reduced decode (a JPEG at 1/8 through libjpeg), so this costs little.
+    static func ofCommonSize(_ images: [String], maxBytes: Int) throws -> [String] {
+        let probe = FeatureConfig(detector: .orb, maxDimension: 64)
+        let sizes = try images.map { path -> ImageSize in
+            do {
+                return try Image(data: try Image.readFile(path, maxBytes: maxBytes), grayscale: true, reducedFor: probe).fullSize
+            } catch let error as RephotoError {
+                throw error.prefixed(path)
+            }
+        }
+        var counts: [ImageSize: Int] = [:]
+        for size in sizes { counts[size, default: 0] += 1 }
+        guard let common = sizes.max(by: { counts[$0]! < counts[$1]! }), counts.count > 1 else { return images }
+        for (path, size) in zip(images, sizes) where size != common {
+            CLIOutput.message("\(path): \(size.width)x\(size.height), the other photos are \(common.width)x\(common.height): skipped")
+        }
+        return zip(images, sizes).filter { $0.1 == common }.map(\.0)
     }
 }

@@ -19,8 +19,8 @@ struct EvaluateCommand: ParsableCommand {
         @Argument(help: "Sequence folders, or folders to search for sequences (any folder with a sequence.json).")
         var paths: [String]
         @OptionGroup var pipeline: PipelineOptions
-        @Option(parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
-        @Option(parsing: .unconditional, help: "Output folder.") var out = "evaluation"
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output folder.") var out = "evaluation"
         @Option(parsing: .unconditional, help: "Evaluate only shard i of n (0-based, i/n): every n-th sequence in sorted order, for job arrays.") var shard: String?
         @Flag(help: "Detect the reference again for every frame (for benchmarks: shows what caching saves).") var recomputeReference = false
         @Flag(help: "Skip the overlay thumbnails in the report.") var noThumbnails = false
@@ -30,11 +30,12 @@ struct EvaluateCommand: ParsableCommand {
         var grace = 30.0
         @Flag(help: "Run each sequence as one guidance session in frame order (tracking between robust updates, session.* settings), and again with a robust update on every frame; writes session.csv, session.json and session.html (docs/evaluation.md).")
         var session = false
-        @Option(parsing: .unconditional, help: "With --session: join each robust update this many frames after the frame it ran on, as the worker's concurrent updates are (0: inline, the frame waits for it). Deterministic.")
-        var robustLag = 2
+        @Option(parsing: .unconditional, help: "With --session: join each robust update this many frames after the frame it ran on, as the worker's concurrent updates are (0: inline, the frame waits for it; default 2). Deterministic.")
+        var robustLag: Int?
 
         func run() throws {
             if session { return try runSessions() }
+            if let robustLag { throw RephotoError.badInput("--robust-lag \(robustLag) applies to --session runs only") }
             guard jobs >= 1 else { throw RephotoError.badInput("--jobs \(jobs) must be at least 1") }
             guard grace >= 0, grace <= 86_400 else { throw RephotoError.badInput("--grace \(grace) must be a number of seconds from 0 to 86400 (a day)") }
             // Parallel frames share the cores with OpenCV's own threads: one each. Process state, so set before any work.
@@ -74,15 +75,17 @@ struct EvaluateCommand: ParsableCommand {
                     _exit(code)
                 }
             }
-            evaluator.onRow = { run.record($0) }
+            let failures = FailedRows(run.resumedRows)
+            evaluator.onRow = { run.record($0); failures.note($0) }
             evaluator.shouldStop = { interruption.requested }
-            let progress = Progress(label: "evaluate")
+            let progress = Progress(label: "evaluate", logInterval: 5)
             let outcome = evaluator.run(loaded, finished: run.resumedRows) { progress.update($0, of: $1) }
             let interrupted = interruption.requested
             guard let summary = try run.finish(broken: broken + outcome.broken, thumbnails: outcome.thumbnails, interrupted: interrupted) else {
                 throw ExitCode(interruption.exitCode)  // the deadline wrote the results and is exiting
             }
             print(EvaluateCommand.table(summary))
+            if let line = failures.line { print(line) }
             print("results in \(CLIOutput.visible(out))/ (frames.csv, summary.json, report.html)")
             for broken in summary.brokenSequences { CLIOutput.message("not evaluated: \(broken.error)") }
             if interrupted {
@@ -97,7 +100,7 @@ struct EvaluateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Combine shard result folders into one summary and report.")
 
         @Argument(help: "Result folders of the shards.") var folders: [String]
-        @Option(parsing: .unconditional, help: "Output folder.") var out = "evaluation"
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output folder.") var out = "evaluation"
 
         func run() throws {
             try OutputPaths.checkFolder(out, apartFrom: folders)
@@ -195,12 +198,13 @@ extension EvaluateCommand.Run {
         guard !sequences.isEmpty else { throw RephotoError.badInput("no sequence.json found under \(paths.joined(separator: ", "))") }
         let output = try EvaluationOutput.prepare(out)
         let (loaded, broken) = Evaluator.load(sequences)
+        let robustLag = robustLag ?? 2
         guard (0...1000).contains(robustLag) else { throw RephotoError.badInput("--robust-lag \(robustLag) must be 0 to 1000 frames") }
         var evaluator = try SessionEvaluator(config: settings)
         evaluator.robustLag = robustLag
         let interruption = Interruption(grace: grace) { code in _exit(code) }
         evaluator.shouldStop = { interruption.requested }
-        let progress = Progress(label: "sessions")
+        let progress = Progress(label: "sessions", logInterval: 5)
         var (rows, summary) = try evaluator.run(loaded) { progress.update($0, of: $1) }
         if interruption.requested { throw ExitCode(interruption.exitCode) }
         summary.brokenSequences = broken + summary.brokenSequences
@@ -239,4 +243,27 @@ extension EvaluateCommand {
 
 extension String {
     func padding(_ width: Int) -> String { padding(toLength: max(width, count), withPad: " ", startingAt: 0) }
+}
+
+/// The frames of a run that failed, as they finish on the evaluator's threads: the terminal names them, so that a
+/// failure is found without reading frames.csv.
+final class FailedRows: @unchecked Sendable {  // `rows` is read and written under `lock`
+    private let lock = NSLock()
+    private var rows: [EvaluationRow] = []
+
+    init(_ earlier: [EvaluationRow]) { rows = earlier.filter(\.failed) }
+
+    func note(_ row: EvaluationRow) {
+        if row.failed { lock.withLock { rows.append(row) } }
+    }
+
+    /// "failed frames: SEQUENCE #INDEX (FILE), ..." for the first five in sequence and frame order (the reasons are
+    /// in the table's "failed:" line and in frames.csv).
+    var line: String? {
+        let failed = lock.withLock { rows }.sorted { ($0.sequence, $0.index) < ($1.sequence, $1.index) }
+        guard !failed.isEmpty else { return nil }
+        let named = failed.prefix(5).map { "\(CLIOutput.visible($0.sequence)) #\($0.index) (\(CLIOutput.visible($0.file)))" }
+        let more = failed.count > 5 ? ", and \(failed.count - 5) more (frames.csv, column failure_reason)" : ""
+        return "failed frames: " + named.joined(separator: ", ") + more
+    }
 }

@@ -14,18 +14,18 @@ struct ImportCommand: ParsableCommand {
     struct Video: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A phone video (MP4/MOV, H.264 or HEVC) and the motion log recorded beside it as a sequence: the frames as JPEGs with their timestamps, and the log's attitudes resampled to them (SLERP).",
-            discussion: "Motion logs: plain CSV timestamp,qw,qx,qy,qz (seconds on the video's clock); SensorLog's CoreMotion CSV (motionTimestamp_sinceReboot(s), motionQuaternionW(R)...Z(R)); Android rotation-vector events timestamp_ns,x,y,z[,w]. Written into a temporary folder and renamed into place: a failure leaves nothing half-written.")
+            discussion: "Motion logs: plain CSV timestamp,qw,qx,qy,qz (seconds on the video's clock); Sensor Logger's Orientation.csv (time,seconds_elapsed,qz,qy,qx,qw; its clock seconds_elapsed); SensorLog's CoreMotion CSV (motionTimestamp_sinceReboot(s), motionQuaternionW(R)...Z(R)); Android rotation-vector events timestamp_ns,x,y,z[,w]. Frames are written as displayed (the video's rotation applied), and --intrinsics must be of those. Written into a temporary folder and renamed into place: a failure, SIGINT or SIGTERM leaves nothing half-written.")
 
         @Argument(help: "The video file.") var clip: String
-        @Option(parsing: .unconditional, help: "The motion log (CSV).") var motion: String?
-        @Option(parsing: .unconditional, help: "Output sequence folder (new or empty).") var out: String
+        @Option(parsing: .unconditional, help: "The motion log (CSV) recorded beside the video, in one of the formats above.") var motion: String
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output sequence folder (new or empty).") var out: String
         @Option(parsing: .unconditional, help: "Keep every N-th frame (default 1: all).") var every: Int?
         @Option(parsing: .unconditional, help: "Keep frames this many per second of the video's clock instead.", transform: decimalOption) var fps: Double?
         @Option(parsing: .unconditional, help: "Seconds added to the log's timestamps to put them on the video's clock (default 0).", transform: decimalOption)
         var clockOffset: Double = 0
         @Option(parsing: .unconditional, help: "A still photo as the reference.") var reference: String?
         @Option(parsing: .unconditional, help: "Or the frame (0-based, among those kept) that is the reference.") var referenceFrame: Int?
-        @Option(parsing: .unconditional, help: "Sequence name (default: the video's file name).") var name: String?
+        @Option(parsing: .unconditional, help: "Sequence name (default: the video's file name without its extension).") var name: String?
         @Option(parsing: .unconditional, help: "How the phone was held: portrait, portraitUpsideDown, landscapeLeft, landscapeRight (default portrait).")
         var orientation: ScreenOrientation = .portrait
         @Option(parsing: .unconditional, help: "The frames' intrinsics fx,fy,cx,cy in pixels of the video's frames.") var intrinsics: String?
@@ -35,7 +35,7 @@ struct ImportCommand: ParsableCommand {
             if every != nil && fps != nil { throw RephotoError.badInput("give --every or --fps, not both") }
             // FFmpeg's own messages ("moov atom not found") would come beside rephoto's one line: quiet, unless asked for.
             setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", 0)
-            try OutputPaths.checkFolder(out, apartFrom: [clip] + [motion, reference].compactMap { $0 }, disjoint: true)
+            try OutputPaths.checkFolder(out, apartFrom: [clip, motion] + [reference].compactMap { $0 }, disjoint: true)
             try OutputPaths.checkEmptyFolder(out)
             var options = VideoImport.Options()
             options.every = every ?? 1
@@ -53,11 +53,13 @@ struct ImportCommand: ParsableCommand {
                 }
                 options.intrinsics = SequenceIntrinsics(fx: values[0], fy: values[1], cx: values[2], cy: values[3])
             }
+            let staging = VideoImport.stagingFolder(URL(fileURLWithPath: out))
+            ImmediateInterruption.install { try? FileManager.default.removeItem(at: staging) }
             let progress = Progress(label: "import")
             let sequence = try VideoImport.run(clip: clip, motion: motion, to: URL(fileURLWithPath: out), options: options) { done, total in
                 progress.update(done, of: total ?? done)
             }
-            print("\(CLIOutput.visible(sequence.manifest.name)): \(sequence.currentFrames.count) frames\(motion == nil ? "" : " with attitudes") -> \(CLIOutput.visible(out))")
+            print("\(CLIOutput.visible(sequence.manifest.name)): \(sequence.currentFrames.count) frames with attitudes -> \(CLIOutput.visible(out))")
         }
     }
 
@@ -67,7 +69,7 @@ struct ImportCommand: ParsableCommand {
 
         @Argument(help: "The Strecha folder, e.g. ../shared/datasets/strecha-herzjesu-p8.")
         var folder: String
-        @Option(parsing: .unconditional, help: "Output sequence folder.")
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output sequence folder.")
         var out: String
         @Option(parsing: .unconditional, help: "Sequence name (default: the folder's name).")
         var name: String?
@@ -89,7 +91,7 @@ struct ImportCommand: ParsableCommand {
 
         @Argument(help: "The samples folder (scripts/fetch-sample-data puts it in .cache/opencv-samples).")
         var folder: String
-        @Option(parsing: .unconditional, help: "Output folder; one sequence folder is made per pair.")
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output folder; one sequence folder is made per pair.")
         var out: String
 
         func run() throws {

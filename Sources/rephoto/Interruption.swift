@@ -44,3 +44,23 @@ final class Interruption: @unchecked Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [deadline] in deadline(code) }
     }
 }
+
+/// SIGINT and SIGTERM end the process at once, after `cleanup` (it removes what the command was writing), with
+/// one line on stderr and the conventional exit code 128 + the signal's number. Kept for the process's life.
+enum ImmediateInterruption {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []  // written once, on the main thread
+
+    static func install(_ cleanup: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                cleanup()
+                CLIOutput.standardError(Data("\nrephoto: \(number == SIGINT ? "SIGINT" : "SIGTERM"): stopped; nothing was written\n".utf8))
+                _exit(128 + number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

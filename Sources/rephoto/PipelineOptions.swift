@@ -25,9 +25,7 @@ struct PipelineOptions: ParsableArguments {
                 throw RephotoError.badInput("--set '\(setting)' must be path=value, e.g. features.akaze.threshold=0.002")
             }
             let path = String(setting[..<equals])
-            guard let parameter = ParameterRegistry.parameter(path) else {
-                throw RephotoError.badInput("--set: unknown parameter '\(path)' (rephoto defaults lists them all)")
-            }
+            let parameter = try ParameterRegistry.known(path, place: "--set: ")
             overrides.append((path, try parameter.parse(String(setting[setting.index(after: equals)...]))))
         }
         if let detector { overrides.append(("features.detector", .string(detector.rawValue))) }

@@ -1,13 +1,27 @@
 import Foundation
 
-/// A one-line progress display on stderr, only when stderr is a terminal (CI logs stay clean).
+/// A one-line progress display on stderr when stderr is a terminal. Elsewhere (a log file, a batch job) nothing,
+/// or with `logInterval` plain lines: at the first update, then at most one per `logInterval` seconds, and at the
+/// end, so that a log shows a long run is alive.
 struct Progress {
     let label: String
     let enabled = isatty(STDERR_FILENO) != 0
     let start = ContinuousClock.now
+    var logInterval: Double?
+    private let lastLine = LastLine()
+
+    init(label: String, logInterval: Double? = nil) {
+        self.label = label
+        self.logInterval = logInterval
+    }
 
     func update(_ done: Int, of total: Int, note: String = "") {
-        guard enabled else { return }
+        guard enabled else {
+            if let logInterval, lastLine.due(interval: logInterval, final: done == total) {
+                CLIOutput.standardError(Data("\(label): \(done)/\(total) frames\(note.isEmpty ? "" : " " + note)\n".utf8))
+            }
+            return
+        }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Double(done) / seconds : 0
@@ -27,6 +41,22 @@ struct Progress {
         Thread.detachNewThread { [label] in ticker.run(label: label, note: note) }
         defer { ticker.finish() }
         return try body()
+    }
+}
+
+/// When a log line was last written (updates come from several threads).
+private final class LastLine: @unchecked Sendable {  // `written` is read and written under `lock`
+    private let lock = NSLock()
+    private var written: Date?
+
+    /// Whether a line is due now (the first, the last, or `interval` seconds after the one before), noting it.
+    func due(interval: Double, final: Bool) -> Bool {
+        lock.withLock {
+            let now = Date()
+            guard final || written.map({ now.timeIntervalSince($0) >= interval }) ?? true else { return false }
+            written = now
+            return true
+        }
     }
 }
 

@@ -7,6 +7,7 @@ struct Rephoto: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rephoto",
         abstract: "Pose estimation for rephotography: where to move the camera to retake a reference photo.",
+        discussion: "Documents named in this help (docs/*.md, datasets/README.md) are in the repository and, with scripts/install-cli, in PREFIX/share/doc/rephoto/ under the same paths (~/.local/share/doc/rephoto by default).",
         version: RephotoVersion.description,
         subcommands: [PoseCommand.self, AlignCommand.self, ServeCommand.self, EvaluateCommand.self, TuneCommand.self, SynthCommand.self, ImportCommand.self, CalibrateCommand.self, DefaultsCommand.self])
 
@@ -40,7 +41,7 @@ struct Rephoto: AsyncParsableCommand {
                 Foundation.exit(0)
             }
             // Usage errors are bad input: one line, exit 2 (ArgumentParser would use 64).
-            CLIOutput.fail(RephotoError.badInput(oneLine(message(for: error))))
+            CLIOutput.fail(RephotoError.badInput(UnknownSubcommand.message(Array(CommandLine.arguments.dropFirst())) ?? oneLine(message(for: error))))
         }
     }
 }

@@ -11,8 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_MAX_SESSIONS, REPHOTO_SESSIONS_PER_CLIENT, REPHOTO_SESSION_IDLE_TIMEOUT, REPHOTO_SESSION_MAX_FPS, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
 
     @Option(parsing: .unconditional, help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
-    @Option(parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
-    @Option(parsing: .unconditional, help: "Pipelines running at once (default: the cores).") var concurrency: Int?
+    @Option(name: [.short, .long], parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
+    @Option(name: [.customShort("j"), .long], parsing: .unconditional, help: "Pipelines running at once (default: the cores).") var concurrency: Int?
     @Option(parsing: .unconditional, help: "Requests waiting for a pipeline before 503 (default 8).") var queueLength: Int?
     @Option(parsing: .unconditional, help: "Largest request body in bytes (default 67108864).") var maxBodyBytes: Int?
     @Option(parsing: .unconditional, help: "Seconds a request may take, once its body has arrived, before 503 (default 30).", transform: decimalOption) var requestTimeout: Double?
@@ -30,7 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds a guidance session may go without a frame before it is closed (default 60).", transform: decimalOption) var sessionIdleTimeout: Double?
     @Option(parsing: .unconditional, help: "Frames per second a guidance session takes at most, after a 2 s burst; a live socket is read no faster, a faster HTTP frame gets 429 (default 30).", transform: decimalOption) var sessionMaxFps: Double?
     @Option(parsing: .unconditional, help: "Robust updates guidance sessions may run at once, on threads of their own at a lower CPU priority, apart from the scores' --concurrency (default: all but one of --concurrency, at least 1).") var sessionPipelines: Int?
-    @Option(parsing: .unconditional, help: "Folder of named calibrations (default calibration).") var calibrationDir: String?
+    @Option(parsing: .unconditional, help: "Folder of named calibrations that requests may name (metadata calibration: \"phone\" reads phone.yml there); made absolute at start; default: none, requests send intrinsics.") var calibrationDir: String?
     @Option(parsing: .unconditional, help: "File holding the bearer token every /v1 request must send.") var tokenFile: String?
     @Flag(help: "Serve a non-loopback address without a token.") var allowUnauthenticated = false
     @Option(parsing: .unconditional, help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key; scripts/dev-cert makes a self-signed pair).") var tlsCert: String?
@@ -70,7 +70,13 @@ struct ServeCommand: AsyncParsableCommand {
         s.sessionIdleTimeout = try value(sessionIdleTimeout, "--session-idle-timeout", "REPHOTO_SESSION_IDLE_TIMEOUT", decimalNumber) ?? s.sessionIdleTimeout
         s.sessionMaxFps = try value(sessionMaxFps, "--session-max-fps", "REPHOTO_SESSION_MAX_FPS", decimalNumber) ?? s.sessionMaxFps
         s.sessionPipelines = try value(sessionPipelines, "--session-pipelines", "REPHOTO_SESSION_PIPELINES", Int.init)
-        s.calibrationDirectory = try value(calibrationDir, "--calibration-dir", "REPHOTO_CALIBRATION_DIR", { $0 }) ?? s.calibrationDirectory
+        if let folder = try value(calibrationDir, "--calibration-dir", "REPHOTO_CALIBRATION_DIR", { $0 }) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw RephotoError.badInput("\(fromEnvironment["--calibration-dir"].map { "\($0)=\(folder)" } ?? "--calibration-dir \(folder)"): no such folder")
+            }
+            s.calibrationDirectory = URL(fileURLWithPath: folder).standardizedFileURL.path
+        }
         let tokenPath = try value(tokenFile, "--token-file", "REPHOTO_TOKEN_FILE", { $0 })
         s.fromEnvironment = fromEnvironment
         if let file = tokenPath {

@@ -16,11 +16,12 @@ struct TuneCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a search (the default subcommand).")
 
         @Argument(help: "The search space, YAML or JSON (docs/examples/akaze-space.yaml).") var space: String
-        @Option(name: .customLong("data"), parsing: .upToNextOption, help: "Sequence folders, or folders to search for sequences.") var data: [String] = []
+        @Argument(help: "Sequence folders, or folders to search for sequences (any folder with a sequence.json), as evaluate takes them.") var paths: [String] = []
+        @Option(name: .customLong("data"), parsing: .upToNextOption, help: "The same as the paths after the space (kept for scripts that name them so).") var data: [String] = []
         @Option(parsing: .unconditional, help: "Ranking: maa10, maa5, rotation-maa10, median-rotation or score.") var objective = "maa10"
         @Option(parsing: .unconditional, help: "Trials slower than this median milliseconds per frame rank after all others.", transform: decimalOption) var maxMsPerFrame: Double?
-        @Option(parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
-        @Option(parsing: .unconditional, help: "Output folder.") var out = "tuning"
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Frames evaluated in parallel (default: the number of cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output folder.") var out = "tuning"
         @Option(parsing: .unconditional, help: "Run only trials i, i+n, i+2n... (0-based i/n), for job arrays; combine with `rephoto tune merge`.") var shard: String?
         @Flag(help: "Continue the run in --out: finished trials are kept, not run again (same space and settings required).") var resume = false
         @Option(parsing: .unconditional, help: "Base pipeline settings (JSON or YAML) under the space's values.") var config: String?
@@ -36,7 +37,8 @@ struct TuneCommand: ParsableCommand {
             guard let objective = TuningObjective(rawValue: objective) else {
                 throw RephotoError.badInput("--objective '\(objective)' is not one of \(TuningObjective.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            var run = TuningRun(space: space, data: data, objective: objective, jobs: jobs, out: out)
+            guard !(paths + data).isEmpty else { throw RephotoError.badInput("no data: name sequence folders after the space (rephoto tune SPACE DATA...)") }
+            var run = TuningRun(space: space, data: paths + data, objective: objective, jobs: jobs, out: out)
             (run.maxMsPerFrame, run.shard, run.resume, run.config, run.holdout, run.cache) = (maxMsPerFrame, shard, resume, config, holdout, cache)
             run.budget = TuningBudget(trials: trials, timeout: try timeout.map(TuningBudget.seconds))
             let progress = Progress(label: "tune")
@@ -56,7 +58,7 @@ struct TuneCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Combine the folders of shards (same space and settings) into one leaderboard.")
 
         @Argument(help: "Folders of the shards.") var folders: [String]
-        @Option(parsing: .unconditional, help: "Output folder.") var out = "tuning"
+        @Option(name: [.short, .long], parsing: .unconditional, help: "Output folder.") var out = "tuning"
 
         func run() throws {
             print(try TuningRun.merge(folders, out: out, warn: CLIOutput.message), terminator: "")

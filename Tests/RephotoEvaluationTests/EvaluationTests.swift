@@ -60,7 +60,7 @@ import RephotoEvaluation
         o.name = "synth-\(seed)"
         o.startTranslationMetres = 0.8
         o.convergence = 1
-        let dir = try Scratch.directory().appendingPathComponent(o.name)
+        let dir = try Scratch.directory().appendingPathComponent(o.name!)
         _ = try SyntheticSequence.generate(o, textureDirectory: Fixtures.textures, to: dir)
         return dir
     }

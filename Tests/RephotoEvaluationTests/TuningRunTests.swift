@@ -16,7 +16,7 @@ import Testing
         for seed: UInt64 in [1, 2] {
             var o = SyntheticSequenceOptions.defaults
             (o.frames, o.width, o.height, o.seed, o.name) = (3, 240, 180, seed, "seq-\(seed)")
-            _ = try SyntheticSequence.generate(o, textureDirectory: Fixtures.textures, to: root.appendingPathComponent(o.name))
+            _ = try SyntheticSequence.generate(o, textureDirectory: Fixtures.textures, to: root.appendingPathComponent(o.name!))
         }
         return root.path
     }

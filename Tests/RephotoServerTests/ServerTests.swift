@@ -1003,6 +1003,36 @@ struct Upload {
         }
     }
 
+    /// The document's `servers` entry is the worker's own scheme, address and port, not the file's placeholder 8080.
+    @Test func theOpenAPIServerIsThisWorker() throws {
+        func servers(_ settings: ServerSettings) throws -> [String] {
+            let document = try #require(try Yams.load(yaml: RetakeServer.openAPIDocument(for: settings)) as? [String: Any])
+            return ((document["servers"] as? [[String: Any]]) ?? []).compactMap { $0["url"] as? String }
+        }
+        var s = ServerSettings()
+        s.port = 9123
+        #expect(try servers(s) == ["http://127.0.0.1:9123"])
+        s.tls = ServerSettings.TLSFiles(certificate: "cert.pem", key: "key.pem")
+        s.host = "::1"
+        #expect(try servers(s) == ["https://[::1]:9123"])
+        s.host = "0.0.0.0"
+        #expect(try servers(s) == ["https://127.0.0.1:9123"])
+    }
+
+    /// Without --calibration-dir no folder is read (the default was a relative "calibration", whatever the working
+    /// folder held): a request naming a calibration is told to send intrinsics.
+    @Test func namedCalibrationsNeedAFolder() async throws {
+        let upload = Upload().adding("reference", try Upload.image("graf1.png")).adding("retake", try Upload.image("graf3.png"))
+            .adding("metadata", json: #"{"reference": {"calibration": "opencv-sample-640x480"}}"#)
+        try await Self.app(try Self.settings { $0.calibrationDirectory = nil }).test(.router) { http in
+            try await http.execute(uri: "/v1/retakes/score", method: .post, headers: upload.headers, body: upload.body) { response in
+                #expect(response.status == .badRequest)
+                #expect((Self.json(response)["error"] as? [String: Any])?["message"] as? String
+                    == "metadata.reference.calibration: this worker serves no named calibrations (rephoto serve --calibration-dir); send intrinsics instead")
+            }
+        }
+    }
+
     @Test func servesItsOpenAPIDocumentAndMetrics() async throws {
         try await Self.app(try Self.settings()).test(.router) { http in
             try await http.execute(uri: "/openapi.yaml", method: .get) { response in

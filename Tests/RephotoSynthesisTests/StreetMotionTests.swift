@@ -174,8 +174,8 @@ import RephotoSynthesis
     }
 
     @Test func approachIsDeterministicAndStreetOptionsNeedAStreet() throws {
-        let a = try Self.generate(Self.options(["--motion", "approach", "--frames", "3", "--seed", "4"])).0
-        let b = try Self.generate(Self.options(["--motion", "approach", "--frames", "3", "--seed", "4"])).0
+        let a = try Self.generate(Self.options(["--motion", "approach", "--frames", "3", "--seed", "4", "--name", "walk"])).0
+        let b = try Self.generate(Self.options(["--motion", "approach", "--frames", "3", "--seed", "4", "--name", "walk"])).0
         for file in ["frames.csv", "sequence.json", "reference.jpg", "frame-0002.jpg"] {
             #expect(try Data(contentsOf: a.appendingPathComponent(file)) == Data(contentsOf: b.appendingPathComponent(file)), "\(file)")
         }

@@ -50,6 +50,7 @@ import RephotoEvaluation
         o.width = 160
         o.height = 120
         o.seed = seed
+        o.name = "small"  // else the (random) folder's name: identical options give identical files
         change(&o)
         let dir = try Scratch.directory()
         _ = try SyntheticSequence.generate(o, textureDirectory: textures, to: dir)

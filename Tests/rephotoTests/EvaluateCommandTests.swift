@@ -36,6 +36,9 @@ import Testing
         #expect(inline.status == 0 && inline.stdout.contains("walk"), "\(inline.stderr)")
         let badLag = try CLI.run(["evaluate", "--session", root, "--out", SequenceCommandTests.directory(), "--robust-lag", "-1"])
         #expect(badLag.status == 2 && badLag.stderr.contains("--robust-lag -1"), "\(badLag.stderr)")
+        // Without --session it would be ignored: refused instead.
+        let lagAlone = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--robust-lag", "1"])
+        #expect(lagAlone.status == 2 && lagAlone.stderr == "rephoto: --robust-lag 1 applies to --session runs only\n", "\(lagAlone.stderr)")
         let sessionJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/session.json"))) as? [String: Any]
         #expect(sessionJSON?["schemaVersion"] as? Int == 2)
         // What made it, the table within 100 columns, what the person was told, and the page.
@@ -72,7 +75,9 @@ import Testing
         let whole = SequenceCommandTests.directory() + "-\u{1B}[2J", shown = whole.replacingOccurrences(of: "\u{1B}", with: "\\u{1B}")
         let run = try CLI.run(["evaluate", root, "--out", whole, "--jobs", "2", "--no-thumbnails"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.isEmpty)  // no progress bar on a non-terminal
+        // No progress bar on a non-terminal: plain progress lines only (the first frame's, every 5 s, the last).
+        #expect(run.stderr.hasSuffix("evaluate: 6/6 frames\n")
+            && run.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("evaluate: ") && $0.hasSuffix("/6 frames") }, "\(run.stderr)")
         #expect(run.stdout.contains("alpha") && run.stdout.contains("beta") && run.stdout.contains("mAA@5"))
         #expect(run.stdout.contains("results in \(shown)/ (frames.csv"), "\(run.stdout)")
         // Run again into the same folder without --resume: replaced, and said.
@@ -172,6 +177,35 @@ import Testing
 
     /// Intrinsics for another resolution fit no frame of the sequence: evaluate refuses the sequence as bad input (exit 2,
     /// naming the file, the camera and the value), not evaluated into rows that all fail alike (exit 3); tune refuses it.
+    /// A session runs every frame through one camera: a frame of another size is bad input (exit 2), naming the
+    /// frame and both sizes, not a confident answer from the wrong camera.
+    @Test func sessionFramesOfAnotherSizeAreBadInput() throws {
+        let root = SequenceCommandTests.directory(), other = SequenceCommandTests.directory()
+        try Self.synth(root, "walk", seed: 3)
+        let made = try CLI.run(["synth", "--out", "\(other)/big", "--frames", "2", "--width", "320", "--height", "240",
+                                "--textures", CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path])
+        #expect(made.status == 0, "\(made.stderr)")
+        try FileManager.default.removeItem(atPath: "\(root)/walk/frame-0001.jpg")
+        try FileManager.default.copyItem(atPath: "\(other)/big/frame-0001.jpg", toPath: "\(root)/walk/frame-0001.jpg")
+        let run = try CLI.run(["evaluate", "--session", root, "--out", SequenceCommandTests.directory()])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("walk/frame-0001.jpg: 320x240, but the sequence's camera is for 240x180 frames (frame-0000.jpg): a session has one camera"),
+                "\(run.stderr)")
+    }
+
+    /// The reference's own row twice in frames.csv: which attitude counts would be chosen silently; refused.
+    @Test func aReferenceListedTwiceIsRefused() throws {
+        let root = SequenceCommandTests.directory()
+        try Self.synth(root, "twice", seed: 3)
+        let csv = "\(root)/twice/frames.csv"
+        let lines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let referenceRow = try #require(lines.first { $0.hasPrefix("reference.jpg,") })
+        try (lines.joined(separator: "\n") + String(referenceRow) + "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("twice/frames.csv: the reference reference.jpg is listed twice (lines 2 and 6)"), "\(run.stderr)")
+    }
+
     @Test func intrinsicsForAnotherResolutionAreBadInput() throws {
         let root = SequenceCommandTests.directory()
         try Self.synth(root, "shifted", seed: 4)
@@ -195,6 +229,9 @@ import Testing
         try Data("not an image".utf8).write(to: URL(fileURLWithPath: "\(root)/good/frame-0002.jpg"))
         let failed = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])
         #expect(failed.status == 3, "\(failed.stderr)")
+        // The terminal names the frame that failed; without a terminal (a pipe here) plain progress lines show the run is alive.
+        #expect(failed.stdout.contains("\nfailed frames: good #3 (frame-0002.jpg)\n"), "\(failed.stdout)")
+        #expect(failed.stderr.contains("evaluate: 3/3 frames\n") && failed.stderr.contains("evaluate: 1/3 frames\n"), "\(failed.stderr)")
         try FileManager.default.createDirectory(atPath: "\(root)/broken", withIntermediateDirectories: true)
         try Data("{".utf8).write(to: URL(fileURLWithPath: "\(root)/broken/sequence.json"))
         let broken = try CLI.run(["evaluate", root, "--out", SequenceCommandTests.directory(), "--no-thumbnails"])

@@ -35,6 +35,20 @@ import Testing
         #expect(run.stdout == "x: reference + 2 frames with ground truth -> \(escaped)\n", "\(run.stdout)")
     }
 
+    /// README's `calibrate .cache/opencv-samples/left*.jpg`: the glob also matches left.jpg (612x459) among thirteen
+    /// 640x480 views; it is skipped and named, and the others calibrate (OpenCV's sample camera: fx 536 px).
+    @Test func calibrateSkipsPhotosOfAnotherSize() throws {
+        let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
+        let photos = try FileManager.default.contentsOfDirectory(atPath: samples)
+            .filter { $0.hasPrefix("left") && $0.hasSuffix(".jpg") }.sorted().map { "\(samples)/\($0)" }
+        #expect(photos.first == "\(samples)/left.jpg" && photos.count == 14)
+        let out = Self.directory() + ".yml"
+        let run = try CLI.run(["calibrate"] + photos + ["--board", "9x6", "--square", "0.025", "-o", out])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "rephoto: \(samples)/left.jpg: 612x459, the other photos are 640x480: skipped\n", "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("calibrated from 13 of 13 views: fx 536."), "\(run.stdout)")
+    }
+
     @Test func importAndCalibrateRefuseBadInput() throws {
         let samples = CLI.packageRoot.appendingPathComponent(".cache/opencv-samples").path
         // A pipe named as a photo: calibrate read it as a settings file would, and waited for a writer forever.

@@ -1,6 +1,7 @@
 import RephotoTestSupport
 import Foundation
 import RephotoData
+import RephotoSynthesis
 import Testing
 
 /// `rephoto synth --motion forward | approach` from the command line: a sequence is written, and values that make
@@ -21,6 +22,17 @@ import Testing
         }
     }
 
+    /// README's `synth --out drive --motion forward --step 1`: without --frames a street sequence has as many frames
+    /// as fit half of the street, (50 - 5) / 2 / 1 = 22.5 -> 22 (60 did not fit); approach's 60 x 0.05 m fit.
+    @Test func defaultFramesFitTheDefaultStreet() throws {
+        let forward = try SyntheticSequenceOptions.parse(["--motion", "forward", "--step", "1"])
+        #expect(forward.frames == 22)
+        #expect(try SyntheticSequenceOptions.parse(["--motion", "forward", "--step", "0.5", "--scene-far", "25"]).frames == 20)
+        #expect(try SyntheticSequenceOptions.parse(["--motion", "approach"]).frames == 60)
+        #expect(try SyntheticSequenceOptions.parse([]).frames == 60)
+        #expect(try SyntheticSequenceOptions.parse(["--motion", "forward", "--frames", "7"]).frames == 7)
+    }
+
     @Test func badStepsAndDepthsAreRefused() throws {
         let cases: [([String], String)] = [
             (["--motion", "forward", "--step", "-1"], "step = -1.0 is out of range (allowed: over 0, up to 5 metres)"),
@@ -30,8 +42,9 @@ import Testing
             (["--motion", "forward", "--scene-near", "50", "--scene-far", "5"], "scene far = 5.0 is out of range (allowed: 2 x scene near (100.0)...1000 metres)"),
             (["--motion", "forward", "--scene-near", "0.1"], "scene near = 0.1 is out of range (allowed: 1...100 metres)"),
             (["--motion", "forward", "--scene-far", "nan"], "scene far = nan is out of range"),
+            // The message names the options to change.
             (["--motion", "forward", "--step", "2", "--frames", "20"],
-             "frames x step = 40.0 is out of range (allowed: up to half the street's length, (scene far - scene near) / 2 = 22.5 metres)"),
+             "--frames 20 x --step 2 = 40 metres is more than half the street, (--scene-far 50 - --scene-near 5) / 2 = 22.5 metres: lower --frames or --step, or raise --scene-far"),
             // Sway past the street's end trapped in the scene builder (seed 13; found reading the change).
             (["--motion", "forward", "--scene-near", "1", "--scene-far", "2", "--step", "0.05", "--frames", "10", "--tremor-metres", "1", "--seed", "13"],
              "frames x step + 2 x tremor = 2.5 is out of range (allowed: under the street's length, scene far - scene near = 1.0 metres)"),

@@ -91,37 +91,110 @@ struct VideoImportCommandTests {
         let clock = try CLI.run(["import", "video", clip, "--motion", backwards, "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(clock.status == 2 && clock.stderr.contains("line 4: the clock runs backwards"), "\(clock.stderr)")
 
+        // A log that covers the clip, for the refusals that come from the video itself.
+        let still = "\(root)/still.csv"
+        try "timestamp,qw,qx,qy,qz\n0,1,0,0,0\n1,1,0,0,0\n".write(toFile: still, atomically: true, encoding: .utf8)
         let data = try Data(contentsOf: URL(fileURLWithPath: clip))
         let truncated = "\(root)/truncated.mp4"
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: truncated))
-        let cut = try CLI.run(["import", "video", truncated, "--out", "\(root)/seq", "--reference-frame", "0"])
+        let cut = try CLI.run(["import", "video", truncated, "--motion", still, "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(cut.status == 2, "\(cut.stderr)")
         #expect(cut.stderr.contains("truncated") || cut.stderr.contains("not a video"), "\(cut.stderr)")
         #expect(try Self.leftovers(root).isEmpty)
 
         let photo = "\(root)/photo.mp4"
         try Data(contentsOf: URL(fileURLWithPath: "\(root)/synth/reference.jpg")).write(to: URL(fileURLWithPath: photo))
-        let notVideo = try CLI.run(["import", "video", "\(root)/nothing.mp4", "--out", "\(root)/seq", "--reference-frame", "0"])
+        let notVideo = try CLI.run(["import", "video", "\(root)/nothing.mp4", "--motion", still, "--out", "\(root)/seq", "--reference-frame", "0"])
         #expect(notVideo.status == 2 && notVideo.stderr.contains("nothing.mp4: no such file"), "\(notVideo.stderr)")
         // A FIFO would block the demuxer for ever; a folder and an empty file say what they are, as for an image.
         #expect(mkfifo("\(root)/pipe.mp4", 0o600) == 0)
         try FileManager.default.createDirectory(atPath: "\(root)/folder.mp4", withIntermediateDirectories: true)
         try Data().write(to: URL(fileURLWithPath: "\(root)/empty.mp4"))
         for (name, reason) in [("pipe.mp4", "not a regular file"), ("folder.mp4", "is a directory, not a video"), ("empty.mp4", "empty file (0 bytes)")] {
-            let refused = try CLI.run(["import", "video", "\(root)/\(name)", "--out", "\(root)/seq", "--reference-frame", "0"])
+            let refused = try CLI.run(["import", "video", "\(root)/\(name)", "--motion", still, "--out", "\(root)/seq", "--reference-frame", "0"])
             #expect(refused.status == 2 && refused.stderr == "rephoto: \(root)/\(name): \(reason)\n", "\(refused.stderr)")
         }
-        let still = try CLI.run(["import", "video", photo, "--out", "\(root)/seq", "--reference-frame", "0"])
-        #expect(still.status == 2 && still.stderr.contains("not a video"), "\(still.stderr)")
-        #expect(still.stderr.split(separator: "\n").count == 1, "one line: \(still.stderr)")
-        let badName = try CLI.run(["import", "video", clip, "--out", "\(root)/seq", "--reference-frame", "0", "--name", "a/b"])
+        let photoRun = try CLI.run(["import", "video", photo, "--motion", still, "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(photoRun.status == 2 && photoRun.stderr.contains("not a video"), "\(photoRun.stderr)")
+        #expect(photoRun.stderr.split(separator: "\n").count == 1, "one line: \(photoRun.stderr)")
+        let badName = try CLI.run(["import", "video", clip, "--motion", still, "--out", "\(root)/seq", "--reference-frame", "0", "--name", "a/b"])
         #expect(badName.status == 2 && badName.stderr.contains("--name"), "\(badName.stderr)")
         #expect(try Self.leftovers(root).isEmpty)
-        // A clip's file name the format does not allow becomes a plain name.
+        // A clip's file name the format does not allow becomes a plain name, without its extension.
         let accented = "\(root)/caf\u{E9} clip.mp4"
         try FileManager.default.copyItem(atPath: clip, toPath: accented)
-        let renamed = try CLI.run(["import", "video", accented, "--out", "\(root)/named", "--reference-frame", "0"])
+        let renamed = try CLI.run(["import", "video", accented, "--motion", still, "--out", "\(root)/named", "--reference-frame", "0"])
         #expect(renamed.status == 0, "\(renamed.stderr)")
-        #expect(try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/named")).manifest.name == "caf--clip.mp4")
+        #expect(try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/named")).manifest.name == "caf--clip")
+    }
+
+    /// --motion is required and says so in the help; --clock-offset and --intrinsics out of all reason are refused
+    /// with a bounded line naming the value.
+    @Test func requiredLogAndBoundedValues() throws {
+        let help = try CLI.run(["import", "video", "--help"])
+        #expect(help.stdout.contains("USAGE: rephoto import video [<options>] <clip> --motion <motion> --out <out>"), "\(help.stdout)")
+        let (root, clip, log, _) = try Self.clip()
+        let offset = try CLI.run(["import", "video", clip, "--motion", log, "--clock-offset", "1e300", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(offset.status == 2 && offset.stderr == "rephoto: --clock-offset 1e+300 must be a number of seconds within ±1e+10\n", "\(offset.stderr)")
+        // 240x180 frames: a principal point at (900, 90) is for other frames.
+        let far = try CLI.run(["import", "video", clip, "--motion", log, "--intrinsics", "200,200,900,90", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(far.status == 2 && far.stderr.hasPrefix("rephoto: --intrinsics: principal point (900, 90) is far from the centre of the 240x180 frames"), "\(far.stderr)")
+        #expect(try Self.leftovers(root).isEmpty)
+        let near = try CLI.run(["import", "video", clip, "--motion", log, "--intrinsics", "200,200,121,88", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(near.status == 0, "\(near.stderr)")
+        #expect(try FrameSequence.load(from: URL(fileURLWithPath: "\(root)/seq")).manifest.name == "clip")
+    }
+
+    /// A clip stored 240x180 with rotation metadata of 90° is written as displayed, 180x240, and --intrinsics are of
+    /// those frames: the stored frames' principal point (119.5, 89.5) is refused, the displayed one's taken.
+    @Test func rotatedClipsAreWrittenAsDisplayed() throws {
+        let (root, clip, log, _) = try Self.clip()
+        let rotated = "\(root)/rotated.mp4"
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-i", clip, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        let stored = try CLI.run(["import", "video", rotated, "--motion", log, "--intrinsics", "200,200,119.5,89.5", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(stored.status == 2 && stored.stderr.contains("principal point (119.5, 89.5) is far from the centre of the 180x240 frames"), "\(stored.stderr)")
+        let shown = try CLI.run(["import", "video", rotated, "--motion", log, "--intrinsics", "200,200,89.5,119.5", "--out", "\(root)/seq", "--reference-frame", "0"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let frame = try Image(contentsOfFile: "\(root)/seq/frame-00000.jpg")
+        #expect(frame.width == 180 && frame.height == 240)
+    }
+
+    /// SIGTERM or SIGINT in the middle of an import removes its staging folder (it stayed, 21 MB, until the same --out
+    /// was imported again).
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalLeavesNoPartialFolder(signal: Int32) throws {
+        let root = SequenceCommandTests.directory()
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let clip = "\(root)/long.mp4"
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=duration=40:size=640x480:rate=30", "-c:v", "libx264",
+                            "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        let log = "\(root)/motion.csv"
+        try "timestamp,qw,qx,qy,qz\n0,1,0,0,0\n121,1,0,0,0\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["import", "video", clip, "--motion", log, "--out", "\(root)/seq", "--reference-frame", "0"]
+        (process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice)
+        try process.run()
+        // Signalled once the staging folder holds a frame (polled; the import of 1,200 frames takes far longer).
+        let staging = "\(root)/.seq.partial-\(process.processIdentifier)"
+        var polls = 0
+        while ((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty, process.isRunning, polls < 6000 {
+            usleep(10_000)
+            polls += 1
+        }
+        #expect(process.isRunning, "the import ended before it could be signalled")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + signal)
+        let left = try Self.leftovers(root)
+        #expect(left.isEmpty, "\(left)")
     }
 }

@@ -81,7 +81,7 @@ enum ConfigTree: Decodable, Equatable {
                 try value.apply(to: &config, prefix: path)
             } else {
                 let known = ParameterRegistry.childKeys(of: prefix)
-                throw RephotoError.badInput("at '\(path)': unknown key '\(key)' (known: \(known.joined(separator: ", ")))")
+                throw RephotoError.badInput("at '\(path)': unknown key '\(key)'\(Suggestion.phrase(for: key, among: known)) (known: \(known.joined(separator: ", ")))")
             }
         }
     }

@@ -285,6 +285,14 @@ public enum ParameterRegistry {
     /// The parameter at a dotted path.
     public static func parameter(_ path: String) -> Parameter? { byPath[path] }
 
+    /// The parameter at a dotted path, or bad input naming it and the closest known path.
+    public static func known(_ path: String, place: String = "") throws -> Parameter {
+        guard let parameter = byPath[path] else {
+            throw RephotoError.badInput("\(place)unknown parameter '\(path)'\(Suggestion.phrase(for: path, among: parameters.map(\.path))) (rephoto defaults lists them all)")
+        }
+        return parameter
+    }
+
     /// Settings that existed once, with what replaced them: a configuration naming one is refused with this, not
     /// with "unknown key", and never silently ignored.
     public static let retired: [String: String] = [

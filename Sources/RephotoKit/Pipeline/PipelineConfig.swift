@@ -103,10 +103,7 @@ public struct PipelineConfig: Codable, Equatable, Sendable {
     public static func resolve(file: String?, overrides: [(path: String, value: ParameterValue)] = []) throws -> PipelineConfig {
         var config = try file.map(load(from:)) ?? PipelineConfig()
         for (path, value) in overrides {
-            guard let parameter = ParameterRegistry.parameter(path) else {
-                throw RephotoError.badInput("unknown parameter '\(path)' (rephoto defaults lists them all)")
-            }
-            try parameter.set(value, in: &config)
+            try ParameterRegistry.known(path).set(value, in: &config)
         }
         try config.validate()
         return config
