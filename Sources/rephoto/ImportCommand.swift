@@ -54,7 +54,14 @@ struct ImportCommand: ParsableCommand {
                 options.intrinsics = SequenceIntrinsics(fx: values[0], fy: values[1], cx: values[2], cy: values[3])
             }
             let staging = VideoImport.stagingFolder(URL(fileURLWithPath: out))
-            ImmediateInterruption.install { try? FileManager.default.removeItem(at: staging) }
+            ImmediateInterruption.install {
+                // Renamed first: the import goes on writing frames by the staging path until the process exits, and a
+                // frame written into the folder while it was being removed left it behind. Nothing can be created in
+                // the renamed folder, so removing it is final.
+                let trash = staging.deletingLastPathComponent().appendingPathComponent(".rephoto-removing-\(getpid())")
+                let gone = rename(staging.path, trash.path) == 0 ? trash : staging
+                try? FileManager.default.removeItem(at: gone)
+            }
             let progress = Progress(label: "import")
             let sequence = try VideoImport.run(clip: clip, motion: motion, to: URL(fileURLWithPath: out), options: options) { done, total in
                 progress.update(done, of: total ?? done)

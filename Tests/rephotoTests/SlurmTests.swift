@@ -50,10 +50,16 @@ import Testing
 
     /// summary.json without its timings, and without `complete` and `framesPlanned` (docs/evaluation.md: a merged
     /// summary leaves both out).
+    static func provenance(_ folder: String) throws -> [String: Any] {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))) as? [String: Any]
+        return json?["provenance"] as? [String: Any] ?? [:]
+    }
+
     static func summary(_ folder: String) throws -> NSDictionary {
         func strip(_ value: Any) -> Any {
             if let object = value as? [String: Any] {
-                return object.filter { !["medianTimeMs", "complete", "framesPlanned"].contains($0.key) }.mapValues(strip)
+                // What made each run differs (its command line and start), the settings and data do not: checked apart.
+                return object.filter { !["medianTimeMs", "complete", "framesPlanned", "provenance"].contains($0.key) }.mapValues(strip)
             }
             if let array = value as? [Any] { return array.map(strip) }
             return value
@@ -91,6 +97,10 @@ import Testing
         #expect(run.stdout.contains("array job ") && run.stdout.contains("merge job ") && run.stdout.contains("synth-approach"), "\(run.stdout)")
         #expect(try Self.rows(out + "/all") == expected)
         #expect(try Self.summary(out + "/all") == Self.summary(single))
+        // The merged summary says what made it: the same settings over the same data as the single process.
+        let made = try Self.provenance(out + "/all"), alone = try Self.provenance(single)
+        #expect(made["settingsHash"] as? String == alone["settingsHash"] as? String && made["sequences"] as? [String: String] == alone["sequences"] as? [String: String],
+                "\(made) against \(alone)")
 
         // A task cancelled mid-run (scancel on its index, SIGTERM as a pre-emption sends): the wrapper names it and
         // the merge does not run; resubmitted alone, it resumes: nothing lost, nothing counted twice.
