@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "RephotoShimTools", dependencies: ["RephotoShim"], path: "CShims/Tools", publicHeadersPath: "include",
                 cxxSettings: openCVHeaders, linkerSettings: openCV(["core", "imgproc", "features2d", "calib3d", "objdetect", "wechat_qrcode"])),
         // The media plugin, libRephotoMedia.so: OpenCV's imgcodecs (TIFF, WebP, BMP, PNM, JPEG 2000) and videoio
-        // (FFmpeg), about 220 more libraries, which the shim loads only when a file needs them (media_plugin.cpp).
+        // (FFmpeg), about 220 more libraries, which the shim loads only when a file needs them (codecs/media_plugin.cpp).
         .target(name: "RephotoShimMedia", path: "CShims/Media", publicHeadersPath: "include", cxxSettings: openCVHeaders,
                 linkerSettings: openCV(["core", "imgcodecs", "videoio"])),
         // The core a worker links: the vision and sensor paths, their configuration and results.

@@ -16,15 +16,16 @@ import Testing
                       noise: Double = 0.5, seed: UInt64 = 7, offset: (x: Double, y: Double) = (0, 0)) -> Correspondences {
         var random = SplitMix(seed: seed)
         let c = 449.5
+        // Noise 0: exact projections (the generator then draws no noise at all).
+        func jitter() -> Double { noise > 0 ? random.uniform(-noise, noise) : 0 }
         var a: [Point2] = [], b: [Point2] = []
         while a.count < count {
             let z = random.uniform(4, 20)
             let x = SIMD3(random.uniform(-0.4, 0.4) * z, random.uniform(-0.4, 0.4) * z, z)
             let y = r * x + t
             guard y.z > 0.5 else { continue }
-            let p = Point2(x: focal * x.x / x.z + c + offset.x + random.uniform(-noise, noise),
-                           y: focal * x.y / x.z + c + offset.y + random.uniform(-noise, noise))
-            let q = Point2(x: 1000 * y.x / y.z + 639.5 + random.uniform(-noise, noise), y: 1000 * y.y / y.z + 479.5 + random.uniform(-noise, noise))
+            let p = Point2(x: focal * x.x / x.z + c + offset.x + jitter(), y: focal * x.y / x.z + c + offset.y + jitter())
+            let q = Point2(x: 1000 * y.x / y.z + 639.5 + jitter(), y: 1000 * y.y / y.z + 479.5 + jitter())
             guard (0..<900).contains(p.x), (0..<900).contains(p.y), (0..<1280).contains(q.x), (0..<960).contains(q.y) else { continue }
             a.append(p)
             b.append(q)

@@ -506,6 +506,10 @@ typedef struct rp_focal_params {
     double principal_point_sigma;  /* the assumed principal point's 1 sigma, a fraction of the longer side (0...1) */
     double span_inliers;        /* the scanned focal lengths whose pose fits within this many inliers' worth of the
                                    best span span_low...span_high (>= 0) */
+    double max_rotation_gap;    /* the rotation fits when |M^T M / (trace / 3) - I| is under this (>= 0) */
+    int max_iterations;         /* each scanned focal length's essential-matrix search: samples solved, at most */
+    int min_iterations;         /* and at least (0 <= min_iterations <= max_iterations) */
+    uint64_t seed;              /* its sampler's seed, the same at every focal length */
 } rp_focal_params;
 
 typedef struct rp_focal {
@@ -533,6 +537,39 @@ typedef struct rp_focal {
 int rp_estimate_reference_focal(const double *reference_xy, const double *current_xy, int n, int reference_width,
                                 int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
                                 rp_focal *focal, rp_status *status);
+
+/* The stages rp_estimate_reference_focal runs, one at a time (the same code on the same arguments), for tests and
+   tools. Each reads the fields of `params` it needs and checks them all. */
+typedef struct rp_focal_scan_result {
+    double focal;               /* the best focal length of the scan's grid, reference pixels (0: none) */
+    double cost;                /* its pose's truncated squared pixel residuals, summed */
+    int inside;                 /* 1 when it is neither the grid's first focal length nor its last */
+    int inliers;                /* its pose's, within threshold_pixels and in front of both cameras */
+    double low, high;           /* the grid's focal lengths within one inlier's worth of the best */
+    double span_low, span_high; /* and within span_inliers' worth */
+} rp_focal_scan_result;
+
+typedef struct rp_focal_colocated_result {
+    double focal;               /* the focal length making K_current^-1 H K_reference nearest a rotation (0: none) */
+    double gap;                 /* how far it is from one (rotation_residual) */
+    int inside;                 /* 1 when not at an end of min_focal...max_focal */
+    int inliers;                /* the homography's */
+    int fundamental_inliers;    /* of a fundamental matrix fitted before it */
+} rp_focal_colocated_result;
+
+/* The cameras apart: a robust essential-matrix search at each focal length of a log grid. RP_ERR_ESTIMATION when
+   fewer than eight correspondences. */
+int rp_focal_scan(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
+                  const rp_camera *current_camera, const rp_focal_params *params, rp_focal_scan_result *result, rp_status *status);
+/* The cameras at one place: a homography fitted robustly, and the focal length that makes it a rotation. */
+int rp_focal_colocated(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
+                       const rp_camera *current_camera, const rp_focal_params *params, rp_focal_colocated_result *result, rp_status *status);
+/* The refinement from `start_focal` (inside min_focal...max_focal) of `model` (1 relative pose, its start the scan's
+   pose at start_focal; 2 rotation), every correspondence taken as an inlier: `focal` as rp_estimate_reference_focal
+   fills it, without the fit counts, the span and the scan's widening of sigma_percent. */
+int rp_focal_refine(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
+                    const rp_camera *current_camera, const rp_focal_params *params, double start_focal, int model, rp_focal *focal,
+                    rp_status *status);
 
 /* The translation's direction without the reference's camera: the current image's epipole e of a fundamental matrix
    fitted robustly (OpenCV's USAC_MAGSAC, `threshold_pixels`) to the correspondences gives t ∝ K_current^-1 e

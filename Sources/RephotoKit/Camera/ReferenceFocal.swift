@@ -5,6 +5,14 @@ import RephotoShim
 public struct ReferenceFocalConfig: Equatable, Sendable {
     /// Inlier distance of the scanned relative poses and the rotation homography, pixels.
     public var threshold: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.threshold)
+    /// The scan's robust search at each focal length: samples solved at most and at least, and its sampler's seed.
+    public var maxIterations: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxIterations)
+    public var minIterations: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.minIterations)
+    public var seed: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.seed)
+    /// The focal length comes from a rotation when a homography that is one (within `maxRotationGap`) holds at least this
+    /// share of a fundamental matrix's inliers.
+    public var rotationShare: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.rotationShare)
+    public var maxRotationGap: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxRotationGap)
     /// The principal point's prior 1 sigma about the centre, % of the reference's longer side: it is estimated with the
     /// focal length where the relative pose allows, and the focal length's sigma includes its spread.
     public var principalPointSigma: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.principalPointSigma)
@@ -31,6 +39,16 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     public var shareSigmaFloor: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareSigmaFloor)
 
     public init() {}
+
+    /// The shim's settings for a reference whose photo's longer side is `side` pixels (the focal lengths searched
+    /// are `ReferenceFocal.searchedFocal` times it).
+    func shimParameters(side: Double) throws -> rp_focal_params {
+        rp_focal_params(threshold_pixels: threshold, min_focal: ReferenceFocal.searchedFocal.lowerBound * side,
+                        max_focal: ReferenceFocal.searchedFocal.upperBound * side, rotation_share: rotationShare,
+                        principal_point_sigma: principalPointSigma / 100, span_inliers: spanInliers, max_rotation_gap: maxRotationGap,
+                        max_iterations: try cInt(maxIterations, "pose.referenceFocal.maxIterations"),
+                        min_iterations: try cInt(minIterations, "pose.referenceFocal.minIterations"), seed: UInt64(seed))
+    }
 }
 
 /// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
@@ -75,10 +93,7 @@ public struct ReferenceFocal: Sendable, Equatable {
         let a = Correspondences.flat(pairs.reference.map { Point2(x: $0.x - origin.x, y: $0.y - origin.y) }, order: nil)
         let b = Correspondences.flat(pairs.current, order: nil)
         var current = try currentCamera.shimCamera()
-        let side = Double(max(photo.width, photo.height))
-        var params = rp_focal_params(threshold_pixels: config.threshold, min_focal: searchedFocal.lowerBound * side,
-                                     max_focal: searchedFocal.upperBound * side, rotation_share: 0.95,
-                                     principal_point_sigma: config.principalPointSigma / 100, span_inliers: config.spanInliers)
+        var params = try config.shimParameters(side: Double(max(photo.width, photo.height)))
         let width = try cInt(photo.width, "reference width"), height = try cInt(photo.height, "reference height")
         var out = rp_focal()
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }

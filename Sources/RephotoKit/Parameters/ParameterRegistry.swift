@@ -153,6 +153,19 @@ public enum ParameterRegistry {
               "gate: the largest rotation between a weak pose and a search that reproduces it, degrees"),
         .real("pose.referenceFocal.threshold", \.pose.referenceFocal.threshold, 2, above: 0, atMost: 100, scale: .log,
               "a reference from an unknown camera: inlier distance of the relative poses scanned over its focal length (Sampson) and of the rotation homography, pixels"),
+        // The scan's search at each of its ~40 focal lengths: 400 and 100 samples and one seed for all of them, the
+        // settings the scan was measured with (docs/decisions.md, "Old photos"); the same seed keeps neighbouring focal
+        // lengths apart by their fit, not by the sampler's luck.
+        .integer("pose.referenceFocal.maxIterations", \.pose.referenceFocal.maxIterations, 400, min: 1, max: 1_000_000, scale: .log,
+                 "a reference from an unknown camera: samples solved, at most, by the robust essential-matrix search at each focal length its scan tries"),
+        .integer("pose.referenceFocal.minIterations", \.pose.referenceFocal.minIterations, 100, min: 0, max: 1_000_000, scale: .log,
+                 "a reference from an unknown camera: samples its scan's search solves at each focal length whatever the adaptive stopping bound says"),
+        .integer("pose.referenceFocal.seed", \.pose.referenceFocal.seed, 0x5_EEDF_0CA1, min: 0, max: Int.max, scale: .fixed,
+                 "a reference from an unknown camera: seed of its scan's sampler, the same at every focal length"),
+        .real("pose.referenceFocal.rotationShare", \.pose.referenceFocal.rotationShare, 0.95, atLeast: 0, atMost: 1,
+              "a reference from an unknown camera: its focal length comes from a rotation (the cameras at one place) when a homography that is one (pose.referenceFocal.maxRotationGap) holds at least this share of a fundamental matrix's inliers; the relative poses' scan otherwise"),
+        .real("pose.referenceFocal.maxRotationGap", \.pose.referenceFocal.maxRotationGap, 0.05, atLeast: 0, atMost: 10,
+              "a reference from an unknown camera: a homography is a rotation when, at its best focal length f, M = K_current^-1 H diag(f, f, 1) has |M^T M / (trace / 3) - I| under this"),
         // 4 from scripts/age-references' crops (a principal point 2-4 % of the side off the centre): with the principal
         // point estimated, grey / sepia mAA@10 0.382 / 0.179 and no rotation over 10° wrong; 2 gave 0.414 / 0.175 with
         // one (docs/decisions.md, "Old photos").
@@ -275,6 +288,11 @@ public enum ParameterRegistry {
         (["pose.minIterations", "pose.essential.maxIterations"], { c in
             c.pose.minIterations <= c.pose.essential.maxIterations ? nil
                 : "pose.minIterations = \(c.pose.minIterations) must be at most pose.essential.maxIterations = \(c.pose.essential.maxIterations)"
+        }),
+        (["pose.referenceFocal.minIterations", "pose.referenceFocal.maxIterations"], { c in
+            let focal = c.pose.referenceFocal
+            return focal.minIterations <= focal.maxIterations ? nil
+                : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.maxIterations = \(focal.maxIterations)"
         }),
     ]
 

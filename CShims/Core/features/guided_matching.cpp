@@ -1,7 +1,7 @@
 // Matching guided by a first model (rephoto_shim.h, rp_match_guided): each current keypoint is compared only with
 // the reference keypoints near where the homography puts it, so Lowe's ratio is taken among a few neighbours
 // rather than the whole image, and correct matches that a repeated or faded texture hid come back.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/core.hpp>
 

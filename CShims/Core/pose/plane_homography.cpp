@@ -2,7 +2,7 @@
 // inliers, maximising the count within a transfer threshold, then least squares on that consensus.
 // cv::findHomography did the same at about 2.4 ms per pose on 250 points (its per-sample Mat handling and
 // final Levenberg-Marquardt); GRIC needs the plane's consensus, not the last digit, and this takes a fraction.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <cmath>
 #include <random>

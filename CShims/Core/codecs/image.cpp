@@ -1,6 +1,6 @@
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
-#include "../Media/include/rephoto_media.h"
+#include "../../Media/include/rephoto_media.h"
 
 #include <opencv2/imgproc.hpp>
 

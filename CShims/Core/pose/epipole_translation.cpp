@@ -1,6 +1,6 @@
 // The translation's direction from the current image's epipole (rp_translation_from_epipole): a fundamental matrix
 // needs no camera for the reference, and the current camera alone turns its epipole into the direction.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // QR codes for the guide's links (GET /v1/references/{id}/qr): OpenCV's encoder (objdetect), not a hand-written one.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 #include <opencv2/objdetect.hpp>

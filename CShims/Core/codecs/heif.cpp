@@ -1,7 +1,7 @@
 // HEIF/HEIC (the iPhone camera's default format) through libheif. libheif applies the container's irot/imir
 // transformations while decoding, so the pixels come out upright as EXIF orientation makes a JPEG's; the
 // HEIF specification makes those boxes, not the EXIF copy, authoritative.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 

@@ -1,6 +1,6 @@
 // A second matching pass along epipolar lines (rp_epipolar_consistent): a fundamental matrix needs no camera, so it
 // guides an old photo's matching before its focal length is known.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/calib3d.hpp>
 

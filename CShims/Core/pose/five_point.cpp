@@ -8,7 +8,7 @@
 // the action-matrix form before it (a 10x10 eigenvalue problem) 13.4 µs. The price of the polynomial is the
 // true solution lost (or off by more than 1e-6) in 42 of 200,000 exact random problems, where the action
 // matrix lost none: a sampler draws another sample.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/core.hpp>
 

@@ -1,6 +1,6 @@
 // Structure for the guidance session: triangulating a keyframe's correspondences, and placing later frames'
 // cameras among those points (the robust loop over PlacementEstimator, then the uncertainty of the result).
-#include "pose/placement_estimator.hpp"
+#include "placement_estimator.hpp"
 
 #include <opencv2/calib3d.hpp>
 

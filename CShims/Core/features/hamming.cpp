@@ -2,7 +2,7 @@
 // cv::BFMatcher spends most of its time outside the popcount on these short rows; a packed layout and a
 // SIMD popcount chosen at run time are 5-10x faster. Results, distances and tie order equal cv::BFMatcher's
 // (the lower train index wins a tie), which the tests check against it.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <climits>
 #include <cstdint>

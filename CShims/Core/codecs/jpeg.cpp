@@ -3,7 +3,7 @@
 // damaged image comes back as if it were fine; here every warning is kept with the image, so the caller can
 // report it or refuse the image. EXIF orientation is applied as OpenCV applies it. Encoding uses the settings
 // cv::imencode uses, byte for byte; linking imgcodecs would load about 120 more libraries at start.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/core.hpp>
 

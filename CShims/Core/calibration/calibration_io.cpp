@@ -1,5 +1,5 @@
 // Encoding calibration files in OpenCV FileStorage layout (reading is RephotoKit's FileStorageReader).
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/calib3d.hpp>
 #include <opencv2/core/persistence.hpp>

@@ -1,6 +1,6 @@
 // Pyramidal Lucas-Kanade tracking between frames, with a forward-backward check (Kalal et al. 2010): the
 // correspondences a robust update found are carried to the next frames without detecting again.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 #include <opencv2/video/tracking.hpp>

@@ -1,9 +1,9 @@
 // Finds the media plugin (CShims/Media) on each use. It is opened RTLD_NODELETE and its reference dropped at
 // once: the first use loads it for the life of the process, later ones find it loaded, and the dynamic loader,
 // not the shim, holds that state.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
-#include "../Media/include/rephoto_media.h"
+#include "../../Media/include/rephoto_media.h"
 
 #include <dlfcn.h>
 #include <elf.h>

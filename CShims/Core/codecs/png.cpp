@@ -2,7 +2,7 @@
 // handlers in place, which print "libpng error: IDAT: invalid literal/lengths set" and "libpng warning: ..."
 // lines on stderr. The simplified API keeps its messages in the png_image instead, and leaving imgcodecs out
 // saves loading about 120 libraries at start.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 

@@ -1,6 +1,6 @@
 // Relative pose from the essential matrix: the orchestrator of the estimator's stages (CShims/Core/pose/), from
 // the points' check to the reported evidence, and its C entry point.
-#include "pose/pose.hpp"
+#include "pose.hpp"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // A scanned print's border (rephoto_shim.h, rp_detect_print_border): a band of one colour around the photo whose
 // inner edges are straight lines. Each side is searched on its own, so a side without a band (a tight scan) is
 // allowed, and a side whose band edge is not straight (a white sky against a white border) refuses the border.
-#include "shim_internal.hpp"
+#include "../shim_internal.hpp"
 
 #include <opencv2/imgproc.hpp>
 

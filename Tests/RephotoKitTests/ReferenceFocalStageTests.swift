@@ -1,0 +1,83 @@
+import Foundation
+import RephotoKit
+import RephotoTestSupport
+import Testing
+
+/// The reference camera's stages one at a time (`ReferenceFocalStages`, CShims/Core/pose/focal/), on exact
+/// correspondences (no noise, no outliers) projected through known cameras (`ReferenceFocalTests.pairs`): the truth is
+/// the focal length that generated them.
+@Suite struct ReferenceFocalStageTests {
+    static let size = ReferenceFocalTests.referenceSize
+    static let current = ReferenceFocalTests.current
+    static let turn = Matrix3.rotation(axis: SIMD3(0.2, 1, 0.1), angle: 12 * .pi / 180)
+
+    static func apart(_ focal: Double) -> Correspondences {
+        ReferenceFocalTests.pairs(focal: focal, rotation: turn, translation: SIMD3(1, 0.1, 0.3), outliers: 0, noise: 0)
+    }
+
+    static func together(_ focal: Double) -> Correspondences {
+        ReferenceFocalTests.pairs(focal: focal, rotation: Matrix3.rotation(axis: SIMD3(1, 1, 0.2), angle: 8 * .pi / 180),
+                                  translation: SIMD3(0, 0, 0), outliers: 0, noise: 0)
+    }
+
+    /// The scan's grid is 10 % apart, then 2.5 % apart about its best: on exact geometry the best grid point lies
+    /// within one fine step (2.5 %) of the truth, inside the range, and its pose holds every correspondence.
+    @Test(arguments: [600.0, 1600.0, 3000.0])
+    func theScanBracketsTheFocalLength(focal: Double) throws {
+        let pairs = Self.apart(focal)
+        let scan = try ReferenceFocalStages.scan(pairs, referenceSize: Self.size, currentCamera: Self.current, config: ReferenceFocalConfig())
+        #expect(scan.inside)
+        #expect(abs(log(scan.focal / focal)) <= log(1.025) + 1e-9, "best \(scan.focal) for \(focal)")
+        #expect(scan.close.contains(scan.focal) && scan.span.contains(scan.focal), "\(scan)")
+        #expect(scan.inliers == pairs.count, "\(scan.inliers) of \(pairs.count)")
+    }
+
+    /// The cameras at one place, turned 8°: the homography is exact, and the focal length that makes it a rotation is
+    /// the truth within 1e-6 (the golden-section search's 60 steps resolve far finer; measured within 1e-8); the
+    /// fundamental matrix fits them too (it is not determined there).
+    @Test(arguments: [700.0, 1600.0, 4000.0])
+    func theColocatedCaseRecoversARotationsFocalLength(focal: Double) throws {
+        let pairs = Self.together(focal)
+        let found = try ReferenceFocalStages.colocated(pairs, referenceSize: Self.size, currentCamera: Self.current, config: ReferenceFocalConfig())
+        #expect(found.inside && found.inliers == pairs.count, "\(found)")
+        #expect(abs(found.focal / focal - 1) < 1e-6, "\(found.focal) for \(focal)")
+        #expect(found.gap < 1e-6, "\(found.gap)")
+        #expect(found.fundamentalInliers >= found.inliers - 5, "\(found)")
+    }
+
+    /// The cameras a metre apart in a scene 4-20 m deep: no homography holds the rotation rule's share of the fundamental
+    /// matrix's inliers (pose.referenceFocal.rotationShare), so the estimator takes the scan.
+    @Test func theColocatedCaseLosesToTheScanWhenTheCamerasStandApart() throws {
+        let pairs = Self.apart(1600)
+        let found = try ReferenceFocalStages.colocated(pairs, referenceSize: Self.size, currentCamera: Self.current, config: ReferenceFocalConfig())
+        #expect(Double(found.inliers) < ReferenceFocalConfig().rotationShare * Double(found.fundamentalInliers), "\(found)")
+        #expect(found.fundamentalInliers > 9 * pairs.count / 10, "\(found)")
+    }
+
+    /// The refinement, started 8 % above or 7 % below the truth (inside its first bracket of ± 10 %), returns to the truth
+    /// within 1e-6 for both models (its last golden-section search, 30 steps over ± 3 %, resolves about 3e-8); the
+    /// principal point, truly at the centre, stays within a pixel of it (the rotation keeps it there exactly).
+    @Test(arguments: [1.08, 0.93])
+    func theRefinementReturnsAPerturbedStartToTheTruth(factor: Double) throws {
+        let focal = 1600.0
+        let config = ReferenceFocalConfig()
+        let relative = try ReferenceFocalStages.refine(Self.apart(focal), referenceSize: Self.size, currentCamera: Self.current,
+                                                       config: config, start: factor * focal, model: .fundamental)
+        #expect(abs(relative.focal / focal - 1) < 1e-6, "\(relative)")
+        #expect(abs(relative.principalPoint.x - 449.5) < 1 && abs(relative.principalPoint.y - 449.5) < 1, "\(relative)")
+        let rotation = try ReferenceFocalStages.refine(Self.together(focal), referenceSize: Self.size, currentCamera: Self.current,
+                                                       config: config, start: factor * focal, model: .rotation)
+        #expect(abs(rotation.focal / focal - 1) < 1e-6 && !rotation.principalPointEstimated, "\(rotation)")
+        #expect(rotation.principalPoint == Point2(x: 449.5, y: 449.5))
+    }
+
+    /// The loop settings come from the registry (pose.referenceFocal.*) and are checked in the shim too.
+    @Test func theScansLoopSettingsAreChecked() throws {
+        var config = ReferenceFocalConfig()
+        config.minIterations = config.maxIterations + 1
+        let error = #expect(throws: RephotoError.self) {
+            try ReferenceFocalStages.scan(Self.apart(1600), referenceSize: Self.size, currentCamera: Self.current, config: config)
+        }
+        #expect(error?.kind == .badInput)
+    }
+}
