@@ -98,9 +98,9 @@ import Testing
         #expect(try Self.rows(out + "/all") == expected)
         #expect(try Self.summary(out + "/all") == Self.summary(single))
         // The merged summary says what made it: the same settings over the same data as the single process.
-        let made = try Self.provenance(out + "/all"), alone = try Self.provenance(single)
-        #expect(made["settingsHash"] as? String == alone["settingsHash"] as? String && made["sequences"] as? [String: String] == alone["sequences"] as? [String: String],
-                "\(made) against \(alone)")
+        let made = try Self.provenance(out + "/all"), reference = try Self.provenance(single)
+        #expect(made["settingsHash"] as? String == reference["settingsHash"] as? String && made["sequences"] as? [String: String] == reference["sequences"] as? [String: String],
+                "\(made) against \(reference)")
 
         // A task cancelled mid-run (scancel on its index, SIGTERM as a pre-emption sends): the wrapper names it and
         // the merge does not run; resubmitted alone, it resumes: nothing lost, nothing counted twice.
