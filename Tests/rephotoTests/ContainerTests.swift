@@ -26,7 +26,8 @@ import Testing
         return object as NSDictionary
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "the image's health check and this test run curl"))
+    @Test(.enabled(if: ["/usr/bin/curl", "/usr/bin/ffmpeg"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) },
+                   "needs curl (the image's health check, the requests) and ffmpeg (a BMP retake): scripts/setup"))
     func imageBuildsServesAndSharesItsStore() throws {
         let bin = CLI.executable.deletingLastPathComponent().path
         let build = try SlurmTests.shell(["scripts/container", "build", "--prebuilt", bin, "--tag", Self.image], [:], seconds: 1_800)
@@ -73,6 +74,15 @@ import Testing
         #expect(answered == (try Self.timeless(local.stdout)))
         let metrics = try #require(answered["metrics"] as? [String: Any])
         #expect((metrics["score"] as? Double).map { $0 > 0 && $0 <= 100 } == true, "\(metrics)")
+
+        // The media plugin in the image (libRephotoMedia.so, OpenCV's imgcodecs): a BMP retake scores as here.
+        let bmp = scratch + "/frame-0003.bmp"
+        let converted = try CLI.run(["-v", "error", "-i", retake, bmp], executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"))
+        #expect(converted.status == 0, "\(converted.stderr)")
+        let bmpScore = try Self.request(["-F", "referenceId=\(digest)", "-F", "retake=@\(bmp)", "/v1/retakes/score"], port: Self.ports.0)
+        #expect(bmpScore.status == "200", "\(bmpScore)")
+        let bmpLocal = try CLI.run(["pose", "--json", "--reference", reference, "--current", bmp])
+        #expect(try Self.timeless(bmpScore.body) == (try Self.timeless(bmpLocal.stdout)))
 
         // The image's token file is in force: without the token, 401; /metrics stays open to Prometheus.
         #expect(try Self.request(["-F", "referenceId=\(digest)", "-F", "retake=@\(retake)", "/v1/retakes/score"], port: Self.ports.1,
