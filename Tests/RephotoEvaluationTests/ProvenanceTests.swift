@@ -6,18 +6,6 @@ import RephotoKit
 
 /// Provenance, the comparison's refusals and thresholds, and the report's captions.
 @Suite struct ProvenanceTests {
-    static func sha256(_ text: String) throws -> String {
-        let file = try Scratch.directory().appendingPathComponent("settings.json")
-        try Data(text.utf8).write(to: file)
-        let process = Process(), pipe = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [file.path]
-        process.standardOutput = pipe
-        try process.run()
-        process.waitUntilExit()
-        return String(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
-    }
-
     @Test func provenanceNamesTheChangedSettingsAndHashesThemAll() throws {
         let defaults = Provenance(settings: PipelineConfig(), commandLine: ["rephoto", "evaluate", "my data"], started: Date(timeIntervalSince1970: 0))
         #expect(defaults.settingsChanged.isEmpty)
@@ -25,7 +13,7 @@ import RephotoKit
         #expect(defaults.version == RephotoVersion.description)
         #expect(defaults.commandText == "rephoto evaluate 'my data'")
         // The hash is sha256sum of the settings as `rephoto defaults` prints them, without the final newline.
-        #expect(defaults.settingsHash == (try Self.sha256(ParameterRegistry.json(of: PipelineConfig()))))
+        #expect(defaults.settingsHash == (try sha256sum(ParameterRegistry.json(of: PipelineConfig()))))
         var orb = PipelineConfig()
         try ParameterRegistry.parameter("features.detector")!.set(.string("orb"), in: &orb)
         try ParameterRegistry.parameter("matching.ratio")!.set(.double(0.7), in: &orb)

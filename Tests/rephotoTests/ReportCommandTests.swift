@@ -167,16 +167,3 @@ enum Chromium {
         }.count
     }
 }
-
-/// SHA-256 of `text` by sha256sum, an implementation apart from the one under test.
-func sha256sum(_ text: String) throws -> String {
-    let file = try Scratch.directory().appendingPathComponent("text")
-    try Data(text.utf8).write(to: file)
-    let process = Process(), pipe = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [file.path]
-    process.standardOutput = pipe
-    try process.run()
-    process.waitUntilExit()
-    return String(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
-}
