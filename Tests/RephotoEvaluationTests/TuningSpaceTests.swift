@@ -18,6 +18,14 @@ import RephotoEvaluation
 
     /// A rotation in the form `rephoto defaults --yaml` prints it, fixed or varied (it was refused as "must be a
     /// single value", found by probing), or as one string as before.
+    /// A misspelt parameter in a space file is named with the registry's nearest ("did you mean"), as `--set` is.
+    @Test func aMisspeltParameterIsNamedWithItsNearest() throws {
+        let error = #expect(throws: RephotoError.self) { try TuningSpace.parse("parameters: {matching.ratoi: [0.7, 0.8]}") }
+        #expect(error?.message == "unknown parameter 'matching.ratoi' (did you mean 'matching.ratio'?) (rephoto defaults lists them)", "\(String(describing: error))")
+        let far = #expect(throws: RephotoError.self) { try TuningSpace.parse("parameters: {zzzz: [1]}") }
+        #expect(far?.message == "unknown parameter 'zzzz' (rephoto defaults lists them)")
+    }
+
     @Test func aRotationIsWrittenAsDefaultsPrintsIt() throws {
         let space = try TuningSpace.parse("""
             fixed: {sensor.cameraFromDevice: [[1, 0, 0], [0, -1, 0], [0, 0, -1]]}

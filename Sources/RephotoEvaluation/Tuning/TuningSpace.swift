@@ -156,7 +156,8 @@ public struct TuningSpace: Sendable, Equatable {
 
     private static func parameter(_ key: Node) throws -> Parameter {
         guard let path = key.string, let parameter = ParameterRegistry.parameter(path) else {
-            throw RephotoError.badInput("unknown parameter '\(key.string ?? "?")' (rephoto defaults lists them)")
+            let name = key.string ?? "?"
+            throw RephotoError.badInput("unknown parameter '\(name)'\(Suggestion.phrase(for: name, among: ParameterRegistry.parameters.map(\.path))) (rephoto defaults lists them)")
         }
         return parameter
     }
