@@ -1,8 +1,10 @@
 """The worker under a bounded mix of normal and hostile traffic (scripts/soak runs it): prints one table and
 exits 1 when a 5xx other than the documented 503/507 is answered, a deleted reference is still scored, a
-setting past its bound is not refused, temporaries are left, or the normal traffic's p99 passes its bound:
+setting past its bound is not refused, temporaries are left, or the normal traffic's p95 passes its bound:
 --latency-bound milliseconds (1000 for a release build), else 6 times the p50 of the same traffic measured
-alone first (a debug build's pipelines are several times slower, and the machine is shared).
+alone first (a debug build's pipelines are several times slower, and the machine is shared), or its p99 passes
+twice that. The p95 is the gate: of the ~170 scores a minute gives, the p99 is the second slowest, which moved
+from 460 to 960 ms between quiet runs of one build; the p99 bound still catches a stalled tail.
 
 Two instances share one reference store (a small tmpfs when run as root, so it nearly fills). Traffic, each
 from its own thread, for --duration seconds:
@@ -540,22 +542,25 @@ for kind in ["normal", "bounds", "slow", "idle", "churn", "fill", "ws-text", "ws
     print(f"| {kind} | {answers} |")
 def percentiles(ms):
     if len(ms) < 2:
-        return float("nan"), float("nan")
-    return statistics.median(ms), statistics.quantiles(ms, n=100)[98]
+        return float("nan"), float("nan"), float("nan")
+    q = statistics.quantiles(ms, n=100)
+    return statistics.median(ms), q[94], q[98]
 
 
-a50, a99 = percentiles(alone_ms)
-p50, p99 = percentiles(normal_ms)
+a50, _, a99 = percentiles(alone_ms)
+p50, p95, p99 = percentiles(normal_ms)
 bound = args.latency_bound or 6 * a50
 print()
-print("| normal scores | alone p50 / p99 ms | in the mix p50 / p99 ms | p99 bound ms | peak RSS MB (either: VmHWM / VmRSS sampled) | peak descriptors | store MB | leftover temporaries | exit codes |")
+print("| normal scores | alone p50 / p99 ms | in the mix p50 / p95 / p99 ms | p95 bound / p99 bound ms | peak RSS MB (either: VmHWM / VmRSS sampled) | peak descriptors | store MB | leftover temporaries | exit codes |")
 print("|---|---|---|---|---|---|---|---|---|")
-print(f"| {len(alone_ms)} alone, {len(normal_ms)} in the mix | {a50:.0f} / {a99:.0f} | {p50:.0f} / {p99:.0f} | {bound:.0f} | "
+print(f"| {len(alone_ms)} alone, {len(normal_ms)} in the mix | {a50:.0f} / {a99:.0f} | {p50:.0f} / {p95:.0f} / {p99:.0f} | {bound:.0f} / {2 * bound:.0f} | "
       f"{peak['rss'] / 2**20:.0f} / {peak['vmrss'] / 2**20:.0f} | {peak['fds']} | "
       f"{store_bytes / 2**20:.1f} | {temporaries} | {exit_codes} |")
 problems = list(dict.fromkeys(failures))
-if not normal_ms or not p99 < bound:
-    problems.append(f"normal p99 {p99:.0f} ms in the mix (bound {bound:.0f})")
+if not normal_ms or not p95 < bound:
+    problems.append(f"normal p95 {p95:.0f} ms in the mix (bound {bound:.0f})")
+if normal_ms and not p99 < 2 * bound:
+    problems.append(f"normal p99 {p99:.0f} ms in the mix (bound {2 * bound:.0f})")
 if peak["vmrss"] / 2**20 >= args.rss_bound:
     problems.append(f"peak VmRSS {peak['vmrss'] / 2**20:.0f} MB, over {args.rss_bound:.0f} MB")
 if any(c != 0 for c in exit_codes):
