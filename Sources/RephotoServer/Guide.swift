@@ -14,17 +14,15 @@ enum Guide {
     /// The page's files by name, read once.
     static let files: [String: Data] = {
         var files: [String: Data] = [:]
-        for name in ["index.html", "guide.js", "guide.css"] {
-            let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-            if let url = Bundle.module.url(forResource: parts[0], withExtension: parts[1], subdirectory: "Guide"),
-               let data = try? Data(contentsOf: url) {
-                files[name] = data
-            }
-        }
+        for name in ["index.html", "guide.js", "guide.css"] { files[name] = ServerResources.data("Guide/\(name)") }
         return files
     }()
 
     static func response(_ name: String) -> Response {
+        guard !files.isEmpty else {
+            return RetakeServer.errorResponse(ServerError(.serviceUnavailable, code: "unavailable", kind: .unavailable,
+                "the guide's files are not installed with this worker (\(ServerResources.bundleName) beside the executable or in share/rephoto: scripts/install-cli)"))
+        }
         guard let data = files[name], let ext = name.split(separator: ".").last, let type = types[String(ext)] else {
             return RetakeServer.errorResponse(ServerError.notFound("no guide file \(name.prefix(80))"))
         }

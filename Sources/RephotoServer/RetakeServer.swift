@@ -218,9 +218,8 @@ public enum RetakeServer {
     }
 
     static let openAPI: String = {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
-              let text = try? String(contentsOf: url, encoding: .utf8) else { return "openapi: 3.1.0\n" }
-        return text
+        guard let data = ServerResources.data("openapi.yaml") else { return "openapi: 3.1.0\n" }
+        return String(decoding: data, as: UTF8.self)
     }()
 
     /// The served document: its `servers` entry is this worker's own address, scheme and port (a wildcard host as

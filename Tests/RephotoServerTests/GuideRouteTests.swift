@@ -85,4 +85,30 @@ import Testing
             try await http.execute(uri: "/v1/references/\(unknown)/image", method: .get) { #expect($0.status == .notFound) }
         }
     }
+
+    /// The worker's own files are found beside its executable, else in ../share/rephoto (install-cli), else in its
+    /// source folder; nowhere, nil (the guide then answers 503, openapi.yaml a stub), never a stopped process.
+    @Test func theWorkersFilesAreFoundWhereTheyAreInstalled() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rephoto-resources-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let bin = root.appendingPathComponent("bin"), executable = bin.appendingPathComponent("rephoto")
+        let nowhere = root.appendingPathComponent("src")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try Data().write(to: executable)
+        #expect(ServerResources.locate(executable: executable, source: nowhere) == nil)
+        func bundle(at folder: URL, _ text: String) throws -> URL {
+            let place = folder.appendingPathComponent(ServerResources.bundleName)
+            try FileManager.default.createDirectory(at: place.appendingPathComponent("Guide"), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: place.appendingPathComponent("openapi.yaml"))
+            return place
+        }
+        let shared = try bundle(at: root.appendingPathComponent("share/rephoto"), "shared")
+        #expect(ServerResources.locate(executable: executable, source: nowhere)?.standardizedFileURL.path == shared.standardizedFileURL.path)
+        let beside = try bundle(at: bin, "beside")
+        let found = ServerResources.locate(executable: executable, source: nowhere)
+        #expect(found?.standardizedFileURL.path == beside.standardizedFileURL.path)
+        #expect(ServerResources.data("openapi.yaml", in: found).map { String(decoding: $0, as: UTF8.self) } == "beside")
+        // This build's own files: the page and the API document are there.
+        #expect(ServerResources.directory != nil && Guide.files.count == 3 && RetakeServer.openAPI.hasPrefix("openapi: 3.1"))
+    }
 }
