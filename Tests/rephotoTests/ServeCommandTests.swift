@@ -219,9 +219,11 @@ import Testing
         // A request the HTTP parser refuses never reaches a route: answered 400 by Hummingbird, it is now counted
         // (it was neither logged nor counted).
         // Counted once per such connection, and the body framing error above not at all (its route counted it).
-        let metrics = connection()
-        defer { close(metrics) }
+        // A connection for each read: one kept between reads sat idle past the worker's 1 s --idle-timeout on a
+        // loaded machine and was closed under it.
         func unparsedCount() -> Int {
+            let metrics = connection()
+            defer { close(metrics) }
             let text = Self.exchangeWhole(metrics, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
             let line = text.split(separator: "\n").first { $0.hasPrefix(#"rephoto_requests_total{route="unparsed",status="400"} "#) }
             return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
