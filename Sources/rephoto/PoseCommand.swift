@@ -58,7 +58,8 @@ struct PoseCommand: ParsableCommand {
         let referenceUnknown = referenceIntrinsics.map(CameraIntrinsics.namesUnknown) ?? false
         let resolved = try pipeline.resolve()
         let kind = try ReferenceKindEvidence.resolve(referenceKind, cameraUnknown: referenceUnknown,
-                                                     image: try Image(contentsOfFile: reference, reducedFor: resolved.features))
+                                                     image: try Image(contentsOfFile: reference, maxPixels: resolved.maxPixels,
+                                                                               maxBytes: resolved.maxBytes, reducedFor: resolved.features))
         let settings = resolved.forReference(kind: kind.kind)
         let estimator = try PoseEstimator(config: settings)
 

@@ -290,17 +290,7 @@ import Testing
     }
 
     /// A TCP connection to the worker on `port` that sends nothing.
-    static func rawConnection(_ port: Int) -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        return socket
-    }
+    static func rawConnection(_ port: Int) -> Int32 { loopbackConnection(port) ?? -1 }
 
     @Test func aFrameBeforeTheOpeningClosesTheSocket() async throws {
         try await ServerTests.app(try ServerTests.settings()).test(.live) { client in
