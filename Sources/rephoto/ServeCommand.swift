@@ -8,7 +8,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the retake-scoring worker (HTTP, or one JSON request per line with --stdio).",
-        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_MAX_SESSIONS, REPHOTO_SESSIONS_PER_CLIENT, REPHOTO_SESSION_IDLE_TIMEOUT, REPHOTO_SESSION_MAX_FPS, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE.")
+        discussion: "Endpoints and schemas: GET /openapi.yaml (docs/server.md). Every option also reads an environment variable: REPHOTO_HOST, REPHOTO_PORT, REPHOTO_CONCURRENCY, REPHOTO_QUEUE_LENGTH, REPHOTO_MAX_BODY_BYTES, REPHOTO_REQUEST_TIMEOUT, REPHOTO_IDLE_TIMEOUT, REPHOTO_MIN_BODY_RATE, REPHOTO_BODY_TIMEOUT, REPHOTO_UPLOADS_PER_CLIENT, REPHOTO_MAX_CONNECTIONS, REPHOTO_REFERENCE_STORE, REPHOTO_STORE_BYTES, REPHOTO_CACHE_BYTES, REPHOTO_MAX_SESSIONS, REPHOTO_SESSIONS_PER_CLIENT, REPHOTO_SESSION_IDLE_TIMEOUT, REPHOTO_SESSION_MAX_FPS, REPHOTO_CALIBRATION_DIR, REPHOTO_TOKEN_FILE, REPHOTO_TLS_CERT, REPHOTO_TLS_KEY, REPHOTO_SESSION_PIPELINES, REPHOTO_ALIGN_MAX_DIMENSION, REPHOTO_ALLOW_UNAUTHENTICATED (true or false).")
 
     @Option(parsing: .unconditional, help: "Address to bind (default 127.0.0.1; others need --token-file or --allow-unauthenticated).") var host: String?
     @Option(name: [.short, .long], parsing: .unconditional, help: "TCP port (default 8080).") var port: Int?
@@ -92,7 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
         case (nil, nil): break
         default: throw RephotoError.badInput("--tls-cert and --tls-key go together")
         }
-        s.allowUnauthenticated = allowUnauthenticated
+        // A flag's variable takes true or false only: "yes" or "0" are refused, not guessed.
+        s.allowUnauthenticated = try allowUnauthenticated
+            || (value(nil as Bool?, "--allow-unauthenticated", "REPHOTO_ALLOW_UNAUTHENTICATED", { ["true": true, "false": false][$0] }) ?? false)
         s.pipeline = try pipeline.resolve()
         try s.validate()
         return s

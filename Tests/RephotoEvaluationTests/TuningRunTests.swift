@@ -61,6 +61,10 @@ import Testing
             #expect(combined[trial]?.parameters == record.parameters)
             #expect(combined[trial]?.metrics.maa10 == record.metrics.maa10, "trial \(trial)")
         }
+        // The merge says what data it was tuned on, as the whole run does: the same digests, computed on their own.
+        let wholeDigests = try #require(TuningResult.load(URL(fileURLWithPath: whole))?.provenance?.sequences)
+        #expect(TuningResult.load(URL(fileURLWithPath: merged))?.provenance?.sequences == wholeDigests)
+        #expect(wholeDigests["seq-1"] == EvaluationRunState.digest(ofSequenceAt: data + "/seq-1"), "\(wholeDigests)")
 
         // Half a merge says the best may be missing; a shard given twice, or a resume under another space, is refused.
         warnings = []

@@ -75,6 +75,9 @@ import Testing
             (["REPHOTO_TOKEN_FILE": token], "rephoto: REPHOTO_TOKEN_FILE=\(token): the token must be printable ASCII without spaces"),
             (["REPHOTO_PORT": "x"], "rephoto: REPHOTO_PORT='x' is not a valid value"),
             (["REPHOTO_SESSIONS_PER_CLIENT": "20000"], "rephoto: REPHOTO_SESSIONS_PER_CLIENT=20000 must be 1 to 10000"),
+            (["REPHOTO_HOST": "0.0.0.0", "REPHOTO_ALLOW_UNAUTHENTICATED": "yes"], "rephoto: REPHOTO_ALLOW_UNAUTHENTICATED='yes' is not a valid value"),
+            (["REPHOTO_HOST": "0.0.0.0", "REPHOTO_ALLOW_UNAUTHENTICATED": "false"],
+             "rephoto: refusing to serve 0.0.0.0 without a token: give --token-file, or --allow-unauthenticated on a trusted network"),
         ]
         // An empty folder is the current one to the file system: the store wrote its files there (probe).
         let emptyStore = try CLI.run(["serve", "--port", "0", "--reference-store", ""])
@@ -83,6 +86,20 @@ import Testing
             let run = try CLI.run(["serve"] + (variables["REPHOTO_PORT"] == nil ? ["--port", "0"] : []), environment: variables)
             #expect(run.status == 2 && run.stderr == message + "\n", "\(variables): \(run.stderr)")
         }
+        // REPHOTO_ALLOW_UNAUTHENTICATED=true lets the open bind start, as the flag does: the stdio worker ends at its input's end.
+        let open = Process()
+        open.executableURL = CLI.executable
+        open.arguments = ["serve", "--stdio"]
+        open.environment = ProcessInfo.processInfo.environment.merging(["REPHOTO_HOST": "0.0.0.0", "REPHOTO_ALLOW_UNAUTHENTICATED": "true"]) { $1 }
+        let input = Pipe(), errors = Pipe()
+        open.standardInput = input
+        open.standardOutput = FileHandle.nullDevice
+        open.standardError = errors
+        try open.run()
+        try input.fileHandleForWriting.close()
+        let openErrors = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        open.waitUntilExit()
+        #expect(open.terminationStatus == 0 && !openErrors.contains("refusing"), "\(openErrors)")
         // Every option is in the help, with its variable.
         let help = try CLI.run(["serve", "--help"])
         #expect(help.stdout.contains("--sessions-per-client") && help.stdout.contains("REPHOTO_SESSIONS_PER_CLIENT"), "\(help.stdout)")

@@ -30,6 +30,13 @@ public struct TuningResult: Codable, Equatable, Sendable {
 
     public static let fileName = "tuning.json"
 
+    /// A run folder's tuning.json, or nil where there is none or it cannot be read (bounded: any file may sit there).
+    public static func load(_ folder: URL) -> TuningResult? {
+        let path = folder.appendingPathComponent(fileName).path
+        guard let data = try? readSmallFile(path, limit: 64 << 20) else { return nil }
+        return try? JSONDecoder().decode(TuningResult.self, from: data)
+    }
+
     public static func compute(_ records: [TrialRecord], space: TuningSpace, objective: TuningObjective, provenance: Provenance?,
                                stoppedAtTimeout: Bool = false) -> TuningResult {
         let ranked = Tuner.ranked(records, objective)

@@ -205,6 +205,7 @@ public struct TuningRun {
         // Keyed by trial and rung: successive halving's earlier rungs stay, as in the run's own trials.jsonl.
         var records: [[Int]: TrialRecord] = [:]
         var shards: [String: String] = [:]
+        var digests: [String: String] = [:]
         for folder in folders {
             let text = try TuningRun.text("\(folder)/space.yaml")
             let other = try TuningRun.manifest("\(folder)/tune.json")
@@ -228,6 +229,8 @@ public struct TuningRun {
             }
             shards[shard] = folder
             for record in try Tuner.readRecords(URL(fileURLWithPath: "\(folder)/\(Tuner.trialsFile)")) { records[[record.trial, record.rung ?? 0]] = record }
+            // A shard that has not finished has no tuning.json yet: its data's digests come from the shards that have.
+            if let theirs = TuningResult.load(URL(fileURLWithPath: folder))?.provenance?.sequences { digests.merge(theirs) { a, _ in a } }
         }
         let space = try TuningSpace.parse(spaceText)
         let count = try space.configurationCount()
@@ -244,7 +247,7 @@ public struct TuningRun {
         let lines = try records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).map { try Tuner.trialLine(records[$0]!) }
         try lines.reduce(Data(), +).write(to: folder.appendingPathComponent(Tuner.trialsFile), options: .atomic)
         return try Tuner.writeOutputs(Array(latest.values), space: space, objective: manifest.objective, base: base, to: folder,
-                                      provenance: Provenance(settings: base))
+                                      provenance: Provenance(settings: base, sequences: digests.isEmpty ? nil : digests))
     }
 
     static func text(_ path: String) throws -> String {
