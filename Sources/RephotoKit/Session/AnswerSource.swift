@@ -45,13 +45,23 @@ public enum AnswerSource: String, Codable, Sendable, CaseIterable {
             }
         }
 
+        /// A robust update off the answer path, joined on this frame (its answer reaches `tracking`, carried from its frame).
+        public enum Joined: Equatable, Sendable {
+            case notJoined
+            case done(frame: Int)
+            /// It failed: its error's kind (`unavailable` when no pipeline took it).
+            case failed(frame: Int, kind: RephotoError.Kind)
+        }
+
         public var robust: Robust
         public var tracking: Tracking
         /// The phone's attitude was given with this frame and with the reference.
         public var sensor: Bool
+        /// Reported, not chosen on: a joined update answers through `tracking`.
+        public var joined: Joined
 
-        public init(robust: Robust = .notRun, tracking: Tracking = .notTried, sensor: Bool) {
-            (self.robust, self.tracking, self.sensor) = (robust, tracking, sensor)
+        public init(robust: Robust = .notRun, tracking: Tracking = .notTried, sensor: Bool, joined: Joined = .notJoined) {
+            (self.robust, self.tracking, self.sensor, self.joined) = (robust, tracking, sensor, joined)
         }
     }
 

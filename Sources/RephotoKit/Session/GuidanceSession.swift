@@ -191,6 +191,7 @@ public final class GuidanceSession {
             switch outcome {
             case .done(let update, let ms):
                 attempt.joinedMilliseconds = ms
+                attempt.evidence.joined = .done(frame: job.frame)
                 let joined = try join(update, job: job, now)
                 if let answer = joined.answer {
                     attempt.tracked = answer
@@ -202,6 +203,7 @@ public final class GuidanceSession {
                 }
             case .failed(let error, let ms):
                 attempt.joinedMilliseconds = ms
+                attempt.evidence.joined = .failed(frame: job.frame, kind: error.kind)
                 attempt.notes.append("the robust update of frame \(job.frame) failed (\(error.message))")
                 dueNext = dueNext ?? job.trigger
             }
