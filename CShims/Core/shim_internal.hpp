@@ -63,15 +63,18 @@ struct decode_reduction {
 struct Failure {
     int code;
     std::string message;
+    int cause = RP_CAUSE_NONE;
 };
 
 [[noreturn]] void fail(int code, const std::string &message);
+// The same with a finer cause (an rp_cause).
+[[noreturn]] void fail(int code, rp_cause cause, const std::string &message);
 
 // Runs `body`, converting every exception to a status code and a one-line message.
 template <class Body>
 int guarded(rp_status *status, Body &&body);
 
-int set_status(rp_status *status, int code, const std::string &message);
+int set_status(rp_status *status, int code, const std::string &message, int cause = RP_CAUSE_NONE);
 
 std::string one_line(const cv::Exception &error);
 
@@ -146,7 +149,7 @@ int guarded(rp_status *status, Body &&body) {
         body();
         return set_status(status, RP_OK, "");
     } catch (const Failure &failure) {
-        return set_status(status, failure.code, failure.message);
+        return set_status(status, failure.code, failure.message, failure.cause);
     } catch (const cv::Exception &error) {
         return set_status(status, RP_ERR_OPENCV, one_line(error));
     } catch (const std::bad_alloc &) {

@@ -11,10 +11,12 @@
 namespace rp {
 
 void fail(int code, const std::string &message) { throw Failure{code, message}; }
+void fail(int code, rp_cause cause, const std::string &message) { throw Failure{code, message, cause}; }
 
-int set_status(rp_status *status, int code, const std::string &message) {
+int set_status(rp_status *status, int code, const std::string &message, int cause) {
     if (status != nullptr) {
         status->code = code;
+        status->cause = cause;
         std::string line = message;
         for (char &c : line) {
             if (c == '\n' || c == '\r') c = ' ';

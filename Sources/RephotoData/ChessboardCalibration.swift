@@ -57,7 +57,7 @@ public struct ChessboardCalibration: Sendable {
                 throw RephotoError.badInput("view \(corners.count + 1) has EXIF orientation \(image.exifOrientation) but the first has \(first): the lens centre lies elsewhere in each frame; calibrate from photos of one orientation")
             }
             if let size = imageSize, size != image.size {
-                throw RephotoError.badInput("view \(corners.count + 1) is \(image.width)x\(image.height) (as displayed, after its EXIF orientation) but the first is \(size.width)x\(size.height): all views need one size")
+                throw RephotoError.badInput("view \(corners.count + 1) is \(image.width)x\(image.height) (as displayed, after its EXIF orientation) but the first is \(size.width)x\(size.height): all views need one size", cause: .viewSizesDiffer)
             }
             var found: Int32 = 0
             var xy = [Float](repeating: 0, count: 2 * board.width * board.height)
@@ -73,7 +73,7 @@ public struct ChessboardCalibration: Sendable {
         /// where the board was not found) in an image of `imageSize`.
         public mutating func add(corners xy: [Float]?, imageSize size: ImageSize) throws {
             if let first = imageSize, first != size {
-                throw RephotoError.badInput("view \(corners.count + 1) is \(size.width)x\(size.height) but the first is \(first.width)x\(first.height): all views need one size")
+                throw RephotoError.badInput("view \(corners.count + 1) is \(size.width)x\(size.height) but the first is \(first.width)x\(first.height): all views need one size", cause: .viewSizesDiffer)
             }
             if let xy {
                 guard xy.count == 2 * board.width * board.height else {
@@ -142,7 +142,7 @@ public struct ChessboardCalibration: Sendable {
             let worst = [sigma.0 / k.0, sigma.1 / k.4, sigma.2 / k.0, sigma.3 / k.4].map { $0.isFinite ? $0 : .infinity }.max() ?? .infinity
             if !(worst <= Self.maxIntrinsicsSigma) {
                 throw RephotoError.estimationFailed(String(format: "the views do not determine the camera: fx %.1f ± %.1f, cx %.1f ± %.1f, cy %.1f ± %.1f px (1 sigma; over %g %% of the focal length): photograph the board tilted 20° or more in different directions, across the frame",
-                                                           k.0, sigma.0, k.2, sigma.2, k.5, sigma.3, Self.maxIntrinsicsSigma * 100))
+                                                           k.0, sigma.0, k.2, sigma.2, k.5, sigma.3, Self.maxIntrinsicsSigma * 100), cause: .calibrationUndetermined)
             }
             let withBoard = corners.indices.filter { corners[$0] != nil }  // seen's indices among the images
             var next = errors.makeIterator()

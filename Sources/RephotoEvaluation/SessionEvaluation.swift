@@ -10,8 +10,8 @@ public struct SessionRow: Equatable, Sendable {
     public var sequence = ""
     public var index = 0
     public var file = ""
-    /// `SessionStatus.Source`, or `failed` when the session threw.
-    public var source = ""
+    /// Where the frame's answer came from; nil when the session threw (`failed` in the CSV: `sourceText`).
+    public var source: AnswerSource?
     public var trigger: String?
     public var ageFrames: Int?
     /// Decoding and the session's work on the answer path, milliseconds.
@@ -48,11 +48,14 @@ public struct SessionRow: Equatable, Sendable {
         "converged", "confident_wrong", "quad_x0", "quad_y0", "quad_x1", "quad_y1", "quad_x2", "quad_y2", "quad_x3", "quad_y3", "quad_diff_px", "reference_focal_error_percent", "hints",
     ]
 
+    /// The source as the CSV and the report write it: its name, or `failed`.
+    public var sourceText: String { source?.rawValue ?? "failed" }
+
     var fields: [String] {
         func n(_ v: Double?) -> String { v.map { String(format: "%.4f", $0) } ?? "" }
         func b(_ v: Bool?) -> String { v.map { $0 ? "true" : "false" } ?? "" }
         let quad = quadrilateral.map { $0.map { String(format: "%.3f", $0) } } ?? Array(repeating: "", count: 8)
-        return [run, sequence, String(index), file, source, trigger ?? "", ageFrames.map(String.init) ?? "", n(timeMs), n(robustMs), tracks.map(String.init) ?? "",
+        return [run, sequence, String(index), file, sourceText, trigger ?? "", ageFrames.map(String.init) ?? "", n(timeMs), n(robustMs), tracks.map(String.init) ?? "",
                 n(rotationErrorDegrees), n(translationErrorDegrees), n(pairErrorDegrees), n(stepErrorDegrees), n(stepSigmaDegrees), b(stepDetermined),
                 poseTranslationUndetermined ?? "", b(converged), b(confidentWrong)] + quad + [n(quadrilateralDifferencePixels), n(referenceFocalErrorPercent), hints]
     }
@@ -86,10 +89,10 @@ public struct SessionSummary: Codable, Equatable, Sendable {
         let m = Statistics.self
         s.frames = rows.count
         s.robustFrames = rows.filter { $0.robustMs != nil }.count
-        s.trackedFrames = rows.filter { $0.source == "tracked" }.count
-        s.heldFrames = rows.filter { $0.source == "held" || $0.source == "sensor" }.count
-        s.failedFrames = rows.filter { $0.source == "failed" }.count
-        let tracked = rows.filter { $0.source == "tracked" }.map(\.timeMs)
+        s.trackedFrames = rows.filter { $0.source == .tracked }.count
+        s.heldFrames = rows.filter { $0.source == .held || $0.source == .sensor }.count
+        s.failedFrames = rows.filter { $0.source == nil }.count
+        let tracked = rows.filter { $0.source == .tracked }.map(\.timeMs)
         s.medianTrackedMs = m.median(tracked)
         s.p95TrackedMs = m.percentile(tracked, 95)
         s.medianRobustMs = m.median(rows.compactMap(\.robustMs))
@@ -213,7 +216,7 @@ public struct SessionEvaluator: Sendable {
             } catch let mismatch as FrameSizeMismatch {
                 throw RephotoError.badInput(mismatch.message)
             } catch {
-                row.source = "failed"
+                row.source = nil
                 row.timeMs = milliseconds(since: start)
                 if frame.truth.rotation != nil { row.pairErrorDegrees = 180 }
             }
@@ -232,7 +235,7 @@ private struct FrameSizeMismatch: Error {
 extension SessionRow {
     mutating func fill(from answer: SessionFrame, truth: GroundTruth) {
         let s = answer.session
-        source = s.source.rawValue
+        source = s.source
         trigger = s.trigger?.rawValue
         ageFrames = s.ageFrames
         tracks = s.tracks

@@ -1,4 +1,5 @@
 import Foundation
+import RephotoKit
 
 /// `session.html` of `rephoto evaluate --session`: one self-contained page (inline SVG and CSS, no scripts) with,
 /// per sequence and over the frames, where each answer came from, the rotation and step errors, the tracks, the
@@ -77,8 +78,8 @@ public enum SessionReport {
             let y = 20 + rowHeight * Double(k)
             s += "<text x='0' y='\(y + 11)'>\(run)</text>"
             for row in rows {
-                let color = sources.first { $0.0 == row.source }?.1 ?? "#999"
-                s += "<rect x='\(left + cell * Double(row.index - first))' y='\(y)' width='\(max(1, cell - 1))' height='\(rowHeight - 3)' fill='\(color)'><title>frame \(row.index): \(row.source)</title></rect>"
+                let color = sources.first { $0.0 == row.sourceText }?.1 ?? "#999"
+                s += "<rect x='\(left + cell * Double(row.index - first))' y='\(y)' width='\(max(1, cell - 1))' height='\(rowHeight - 3)' fill='\(color)'><title>frame \(row.index): \(row.sourceText)</title></rect>"
             }
         }
         let axis = 20 + rowHeight * Double(runs.count) + 12
@@ -111,9 +112,9 @@ public enum SessionReport {
             let points = rows.compactMap { r in value(r).map { (Double(r.index), $0) } }
             return points.isEmpty ? nil : Plot.Series(name: name, color: color, points: points, dots: true)
         }
-        let all = [dots("tracked frame", "#2ca02c", session.filter { $0.source == "tracked" }) { $0.timeMs },
-                   dots("robust frame", "#1f77b4", session.filter { $0.source == "robust" }) { $0.timeMs },
-                   dots("held / sensor / failed", "#ff7f0e", session.filter { !["tracked", "robust"].contains($0.source) }) { $0.timeMs },
+        let all = [dots("tracked frame", "#2ca02c", session.filter { $0.source == .tracked }) { $0.timeMs },
+                   dots("robust frame", "#1f77b4", session.filter { $0.source == .robust }) { $0.timeMs },
+                   dots("held / sensor / failed", "#ff7f0e", session.filter { $0.source != .tracked && $0.source != .robust }) { $0.timeMs },
                    dots("robust update's own", "#9467bd", session) { $0.robustMs }].compactMap { $0 }
         guard !all.isEmpty else { return "" }
         return Plot(title: "Time per frame", xLabel: "frame", yLabel: "milliseconds", series: all, integerX: true, marker: converged).svg
@@ -131,12 +132,12 @@ public enum SessionReport {
         guard !session.isEmpty else { return "" }
         var s = "<h3>What the person was told, frame by frame (session run)</h3><div class=hints>"
         for row in session {
-            let color = sources.first { $0.0 == row.source }?.1 ?? "#999"
+            let color = sources.first { $0.0 == row.sourceText }?.1 ?? "#999"
             let told = row.hints.isEmpty
-                ? "<span class=quiet>\(row.converged ? "converged: hold still" : row.source == "failed" ? "no answer" : "nothing to do")</span>"
+                ? "<span class=quiet>\(row.converged ? "converged: hold still" : row.source == nil ? "no answer" : "nothing to do")</span>"
                 : "<span class=told>\(EvaluationReport.escape(row.hints))</span>"
             let error = row.rotationErrorDegrees.map { String(format: ", rot. err %.2f°", $0) } ?? ""
-            s += "<div class=hint style='border-left-color:\(color)'><b>#\(row.index)</b> \(row.source), \(String(format: "%.1f", row.timeMs)) ms\(error)<br>\(told)</div>"
+            s += "<div class=hint style='border-left-color:\(color)'><b>#\(row.index)</b> \(row.sourceText), \(String(format: "%.1f", row.timeMs)) ms\(error)<br>\(told)</div>"
         }
         return s + "</div>\n"
     }

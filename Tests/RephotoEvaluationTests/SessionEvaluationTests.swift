@@ -19,12 +19,12 @@ import RephotoSynthesis
         let (rows, summary) = try SessionEvaluator(config: config).run([sequence])
         let robust = rows.filter { $0.run == "robust" }, session = rows.filter { $0.run == "session" }
         #expect(robust.count == 12 && session.count == 12)
-        #expect(robust.allSatisfy { $0.source == "robust" })
+        #expect(robust.allSatisfy { $0.source == .robust })
         // The first frame (row 1: row 0 is the reference) waits for its robust update; the next ones, due on frames 4 and
         // 8, are joined two frames later (the default --robust-lag), on frames 6 and 10 (rows 7, 11), tracking between.
-        #expect(session.filter { $0.source == "robust" }.map(\.index) == [1], "\(session.map(\.source))")
+        #expect(session.filter { $0.source == .robust }.map(\.index) == [1], "\(session.map(\.sourceText))")
         #expect(session.filter { $0.robustMs != nil }.map(\.index) == [1, 7, 11], "\(session.map(\.robustMs))")
-        #expect(session.filter { $0.source == "tracked" }.allSatisfy { $0.quadrilateralDifferencePixels != nil })
+        #expect(session.filter { $0.source == .tracked }.allSatisfy { $0.quadrilateralDifferencePixels != nil })
         let all = try #require(summary.runs["session"]?["all"])
         #expect(all.frames == 12 && all.robustFrames == 3 && all.trackedFrames == 11)
         #expect(all.confidentWrong == 0 && (summary.runs["robust"]?["all"]?.confidentWrong ?? -1) == 0)

@@ -99,7 +99,7 @@ import RephotoEvaluation
         let path = try Fixtures.temporaryFile(name, Data(text.utf8))
         let error = #expect(throws: RephotoError.self) { try CameraIntrinsics.load(from: path) }
         #expect(error?.kind == .badInput)
-        #expect(error?.message.contains("not a calibration file") == true, "\(error?.message ?? "")")
+        #expect(error?.cause == .notCalibrationFile, "\(error?.message ?? "")")
     }
 
     static func calibration(width: String = "640", dt: String = "d", fy: String = "700.", distortion: String = "0, 0, 0, 0, 0") -> String {
@@ -449,7 +449,7 @@ import RephotoEvaluation
             try ChessboardCalibration.calibrate(shifted, boardWidth: 9, boardHeight: 6, squareSize: 0.025)
         }
         #expect(error?.kind == .estimationFailed)
-        #expect(error?.message.hasPrefix("the views do not determine the camera: fx ") == true, "\(error?.message ?? "")")
+        #expect(error?.cause == .calibrationUndetermined, "\(error?.message ?? "")")
         let real = try ["left01.jpg", "left02.jpg", "left03.jpg", "left04.jpg", "left05.jpg"].map { try Fixtures.image($0) }
         let calibrated = try ChessboardCalibration.calibrate(real, boardWidth: 9, boardHeight: 6, squareSize: 0.025)
         #expect(abs(calibrated.intrinsics.fx - 536) < 10, "\(calibrated.intrinsics.fx)")  // OpenCV's own sample calibration: 536
@@ -477,7 +477,7 @@ import RephotoEvaluation
         let mixed = #expect(throws: RephotoError.self) {
             try ChessboardCalibration.calibrate([try Fixtures.image("left01.jpg"), try Fixtures.image("graf1.png")], boardWidth: 9, boardHeight: 6, squareSize: 0.025)
         }
-        #expect(mixed?.message.contains("all views need one size") == true)
+        #expect(mixed?.cause == .viewSizesDiffer && mixed?.kind == .badInput, "\(mixed?.message ?? "")")
     }
 }
 

@@ -34,7 +34,7 @@ import RephotoEvaluation
         #expect(OpenCVRuntime.hasStarted)
         let start = ContinuousClock.now
         let error = #expect(throws: RephotoError.self) { try OpenCVRuntime.configure(threads: 1) }
-        #expect(error?.message.contains("start-up") == true)
+        #expect(error?.cause == .openCVStarted, "\(error?.message ?? "")")
         #expect(ContinuousClock.now - start < .seconds(1))
         #expect(try Features(image: image, config: FeatureConfig()).keypoints == before)
     }

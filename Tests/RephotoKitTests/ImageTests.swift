@@ -156,6 +156,8 @@ import RephotoEvaluation
             var damaged = header
             damaged.replaceSubrange(16..<20, with: width)
             let error = #expect(throws: RephotoError.self) { try Image(data: damaged) }
+            #expect(error?.cause == .corruptImage)
+            // The value read is the subject: reported as read, not clamped.
             #expect(error?.message.hasPrefix("corrupt PNG: size \(width.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })x20000 in its header") == true,
                     "\(error?.message ?? "")")
         }
@@ -176,24 +178,37 @@ import RephotoEvaluation
         #expect(error?.message.contains(expected) == true, "\(name): \(error?.message ?? "")")
     }
 
-    static let otherFormats: [(String, [UInt8], String)] = {
+    static let otherFormats: [(String, [UInt8], String, Refusal)] = {
         func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
         let zeros = [UInt8](repeating: 0, count: 32)
         // Unsupported formats are named; damaged headers of supported ones say which format and what is wrong.
         return [
-            ("gif", bytes("GIF89a") + zeros, "a GIF file, which is not supported"),
-            ("avif", [0, 0, 0, 0x18] + bytes("ftypavif") + zeros, "an AVIF file, which is not supported"),
-            ("pdf", bytes("%PDF-1.7") + zeros, "a PDF file, which is not supported"),
-            ("bigtiff", [0x49, 0x49, 0x2B, 0x00, 8, 0, 0, 0] + zeros, "a BigTIFF file"),
-            ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "corrupt TIFF: no image width and height"),
-            ("tiff-be", [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 0x40] + zeros, "corrupt TIFF: the first directory lies outside the file"),
-            ("webp", bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 ") + zeros, "corrupt WebP: zero width or height"),
-            ("heic", [0, 0, 0, 0x18] + bytes("ftypheic") + [0, 0, 0, 0] + bytes("mif1heic"), "corrupt HEIF"),
-            ("bmp", bytes("BM") + zeros, "corrupt BMP"),
-            ("jp2", [0, 0, 0, 0x0C] + bytes("jP  ") + [0x0D, 0x0A, 0x87, 0x0A] + zeros, "corrupt JPEG 2000: no image header box"),
-            ("pgm", bytes("P5\n2 2\n255\n") + [1, 2], "truncated PNM: 2 bytes of pixels for a 2x2 image that needs 4"),
+            ("gif", bytes("GIF89a") + zeros, "a GIF file, which is not supported", .unsupported),
+            ("avif", [0, 0, 0, 0x18] + bytes("ftypavif") + zeros, "an AVIF file, which is not supported", .unsupported),
+            ("pdf", bytes("%PDF-1.7") + zeros, "a PDF file, which is not supported", .unsupported),
+            ("bigtiff", [0x49, 0x49, 0x2B, 0x00, 8, 0, 0, 0] + zeros, "a BigTIFF file", .unsupported),
+            ("tiff", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + zeros, "corrupt TIFF: no image width and height", .corrupt),
+            ("tiff-be", [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 0x40] + zeros, "corrupt TIFF: the first directory lies outside the file", .corrupt),
+            ("webp", bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 ") + zeros, "corrupt WebP: zero width or height", .corrupt),
+            ("heic", [0, 0, 0, 0x18] + bytes("ftypheic") + [0, 0, 0, 0] + bytes("mif1heic"), "corrupt HEIF", .corrupt),
+            ("bmp", bytes("BM") + zeros, "corrupt BMP", .corrupt),
+            ("jp2", [0, 0, 0, 0x0C] + bytes("jP  ") + [0x0D, 0x0A, 0x87, 0x0A] + zeros, "corrupt JPEG 2000: no image header box", .corrupt),
+            ("pgm", bytes("P5\n2 2\n255\n") + [1, 2], "truncated PNM: 2 bytes of pixels for a 2x2 image that needs 4", .truncated),
         ]
     }()
+
+    /// How a refusal of `otherFormats` is typed: an unsupported format (HTTP 415), or a damaged one by its cause.
+    enum Refusal {
+        case unsupported, corrupt, truncated
+
+        func matches(_ error: RephotoError?) -> Bool {
+            switch self {
+            case .unsupported: error?.reason == .unsupportedFormat && error?.cause == nil
+            case .corrupt: error?.reason == nil && error?.cause == .corruptImage
+            case .truncated: error?.reason == nil && error?.cause == .truncatedImage
+            }
+        }
+    }
 
     /// The refusal names what the file is, from its magic bytes (the formats' published signatures).
     /// Every supported format, each file written by a tool independent of rephoto and OpenCV's encoders
@@ -384,8 +399,10 @@ import RephotoEvaluation
     }
 
     @Test func otherFormatsAreNamed() throws {
-        for (name, data, expected) in Self.otherFormats {
+        for (name, data, expected, refusal) in Self.otherFormats {
             let error = #expect(throws: RephotoError.self) { try Image(data: Data(data)) }
+            #expect(refusal.matches(error), "\(name): \(String(describing: error?.reason)), \(String(describing: error?.cause))")
+            // The format named is the subject.
             #expect(error?.message.contains(expected) == true, "\(name): \(error?.message ?? "")")
         }
     }
@@ -422,7 +439,7 @@ import RephotoEvaluation
         #expect(image.decodeWarning?.hasPrefix("Corrupt JPEG data") == true, "\(image.decodeWarning ?? "no warning")")
         #expect(try Image(data: jpeg).decodeWarning == nil)
         let strict = #expect(throws: RephotoError.self) { try Image(data: damaged, strict: true) }
-        #expect(strict?.message.hasPrefix("damaged image data (Corrupt JPEG data") == true)
+        #expect(strict?.cause == .damagedImage && strict?.kind == .badInput)
         // The estimate carries it as a warning naming the image.
         let result = try PoseEstimator().estimate(reference: try Fixtures.image("Blender_Suzanne1.jpg"), current: image, camera: nil)
         #expect(result.warnings.contains { $0.hasPrefix("current image has damaged data: Corrupt JPEG data") })
@@ -434,16 +451,18 @@ import RephotoEvaluation
         let idat = try #require(png.range(of: Data("IDAT".utf8)))
         png[idat.upperBound + 200] ^= 0xFF
         let error = #expect(throws: RephotoError.self) { try Image(data: png) }
+        #expect(error?.cause == .corruptImage, "\(error?.message ?? "")")
+        // The chunk named is the subject.
         #expect(error?.message.hasPrefix("corrupt PNG: CRC mismatch in the IDAT chunk at byte") == true, "\(error?.message ?? "")")
     }
 
     @Test func rejectsTruncatedJPEGAndPNG() throws {
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("Blender_Suzanne1.jpg")))
         let cutJPEG = #expect(throws: RephotoError.self) { try Image(data: jpeg.prefix(jpeg.count / 2)) }
-        #expect(cutJPEG?.message.hasPrefix("truncated JPEG") == true)
+        #expect(cutJPEG?.cause == .truncatedImage && cutJPEG?.kind == .badInput, "\(cutJPEG?.message ?? "")")
         let png = try Data(contentsOf: URL(fileURLWithPath: Fixtures.sample("graf1.png")))
         let cutPNG = #expect(throws: RephotoError.self) { try Image(data: png.prefix(png.count / 2)) }
-        #expect(cutPNG?.message.hasPrefix("truncated PNG") == true)
+        #expect(cutPNG?.cause == .truncatedImage && cutPNG?.kind == .badInput, "\(cutPNG?.message ?? "")")
     }
 
     @Test func damagedJPEGIsAnErrorNotAPartialImage() throws {

@@ -140,7 +140,7 @@ import RephotoEvaluation
         }
         let features = try Features(image: try Fixtures.image("graf1.png").resized(width: 320, height: 256), config: FeatureConfig())
         let error = #expect(throws: RephotoError.self) { try Matcher.match(reference: features, current: features, config: MatchConfig(), kernel: kernel) }
-        #expect(error?.message.contains("cannot run on this CPU") == true)
+        #expect(error?.cause == .unsupportedCPU, "\(error?.message ?? "")")
     }
 
     @Test func differentDescriptorsAreRefused() throws {
@@ -148,7 +148,7 @@ import RephotoEvaluation
         let akaze = try Features(image: image, config: FeatureConfig(detector: .akaze))
         let orb = try Features(image: image, config: FeatureConfig(detector: .orb))
         let error = #expect(throws: RephotoError.self) { try Matcher.match(reference: akaze, current: orb, config: MatchConfig()) }
-        #expect(error?.message.hasPrefix("descriptors differ") == true)
+        #expect(error?.cause == .descriptorMismatch, "\(error?.message ?? "")")
         let sift = try Features(image: image, config: FeatureConfig(detector: .sift))
         #expect(throws: RephotoError.self) { try Matcher.match(reference: sift, current: orb, config: MatchConfig()) }
     }

@@ -59,7 +59,7 @@ import RephotoEvaluation
             try GroundTruthErrors.compute(truth: GroundTruth(homography: shift), rotation: nil, translation: nil, homography: horizon,
                                           referenceSize: ImageSize(width: 800, height: 640))
         }
-        #expect(estimated?.kind == .estimationFailed && estimated?.message.hasPrefix("the estimated homography") == true)
+        #expect(estimated?.kind == .estimationFailed)
         let fine = try GroundTruthErrors.compute(truth: GroundTruth(homography: horizon), rotation: nil, translation: nil, homography: horizon,
                                                  referenceSize: ImageSize(width: 700, height: 640))
         #expect(fine.cornerErrorPixels == 0)

@@ -622,7 +622,7 @@ import RephotoShimTools
         for (pose, rival) in [(2.0, 8.0), (7.0, 30.0)] {
             (sensed.sensorDisagreementDegrees, sensed.rivalSensorDisagreementDegrees) = (pose, rival)
             #expect { try RelativePose.gate(sensed, config: config) } throws: {
-                ($0 as? RephotoError)?.message.contains("which does not settle it") == true
+                if case .ambiguous(_, sensor: _?)? = refusal($0) { true } else { false }
             }
         }
         // Apart only in translation: the same answer when the scene is rotation-only (no translation is given),
@@ -659,7 +659,7 @@ import RephotoShimTools
         #expect(try RelativePose.gate(sensed, config: config).contains { $0.contains("settled by the sensor") })
         (sensed.sensorDisagreementDegrees, sensed.twinSensorDisagreementDegrees) = (58, 3)
         #expect { try RelativePose.gate(sensed, config: config) } throws: {
-            ($0 as? RephotoError)?.message.contains("which does not settle it") == true
+            if case .ambiguous(_, sensor: _?)? = refusal($0) { true } else { false }
         }
         for refutation: Int32 in [3, -4] {
             out.twin_refutation = refutation
@@ -684,7 +684,7 @@ import RephotoShimTools
         #expect(warnings.count == 1 && warnings[0].hasPrefix("rotation uncertain: ±1.50°"), "\(warnings)")
         out.rotation_sigma_degrees = 2.5
         #expect { try RelativePose.gate(PoseEvidence(out), config: config) } throws: {
-            ($0 as? RephotoError)?.message.hasPrefix("rotation too uncertain: ±2.50° (1 sigma; pose.maxRotationSigma 2°)") == true
+            if case let .rotationUncertain(sigma, _, limit)? = refusal($0) { sigma == 2.5 && limit == 2 } else { false }
         }
     }
 
@@ -705,7 +705,7 @@ import RephotoShimTools
                                       sensorRotation: sensor)
         }
         func turned(_ degrees: Double) -> Matrix3 { r * Quaternion(axis: SIMD3(0, 1, 0), angle: degrees * .pi / 180).rotationMatrix }
-        #expect { try estimate(sensor: nil) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+        #expect { try estimate(sensor: nil) } throws: { refusal($0)?.cause == .chance }
         let pose = try estimate(sensor: turned(3))
         #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 1)
         #expect(GroundTruthErrors.translationDirectionError(estimate: try #require(pose.translation), truth: t / length(t)) < 5)
@@ -713,11 +713,14 @@ import RephotoShimTools
         #expect(evidence.log10Chance > -8 && evidence.log10Chance < -2, "chance 10^\(evidence.log10Chance)")
         #expect(abs(try #require(evidence.sensorDisagreementDegrees) - 3) < 1)
         #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence corroborated by the sensor") }, "\(pose.warnings)")
-        #expect { try estimate(sensor: turned(20)) } throws: { ($0 as? RephotoError)?.message.contains("; the sensor's rotation is ") == true }
+        #expect { try estimate(sensor: turned(20)) } throws: {
+            if case .chance(_, _, _, sensor: .disagrees?, _)? = refusal($0) { true } else { false }
+        }
         // A "rotation" that is none is bad input, not a prior.
         for bad in [Matrix3(SIMD3(2, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)), Matrix3(SIMD3(.nan, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))] {
             #expect { try estimate(sensor: bad) } throws: {
-                ($0 as? RephotoError)?.kind == .badInput && ($0 as? RephotoError)?.message.contains("prior must be a rotation") == true
+                // The same call with a rotation answers (above): the prior alone is the bad input.
+                ($0 as? RephotoError)?.kind == .badInput
             }
         }
 
@@ -731,7 +734,7 @@ import RephotoShimTools
         var weak = PoseEvidence(out)
         weak.sensorDisagreementDegrees = 1
         #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
-            ($0 as? RephotoError)?.message.contains("too weak for the sensor to corroborate") == true
+            if case .chance(_, _, _, sensor: .tooWeak?, _)? = refusal($0) { true } else { false }
         }
         var off = PoseConfig()
         off.maxSensorDisagreement = 0
@@ -778,7 +781,7 @@ import RephotoShimTools
         alone.reproductions = 0
         #expect(try decide(none, alone).translation != nil)
         // Without the sensor the pose is refused, whatever the searches did.
-        #expect { try decide(out, sensor: nil) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+        #expect { try decide(out, sensor: nil) } throws: { refusal($0)?.cause == .chance }
         // And with one, every pose the sensor may corroborate (pose.maxCorroboratedChance, 1e-2) is searched for again.
         #expect(RelativePose.SearchSettings(PoseConfig(), pairs: pairs, sensorRotation: sensor).reproduction?.maxLog10Chance == -2)
         #expect(RelativePose.SearchSettings(PoseConfig(), pairs: pairs).reproduction?.maxLog10Chance == -4)
@@ -800,7 +803,7 @@ import RephotoShimTools
         #expect(pose.warnings.contains { $0.hasPrefix("weak visual evidence reproduced: 12 essential inliers") }, "\(pose.warnings)")
         var none = PoseConfig()
         none.reproductions = 0
-        #expect { try estimate(pairs, none) } throws: { ($0 as? RephotoError)?.message.contains("could be chance") == true }
+        #expect { try estimate(pairs, none) } throws: { refusal($0)?.cause == .chance }
 
 
         // The gate: a pose reached again within pose.maxReproductionDegrees passes inside the window, not
@@ -810,7 +813,10 @@ import RephotoShimTools
         #expect(try RelativePose.gate(weak, config: PoseConfig()).contains { $0.hasPrefix("weak visual evidence reproduced") })
         weak.reproductionDegrees = 15
         #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
-            ($0 as? RephotoError)?.message.hasSuffix("could be chance: unrelated matches would give as many 10^-5.0 times (pose.maxChance 1e-08); searches run again: the 2 nearest to the pose landed within 15.0° (pose.maxReproductionDegrees 5°, pose.reproductionMisses 1)") == true
+            if case let .chance(_, log10Chance, maxChance, nil, reproduction?)? = refusal($0) {
+                log10Chance == -5 && maxChance == 1e-8
+                    && reproduction == PoseRefusal.ReproductionCheck(searches: 2, degrees: 15, maxDegrees: 5, misses: 1)
+            } else { false }
         }
         weak.reproductionDegrees = 1
         weak.log10Chance = -3
@@ -903,7 +909,7 @@ import RephotoShimTools
         for chance in [-3.2, -4.8] {
             weak.log10Chance = chance
             #expect { try RelativePose.gate(weak, config: PoseConfig()) } throws: {
-                ($0 as? RephotoError)?.message.hasSuffix(String(format: "chance 10^%.1f over those samples, over pose.maxGuidedChance 1e-06: they could be chance", chance)) == true
+                if case let .guidedChance(_, _, log10Chance, limit)? = refusal($0) { log10Chance == chance && limit == 1e-6 } else { false }
             }
         }
         weak.log10Chance = -7.0
@@ -974,7 +980,7 @@ import RephotoShimTools
         #expect {
             try estimate(pairs, strict)
         } throws: { error in
-            (error as? RephotoError)?.message.hasPrefix("ambiguous: a pose") == true
+            refusal(error)?.cause == .ambiguousRival
         }
         // A phone that turned as one of the motions did (3° off, a heading error) picks that one, whichever the
         // search found, and settles the ambiguity.
@@ -1210,3 +1216,5 @@ import RephotoShimTools
     }
 }
 
+/// The pose gate's typed refusal behind an error, if that is what it is.
+private func refusal(_ error: any Error) -> PoseRefusal? { (error as? RephotoError)?.refusal }

@@ -166,7 +166,7 @@ import RephotoEvaluation
                 try SensorPath.compute(reference: Attitude(quaternion: q, frame: a), current: Attitude(quaternion: q, frame: b),
                                        referenceSize: size, currentSize: size, referenceCamera: nil, currentCamera: nil)
             }
-            #expect(error?.message.contains("do not share a heading origin") == true)
+            #expect(error?.cause == .headingOriginsDiffer, "\(error?.message ?? "")")
         }
     }
 

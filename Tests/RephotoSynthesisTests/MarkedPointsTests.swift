@@ -121,6 +121,8 @@ import Testing
         // Across the epipolar lines, which the orbit lays nearly level: a slip along them would go unseen.
         slipped.current.append(Point2(x: marks.current[2].x + 10, y: marks.current[2].y + 60))
         let error = #expect(throws: RephotoError.self) { _ = try estimator.estimate(reference: reference, current: image, camera: options.camera, marks: slipped) }
-        #expect(error?.kind == .badInput && error?.message.hasPrefix("marked pair 6 does not fit the pose") == true, "\(error?.message ?? "")")
+        #expect(error?.kind == .badInput && error?.cause == .marksDoNotFit, "\(error?.message ?? "")")
+        // Which pair is the subject: the slipped one, and only it.
+        #expect(error?.message.hasPrefix("marked pair 6 does not fit the pose") == true, "\(error?.message ?? "")")
     }
 }

@@ -30,7 +30,7 @@ struct Context {
 
 void check(heif_error error, const char *what) {
     if (error.code != heif_error_Ok) {
-        rp::fail(RP_ERR_DECODE, std::string("corrupt HEIF: ") + what + ": " + (error.message != nullptr ? error.message : "unknown error"));
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt HEIF: ") + what + ": " + (error.message != nullptr ? error.message : "unknown error"));
     }
 }
 
@@ -63,7 +63,7 @@ cv::Mat decode_heif(const uint8_t *bytes, size_t length, bool grayscale) {
     const uint8_t *plane = heif_image_get_plane_readonly(image.get(), heif_channel_interleaved, &stride);
     const int width = heif_image_get_width(image.get(), heif_channel_interleaved);
     const int height = heif_image_get_height(image.get(), heif_channel_interleaved);
-    if (plane == nullptr || width <= 0 || height <= 0 || stride < width * 3) fail(RP_ERR_DECODE, "corrupt HEIF: the decoder returned no RGB pixels");
+    if (plane == nullptr || width <= 0 || height <= 0 || stride < width * 3) fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt HEIF: the decoder returned no RGB pixels");
     cv::Mat rgb(height, width, CV_8UC3, const_cast<uint8_t *>(plane), size_t(stride));
     cv::Mat out;
     cv::cvtColor(rgb, out, grayscale ? cv::COLOR_RGB2GRAY : cv::COLOR_RGB2BGR);  // copies out of libheif's buffer

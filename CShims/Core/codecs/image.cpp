@@ -66,21 +66,21 @@ rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
     int scans = 0;
     while (true) {
         if (pos >= n) {
-            rp::fail(RP_ERR_DECODE, scanned ? cv::format("truncated JPEG: no end-of-image marker (%zu bytes)", n)
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, scanned ? cv::format("truncated JPEG: no end-of-image marker (%zu bytes)", n)
                                             : std::string("truncated JPEG: the file ends before the image data"));
         }
-        if (b[pos] != 0xFF) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no segment marker at byte " + std::to_string(pos));
+        if (b[pos] != 0xFF) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG: no segment marker at byte " + std::to_string(pos));
         while (pos < n && b[pos] == 0xFF) ++pos;  // fill bytes
         if (pos >= n) continue;
         uint8_t marker = b[pos++];
         if (marker == 0xD9) break;
         if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
         if (marker < 0xC0 || marker == 0xD8) {
-            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: invalid marker 0xFF%02X at byte %zu", marker, pos - 2));
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt JPEG: invalid marker 0xFF%02X at byte %zu", marker, pos - 2));
         }
         if (pos + 2 > n) continue;
         size_t length = be16(b + pos);
-        if (length < 2) rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: segment 0xFF%02X of length %zu", marker, length));
+        if (length < 2) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt JPEG: segment 0xFF%02X of length %zu", marker, length));
         if (pos + length > n) {
             pos = n;
             continue;
@@ -93,25 +93,25 @@ rp_image_header probe_jpeg(const uint8_t *b, size_t n) {
         pos += length;
         if (marker != 0xDA) continue;
         if (++scans > max_jpeg_scans) {
-            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG: over %d scans (a decoding bomb; encoders write a few dozen at most)", max_jpeg_scans));
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt JPEG: over %d scans (a decoding bomb; encoders write a few dozen at most)", max_jpeg_scans));
         }
-        if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: image data before a frame header with a size");
+        if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG: image data before a frame header with a size");
         scanned = true;
         // Entropy-coded data: 0xFF is followed only by a stuffed 0x00, a restart marker, or the next marker.
         while (pos + 1 < n && !(b[pos] == 0xFF && b[pos + 1] != 0x00 && !(b[pos + 1] >= 0xD0 && b[pos + 1] <= 0xD7))) ++pos;
         if (pos + 1 >= n) pos = n;
     }
-    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no frame header with a size");
-    if (!scanned) rp::fail(RP_ERR_DECODE, "corrupt JPEG: no image data before the end-of-image marker");
+    if (h.width == 0 || h.height == 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG: no frame header with a size");
+    if (!scanned) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG: no image data before the end-of-image marker");
     return h;
 }
 
 rp_image_header probe_png(const uint8_t *b, size_t n) {
-    if (n < 33 || std::memcmp(b + 12, "IHDR", 4) != 0) rp::fail(RP_ERR_DECODE, "corrupt PNG: no IHDR header");
+    if (n < 33 || std::memcmp(b + 12, "IHDR", 4) != 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt PNG: no IHDR header");
     // The PNG specification caps both at 2^31 - 1: a larger value is damage, not a size to report.
     const uint32_t width = be32(b + 16), height = be32(b + 20);
     if (width == 0 || height == 0 || width > uint32_t(INT32_MAX) || height > uint32_t(INT32_MAX)) {
-        rp::fail(RP_ERR_DECODE, cv::format("corrupt PNG: size %ux%u in its header (each 1 to 2147483647)", width, height));
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt PNG: size %ux%u in its header (each 1 to 2147483647)", width, height));
     }
     rp_image_header h{RP_FORMAT_PNG, int(width), int(height), 1};
     size_t from = n > 1024 ? n - 1024 : 33;
@@ -122,7 +122,7 @@ rp_image_header probe_png(const uint8_t *b, size_t n) {
             break;
         }
     }
-    if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no IEND chunk (" + std::to_string(n) + " bytes)");
+    if (!iend) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated PNG: no IEND chunk (" + std::to_string(n) + " bytes)");
     return h;
 }
 
@@ -139,13 +139,13 @@ int verify_png_chunks(const uint8_t *b, size_t n) {
         const uint8_t *type = b + pos + 4;
         const uint32_t expected = be32(type + 4 + length);
         if (uint32_t(crc32(crc32(0L, Z_NULL, 0), type, 4 + length)) != expected) {
-            rp::fail(RP_ERR_DECODE, cv::format("corrupt PNG: CRC mismatch in the %.4s chunk at byte %zu", reinterpret_cast<const char *>(type), pos));
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt PNG: CRC mismatch in the %.4s chunk at byte %zu", reinterpret_cast<const char *>(type), pos));
         }
         iend = std::memcmp(type, "IEND", 4) == 0;
         if (std::memcmp(type, "eXIf", 4) == 0 && orientation == 1) orientation = tiff_orientation(type + 4, length);
         pos += 12 + length;
     }
-    if (!iend) rp::fail(RP_ERR_DECODE, "truncated PNG: no complete IEND chunk (" + std::to_string(n) + " bytes)");
+    if (!iend) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated PNG: no complete IEND chunk (" + std::to_string(n) + " bytes)");
     return orientation;
 }
 
@@ -203,16 +203,16 @@ Format check_signature(const uint8_t *b, size_t n, uint64_t total) {
 // TIFF: ImageWidth (256), ImageLength (257) and Orientation (274) of the first IFD, the page OpenCV decodes.
 rp_image_header probe_tiff(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_TIFF, 0, 0, 1};
-    if (n < 8) rp::fail(RP_ERR_DECODE, "truncated TIFF: no header");
+    if (n < 8) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated TIFF: no header");
     const bool little = b[0] == 'I';
     auto u16 = [&](size_t at) { return little ? le16(b + at) : be16(b + at); };
     auto u32 = [&](size_t at) { return little ? le32(b + at) : be32(b + at); };
     const size_t ifd = u32(4);
-    if (ifd < 8 || ifd > n || n - ifd < 2) rp::fail(RP_ERR_DECODE, "corrupt TIFF: the first directory lies outside the file");
+    if (ifd < 8 || ifd > n || n - ifd < 2) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt TIFF: the first directory lies outside the file");
     const size_t entries = u16(ifd);
     for (size_t i = 0; i < entries; ++i) {
         const size_t at = ifd + 2 + 12 * i;
-        if (at > n || n - at < 12) rp::fail(RP_ERR_DECODE, "truncated TIFF: the first directory is cut short");
+        if (at > n || n - at < 12) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated TIFF: the first directory is cut short");
         const uint16_t tag = u16(at), type = u16(at + 2);
         // OpenCV turns a TIFF by its Orientation tag as it decodes: reported, as a JPEG's is.
         if (tag == 0x0112 && type == 3) {
@@ -231,14 +231,14 @@ rp_image_header probe_tiff(const uint8_t *b, size_t n) {
         const uint32_t value = type == 3 ? u16(at + 8) : type == 4 ? u32(at + 8) : 0;
         (tag == 256 ? h.width : h.height) = int(std::min<uint32_t>(value, INT32_MAX));
     }
-    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt TIFF: no image width and height in the first directory");
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt TIFF: no image width and height in the first directory");
     return h;
 }
 
 // WebP: the size in the VP8 (lossy), VP8L (lossless) or VP8X (extended) chunk.
 rp_image_header probe_webp(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_WEBP, 0, 0, 1};
-    if (n < 30) rp::fail(RP_ERR_DECODE, "truncated WebP: no image header");
+    if (n < 30) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated WebP: no image header");
     if (std::memcmp(b + 12, "VP8 ", 4) == 0) {
         h.width = le16(b + 26) & 0x3FFF;
         h.height = le16(b + 28) & 0x3FFF;
@@ -251,16 +251,16 @@ rp_image_header probe_webp(const uint8_t *b, size_t n) {
         h.width = int(b[24] | b[25] << 8 | b[26] << 16) + 1;
         h.height = int(b[27] | b[28] << 8 | b[29] << 16) + 1;
     } else {
-        rp::fail(RP_ERR_DECODE, "corrupt WebP: no VP8, VP8L or VP8X chunk");
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt WebP: no VP8, VP8L or VP8X chunk");
     }
-    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt WebP: zero width or height");
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt WebP: zero width or height");
     return h;
 }
 
 // BMP: BITMAPCOREHEADER (16-bit sizes) or BITMAPINFOHEADER and later (32-bit, height negative top-down).
 rp_image_header probe_bmp(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_BMP, 0, 0, 1};
-    if (n < 26) rp::fail(RP_ERR_DECODE, "truncated BMP: no image header");
+    if (n < 26) rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated BMP: no image header");
     const uint32_t header = le32(b + 14);
     if (header == 12) {
         h.width = le16(b + 18);
@@ -270,9 +270,9 @@ rp_image_header probe_bmp(const uint8_t *b, size_t n) {
         h.width = int(std::min<int64_t>(std::llabs(w), INT32_MAX));
         h.height = int(std::min<int64_t>(std::llabs(hh), INT32_MAX));
     } else {
-        rp::fail(RP_ERR_DECODE, cv::format("corrupt BMP: unknown header of %u bytes", header));
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt BMP: unknown header of %u bytes", header));
     }
-    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt BMP: zero width or height");
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt BMP: zero width or height");
     return h;
 }
 
@@ -282,7 +282,7 @@ rp_image_header probe_bmp(const uint8_t *b, size_t n) {
 rp_image_header probe_pnm(const uint8_t *b, size_t n) {
     rp_image_header h{RP_FORMAT_PNM, 0, 0, 1};
     size_t pos = 2;
-    auto corrupt = [](const char *why) { rp::fail(RP_ERR_DECODE, std::string("corrupt PNM: ") + why); };
+    auto corrupt = [](const char *why) { rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt PNM: ") + why); };
     auto number = [&]() -> int64_t {
         if (pos >= n || !std::isspace(b[pos])) corrupt("numbers in the header must be separated by whitespace");
         while (pos < n && (std::isspace(b[pos]) || b[pos] == '#')) {
@@ -330,7 +330,7 @@ rp_image_header probe_pnm(const uint8_t *b, size_t n) {
     if (kind >= '4') {
         const uint64_t row = kind == '4' ? (uint64_t(h.width) + 7) / 8 : uint64_t(h.width) * uint64_t(channels) * (maxval > 255 ? 2 : 1);
         if (uint64_t(n - pos) < row * uint64_t(h.height)) {
-            rp::fail(RP_ERR_DECODE, cv::format("truncated PNM: %zu bytes of pixels for a %dx%d image that needs %llu", n - pos, h.width,
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, cv::format("truncated PNM: %zu bytes of pixels for a %dx%d image that needs %llu", n - pos, h.width,
                                                h.height, (unsigned long long)(row * uint64_t(h.height))));
         }
     }
@@ -341,17 +341,17 @@ rp_image_header probe_pnm(const uint8_t *b, size_t n) {
 // tile count.
 void read_siz(const uint8_t *b, size_t n, rp_image_header &h) {
     if (n < 42 || b[0] != 0xFF || b[1] != 0x4F || b[2] != 0xFF || b[3] != 0x51) {
-        rp::fail(RP_ERR_DECODE, "truncated JPEG 2000 codestream: no SIZ segment");
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, "truncated JPEG 2000 codestream: no SIZ segment");
     }
     const uint32_t xs = be32(b + 8), ys = be32(b + 12), xo = be32(b + 16), yo = be32(b + 20);
     const uint32_t xt = be32(b + 24), yt = be32(b + 28), xto = be32(b + 32), yto = be32(b + 36);
     if ((xs > xo && xs - xo > INT32_MAX) || (ys > yo && ys - yo > INT32_MAX)) {
-        rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG 2000: size %ux%u in its SIZ segment", xs > xo ? xs - xo : 0, ys > yo ? ys - yo : 0));
+        rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt JPEG 2000: size %ux%u in its SIZ segment", xs > xo ? xs - xo : 0, ys > yo ? ys - yo : 0));
     }
     h.width = xs > xo ? int(xs - xo) : 0;
     h.height = ys > yo ? int(ys - yo) : 0;
     h.components = be16(b + 40);
-    if (xt == 0 || yt == 0 || xto > xo || yto > yo) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: bad tile grid in the SIZ segment");
+    if (xt == 0 || yt == 0 || xto > xo || yto > yo) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG 2000: bad tile grid in the SIZ segment");
     // Each count is under 2^32; a product past 2^40 is as refused as its exact value.
     const uint64_t across = xs > xto ? (uint64_t(xs - xto) + xt - 1) / xt : 0, down = ys > yto ? (uint64_t(ys - yto) + yt - 1) / yt : 0;
     h.tiles = across > (1u << 20) || down > (1u << 20) ? int64_t(1) << 40 : int64_t(across * down);
@@ -391,14 +391,14 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
         };
         size_t jp2h = 0, jp2h_end = 0, ihdr = 0, ihdr_end = 0, jp2c = 0, jp2c_end = 0;
         if (!find_box(0, n, "jp2h", jp2h, jp2h_end) || !find_box(jp2h, jp2h_end, "ihdr", ihdr, ihdr_end) || ihdr_end - ihdr < 10) {
-            rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image header box (jp2h/ihdr)");
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG 2000: no image header box (jp2h/ihdr)");
         }
         cut_length = 0;
         if (!find_box(0, n, "jp2c", jp2c, jp2c_end)) {
             if (cut_length > 0) {
-                rp::fail(RP_ERR_DECODE, cv::format("truncated JPEG 2000: its codestream box (jp2c) is %zu bytes, the file holds %zu of them", cut_length, cut_holds));
+                rp::fail(RP_ERR_DECODE, RP_CAUSE_TRUNCATED_IMAGE, cv::format("truncated JPEG 2000: its codestream box (jp2c) is %zu bytes, the file holds %zu of them", cut_length, cut_holds));
             }
-            rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no codestream box (jp2c)");
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG 2000: no codestream box (jp2c)");
         }
         read_siz(b + jp2c, jp2c_end - jp2c, h);
         // A palette (pclr) expands its one component into NPC full-size channels, and a component mapping (cmap,
@@ -408,12 +408,12 @@ rp_image_header probe_jpeg2000(const uint8_t *b, size_t n) {
         if (find_box(jp2h, jp2h_end, "cmap", box, box_end)) h.decoded_channels = std::max(h.decoded_channels, int(std::min<size_t>((box_end - box) / 4, 65535)));
         const uint32_t height = be32(b + ihdr), width = be32(b + ihdr + 4), components = be16(b + ihdr + 8);
         if (uint32_t(h.width) != width || uint32_t(h.height) != height || uint32_t(h.components) != components) {
-            rp::fail(RP_ERR_DECODE, cv::format("corrupt JPEG 2000: the header box says %ux%u with %u components, the codestream "
+            rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt JPEG 2000: the header box says %ux%u with %u components, the codestream "
                                                "%dx%d with %d", width, height, components, h.width, h.height, h.components));
         }
     }
-    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: zero width or height");
-    if (h.components <= 0) rp::fail(RP_ERR_DECODE, "corrupt JPEG 2000: no image components");
+    if (h.width <= 0 || h.height <= 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG 2000: zero width or height");
+    if (h.components <= 0) rp::fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, "corrupt JPEG 2000: no image components");
     return h;
 }
 
@@ -516,16 +516,16 @@ rp_image decode_image(const uint8_t *bytes, size_t length, int64_t max_pixels, b
         const std::string purpose = std::string("reading ") + format_name(h.format);
         std::string error;
         if (!media_plugin(purpose.c_str()).decode(bytes, length, grayscale, &out.mat, &error)) {
-            fail(RP_ERR_DECODE, cv::format("corrupt %s: %s", format_name(h.format), error.c_str()));
+            fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt %s: %s", format_name(h.format), error.c_str()));
         }
     }
     if (out.mat.empty()) {
-        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder could not read the %dx%d image data", format_name(h.format), h.width, h.height));
+        fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt %s: the decoder could not read the %dx%d image data", format_name(h.format), h.width, h.height));
     }
     // The header's pixel count is what the limit was checked against: a decoder that returns another size
     // (a TIFF whose pages differ) is refused rather than trusted. A transposed size is an applied orientation.
     if (int64_t(out.mat.cols) * out.mat.rows != pixels) {
-        fail(RP_ERR_DECODE, cv::format("corrupt %s: the decoder returned %dx%d pixels for a %dx%d image", format_name(h.format),
+        fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, cv::format("corrupt %s: the decoder returned %dx%d pixels for a %dx%d image", format_name(h.format),
                                        out.mat.cols, out.mat.rows, full.width, full.height));
     }
     out.full = out.mat.size();

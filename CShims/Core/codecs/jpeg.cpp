@@ -114,7 +114,7 @@ cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int ori
     info.err = handlers(err);
     if (!read_header(&info, &err, bytes, length)) {
         jpeg_destroy_decompress(&info);
-        fail(RP_ERR_DECODE, std::string("corrupt JPEG: ") + err.fatal);
+        fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt JPEG: ") + err.fatal);
     }
     // CMYK and YCCK (Adobe) JPEGs cannot be converted to BGR by libjpeg: OpenCV's decoder handles those.
     if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) {
@@ -131,7 +131,7 @@ cv::Mat decode_jpeg(const uint8_t *bytes, size_t length, bool grayscale, int ori
     cv::Mat image(int(info.output_height), int(info.output_width), CV_8UC(channels));
     const bool ok = read_pixels(&info, &err, image.data, image.step);
     jpeg_destroy_decompress(&info);
-    if (!ok) fail(RP_ERR_DECODE, std::string("corrupt JPEG: ") + err.fatal);
+    if (!ok) fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt JPEG: ") + err.fatal);
     if (err.warnings > 0) {
         warning = std::string(err.first_warning);
         if (err.warnings > 1) warning += cv::format(" (and %d more warnings)", err.warnings - 1);

@@ -18,7 +18,7 @@ cv::Mat decode_png(const uint8_t *bytes, size_t length, bool grayscale, std::str
     std::memset(&image, 0, sizeof(image));
     image.version = PNG_IMAGE_VERSION;
     // On failure libpng has already released the image's memory.
-    if (!png_image_begin_read_from_memory(&image, bytes, length)) fail(RP_ERR_DECODE, std::string("corrupt PNG: ") + image.message);
+    if (!png_image_begin_read_from_memory(&image, bytes, length)) fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt PNG: ") + image.message);
     // The same pixels cv::imdecode gives: colour read as BGR and turned grey by OpenCV's own weights (libpng's
     // grey is gamma-correct luminance), 16-bit samples read linear and cut to their high byte (libpng would
     // gamma-encode them), alpha dropped.
@@ -33,7 +33,7 @@ cv::Mat decode_png(const uint8_t *bytes, size_t length, bool grayscale, std::str
     }
     // The row stride is counted in components, not bytes.
     if (!png_image_finish_read(&image, nullptr, raw.data, png_int_32(raw.step / raw.elemSize1()), nullptr)) {
-        fail(RP_ERR_DECODE, std::string("corrupt PNG: ") + image.message);
+        fail(RP_ERR_DECODE, RP_CAUSE_CORRUPT_IMAGE, std::string("corrupt PNG: ") + image.message);
     }
     if ((image.warning_or_error & PNG_IMAGE_WARNING) != 0) warning = image.message;
     png_image_free(&image);

@@ -21,7 +21,7 @@ int rp_match_guided(const rp_features *reference, const rp_features *current, co
             rp::fail(RP_ERR_INVALID_ARGUMENT, "radius_pixels must be positive");
         if (!(params->ratio > 0 && params->ratio <= 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "ratio must be in (0, 1]");
         if (reference->descriptors.type() != current->descriptors.type() || reference->descriptors.cols != current->descriptors.cols)
-            rp::fail(RP_ERR_INVALID_ARGUMENT, "the two images' descriptors differ in kind");
+            rp::fail(RP_ERR_INVALID_ARGUMENT, RP_CAUSE_DESCRIPTOR_MISMATCH, "the two images' descriptors differ in kind");
         for (int i = 0; i < 9; ++i)
             if (!std::isfinite(homography[i])) rp::fail(RP_ERR_INVALID_ARGUMENT, "the homography must be finite");
         const cv::Matx33d H(homography);

@@ -166,7 +166,7 @@ std::vector<std::vector<cv::DMatch>> hamming_knn(const cv::Mat &query, const cv:
     CV_Assert(query.type() == CV_8U && train.type() == CV_8U && query.cols == train.cols && (k == 1 || k == 2));
     const int resolved = resolve_hamming_kernel(kernel_choice);
     if (resolved == RP_HAMMING_AUTO) {
-        fail(RP_ERR_INVALID_ARGUMENT, cv::format("Hamming kernel %d (%s) cannot run on this CPU", kernel_choice,
+        fail(RP_ERR_INVALID_ARGUMENT, RP_CAUSE_UNSUPPORTED_CPU, cv::format("Hamming kernel %d (%s) cannot run on this CPU", kernel_choice,
                                                  hamming_kernel_name(kernel_choice)));
     }
     std::vector<std::vector<cv::DMatch>> knn(size_t(query.rows));

@@ -59,7 +59,7 @@ cv::Ptr<cv::flann::IndexParams> index_params(bool binary, const rp_match_params 
 void check_compatible(const rp_features &reference, const rp_features &current) {
     if (reference.binary != current.binary || reference.descriptors.cols != current.descriptors.cols ||
         reference.descriptors.type() != current.descriptors.type()) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT,
+        rp::fail(RP_ERR_INVALID_ARGUMENT, RP_CAUSE_DESCRIPTOR_MISMATCH,
                  cv::format("descriptors differ: reference %s x%d, current %s x%d (use the same detector settings)",
                             reference.binary ? "binary" : "float", reference.descriptors.cols,
                             current.binary ? "binary" : "float", current.descriptors.cols));

@@ -45,8 +45,19 @@ typedef enum rp_code {
     RP_ERR_UNSUPPORTED = 8       /* bytes of a format the shim does not decode (GIF, AVIF, PDF, unknown) */
 } rp_code;
 
+/* A failure's finer cause, where a caller answers it differently from others of its code (tests and callers match
+   these, not the message's words). */
+typedef enum rp_cause {
+    RP_CAUSE_NONE = 0,
+    RP_CAUSE_TRUNCATED_IMAGE = 1,    /* the image file ends before its data does */
+    RP_CAUSE_CORRUPT_IMAGE = 2,      /* the image's bytes break its format (header, checksum, structure) */
+    RP_CAUSE_UNSUPPORTED_CPU = 3,    /* a kernel asked for by name that this CPU cannot run */
+    RP_CAUSE_DESCRIPTOR_MISMATCH = 4 /* two images' descriptors of different kinds or lengths */
+} rp_cause;
+
 typedef struct rp_status {
     int code;
+    int cause; /* an rp_cause; RP_CAUSE_NONE unless the failure names one */
     char message[512];
 } rp_status;
 

@@ -37,7 +37,7 @@ package enum FileStorageReader {
             throw RephotoError.badInput("\(path) is \(data.count) bytes: too large for a calibration file (at most 1 MiB)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw RephotoError.badInput("\(path) is not UTF-8 text: not a calibration file")
+            throw RephotoError.badInput("\(path) is not UTF-8 text: not a calibration file", cause: .notCalibrationFile)
         }
         try checkShape(text, path: path)
         let root = try document(text, path: path)
@@ -74,7 +74,7 @@ package enum FileStorageReader {
             if c == "[" || c == "{" || (c == "<" && next != "/" && next != "?" && next != "!") { depth += 1 }
             else if c == "]" || c == "}" || (c == "<" && next == "/") || (c == "/" && next == ">") { depth -= 1 }
             if depth > maxDepth || indentDepth > maxDepth {
-                throw RephotoError.badInput("\(path) nests more than \(maxDepth) levels deep: not a calibration file")
+                throw RephotoError.badInput("\(path) nests more than \(maxDepth) levels deep: not a calibration file", cause: .notCalibrationFile)
             }
         }
     }
@@ -116,9 +116,9 @@ package enum FileStorageReader {
 
     /// `budget` counts nodes: YAML anchors let a 1 KB file stand for billions of nodes (the "billion laughs").
     static func node(yaml: Yams.Node, path: String, depth: Int, budget: inout Int) throws -> Node {
-        guard depth <= maxDepth else { throw RephotoError.badInput("\(path) nests more than \(maxDepth) levels deep: not a calibration file") }
+        guard depth <= maxDepth else { throw RephotoError.badInput("\(path) nests more than \(maxDepth) levels deep: not a calibration file", cause: .notCalibrationFile) }
         budget -= 1
-        guard budget >= 0 else { throw RephotoError.badInput("\(path) holds more than \(maxNodes) values: not a calibration file") }
+        guard budget >= 0 else { throw RephotoError.badInput("\(path) holds more than \(maxNodes) values: not a calibration file", cause: .notCalibrationFile) }
         switch yaml {
         case .scalar(let scalar): return .scalar(scalar.string)
         case .sequence(let sequence):
@@ -132,7 +132,7 @@ package enum FileStorageReader {
                 entries.append((key.string, try node(yaml: pair.value, path: path, depth: depth + 1, budget: &budget)))
             }
             return .map(entries)
-        case .alias: throw RephotoError.badInput("\(path): a YAML alias where a value belongs: not a calibration file")
+        case .alias: throw RephotoError.badInput("\(path): a YAML alias where a value belongs: not a calibration file", cause: .notCalibrationFile)
         }
     }
 
@@ -154,7 +154,7 @@ package enum FileStorageReader {
     // MARK: intrinsics from the document
 
     static func intrinsics(_ root: Node, path: String) throws -> CameraIntrinsics {
-        guard case .map = root else { throw RephotoError.badInput("\(path) is not a map of calibration fields: not a calibration file") }
+        guard case .map = root else { throw RephotoError.badInput("\(path) is not a map of calibration fields: not a calibration file", cause: .notCalibrationFile) }
         func first(_ names: [String]) -> Node? { names.lazy.compactMap { root[$0] }.first }
         guard let kNode = first(["camera_matrix", "Camera_Matrix", "cameraMatrix"]) else {
             throw RephotoError.badInput("calibration file \(path) has no camera_matrix")
@@ -314,7 +314,7 @@ private enum XMLDocument {
             if empty {
                 stack[stack.count - 1].children.append((opened, .scalar("")))
             } else {
-                guard stack.count <= FileStorageReader.maxDepth else { throw RephotoError.badInput("\(path) nests more than \(FileStorageReader.maxDepth) levels deep: not a calibration file") }
+                guard stack.count <= FileStorageReader.maxDepth else { throw RephotoError.badInput("\(path) nests more than \(FileStorageReader.maxDepth) levels deep: not a calibration file", cause: .notCalibrationFile) }
                 stack.append((opened, [], []))
             }
         }

@@ -52,7 +52,7 @@ public final class Image: @unchecked Sendable {
         }
         self.init(handle: out!)
         if strict, let decodeWarning {
-            throw RephotoError.badInput("damaged image data (\(decodeWarning)); refused because strictDecoding is set")
+            throw RephotoError.badInput("damaged image data (\(decodeWarning)); refused because strictDecoding is set", cause: .damagedImage)
         }
     }
 

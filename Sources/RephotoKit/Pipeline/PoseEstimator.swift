@@ -139,7 +139,8 @@ public struct PoseEstimator: Sendable {
             let numbers = misfit.bad.map { String($0.number) }, distances = misfit.bad.map { fmt($0.pixels, 3) }
             let plural = misfit.bad.count != 1
             throw RephotoError.badInput(
-                "\(marks.source)marked pair\(plural ? "s" : "") \(numbers.joined(separator: ", ")) do\(plural ? "" : "es") not fit the pose the matches give (\(misfit.result.counts.inliersEssential ?? 0) inliers): \(distances.joined(separator: ", ")) px off, over \(fmt(tolerance, 3)) px (matching.markTolerance \(fmt(config.matching.markTolerance)) % of the current image); check \(plural ? "them" : "it") or mark other points")
+                "\(marks.source)marked pair\(plural ? "s" : "") \(numbers.joined(separator: ", ")) do\(plural ? "" : "es") not fit the pose the matches give (\(misfit.result.counts.inliersEssential ?? 0) inliers): \(distances.joined(separator: ", ")) px off, over \(fmt(tolerance, 3)) px (matching.markTolerance \(fmt(config.matching.markTolerance)) % of the current image); check \(plural ? "them" : "it") or mark other points",
+                cause: .marksDoNotFit)
         }
         if let withoutPose { return withoutPose }
         throw failure ?? RephotoError.estimationFailed("no pose")

@@ -64,7 +64,8 @@ public struct SensorPath: Encodable, Sendable {
         }
         guard reference.frame.north == current.frame.north, reference.frame.north != .arbitrary else {
             throw RephotoError.badInput(
-                "attitude frames \(reference.frame.rawValue) (reference) and \(current.frame.rawValue) (current) do not share a heading origin: the relative rotation is undefined")
+                "attitude frames \(reference.frame.rawValue) (reference) and \(current.frame.rawValue) (current) do not share a heading origin: the relative rotation is undefined",
+                cause: .headingOriginsDiffer)
         }
         return (reference.frame.toEastNorthUp, current.frame.toEastNorthUp, [])
     }

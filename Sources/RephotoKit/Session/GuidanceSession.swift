@@ -36,6 +36,8 @@ public final class GuidanceSession {
     private var dueNext: SessionStatus.Trigger?
     private var robustFrame: (index: Int, timestamp: Double?)?
     private var last: (frame: SessionFrame, index: Int, timestamp: Double?)?
+    /// The source of the last frame answered (nil before any): the state `AnswerSource.next` goes on from.
+    public private(set) var source: AnswerSource?
     private var lastTimestamp: Double?
     /// The robust update in flight (deferred or concurrent), at most one; whether one was ever started.
     private var pending: RobustUpdateJob?
@@ -97,46 +99,72 @@ public final class GuidanceSession {
         var size: ImageSize { image.fullSize }
     }
 
-    /// The robust update on the frame that needs it, before the frame is answered.
-    private func processInline(_ now: Frame) throws -> SessionFrame {
-        var trigger = dueTrigger(now)
-        // Tracking, unless the frame is due a robust update anyway (a scheduled one tracks only when that update fails).
-        let untracked = tracks
-        if previous != nil, trigger == nil {
-            let (answer, tooFew) = try trackedAnswer(now)
-            if let answer { return tracked(answer, now, trigger: nil, notes: []) }
-            trigger = tooFew ? .support : .drift
-        }
-        return try robustNow(now, trigger: trigger!, untracked: untracked, notes: [])
+    /// What one frame's steps found (`evidence`, from which `AnswerSource.next` chooses the answer's source), and what
+    /// each answer would be made of.
+    private struct Attempt {
+        var evidence: AnswerSource.Evidence
+        /// The trigger the frame reports: the robust update that ran on it or was started on it.
+        var trigger: SessionStatus.Trigger?
+        /// What became of the frame's steps, in words: the reason the frame reports.
+        var notes: [String] = []
+        /// An accepted robust update's answer on this frame, and its time.
+        var robust: (result: PoseResult, step: Step?, milliseconds: Double)?
+        /// Tracking's answer (or a joined update's, carried to this frame), and the joined update's time.
+        var tracked: (result: PoseResult, step: Step?)?
+        var joinedMilliseconds: Double?
+        /// Why vision did not answer: thrown when nothing else answers either.
+        var failure: RephotoError?
+
+        init(_ now: Frame) { evidence = AnswerSource.Evidence(sensor: now.attitudes != nil) }
     }
 
-    /// A robust update on this frame, answered from: else (a scheduled one) tracking, the last answer, the sensor.
-    private func robustNow(_ now: Frame, trigger: SessionStatus.Trigger, untracked: Tracks, notes: [String]) throws -> SessionFrame {
+    /// The robust update on the frame that needs it, before the frame is answered.
+    private func processInline(_ now: Frame) throws -> SessionFrame {
+        var attempt = Attempt(now)
+        attempt.trigger = dueTrigger(now)
+        // Tracking, unless the frame is due a robust update anyway (a scheduled one tracks only when that update fails).
+        let untracked = tracks
+        if previous != nil, attempt.trigger == nil {
+            try track(now, &attempt)
+            attempt.trigger = attempt.evidence.tracking.trigger
+        }
+        if attempt.evidence.tracking != .answered { try robustNow(now, &attempt, untracked: untracked) }
+        return try conclude(attempt, now)
+    }
+
+    /// Tracks the current correspondences into this frame: its answer, or why there is none.
+    private func track(_ now: Frame, _ attempt: inout Attempt) throws {
+        let (answer, tooFew) = try trackedAnswer(now)
+        attempt.tracked = answer
+        attempt.evidence.tracking = answer != nil ? .answered : tooFew ? .tooFew : .drift
+    }
+
+    /// A robust update on this frame; when it fails, a scheduled one tracks instead (from `untracked`).
+    private func robustNow(_ now: Frame, _ attempt: inout Attempt, untracked: Tracks) throws {
         let started = ContinuousClock.now
         do {
             let update = try robustWork(now)()
-            let result = update.result
             let robustMs = milliseconds(since: started)
             let adopted = try adopt(update, frame: now.index, camera: now.camera)
             tracks = adopted.seeds
             seededTracks = tracks.count
             robustFrame = (now.index, now.timestamp)
-            var frame = SessionFrame(session: status(now, source: .robust, trigger: trigger), result: result)
-            frame.session.step = adopted.step
-            frame.session.robustMilliseconds = robustMs
-            frame.session.reason = notes.isEmpty ? nil : notes.joined(separator: "; ")
-            answered(&frame, now)
-            return frame
+            attempt.robust = (update.result, adopted.step, robustMs)
+            attempt.evidence.robust = .accepted
         } catch let error as RephotoError where error.kind == .estimationFailed {
-            if trigger == .schedule {
+            attempt.evidence.robust = .failed(error.refusal?.cause)
+            if attempt.trigger == .schedule {
                 tracks = untracked
-                if let answer = try trackedAnswer(now).answer {
+                try track(now, &attempt)
+                if attempt.evidence.tracking == .answered {
                     dueNext = .schedule
-                    return tracked(answer, now, trigger: trigger, notes: notes + ["the scheduled robust update failed (\(error.message)): answered from tracking"])
+                    attempt.notes.append("the scheduled robust update failed (\(error.message)): answered from tracking")
+                    return
                 }
             }
             tracks = Tracks()
-            return try unanswered(now, trigger: trigger, because: notes + ["vision failed on this frame (\(error.message))"], failure: error)
+            attempt.notes.append("vision failed on this frame (\(error.message))")
+            attempt.failure = error
         }
     }
 
@@ -144,15 +172,13 @@ public final class GuidanceSession {
     /// and a due one is started on this frame unless one is in flight.
     private func processJoined(_ frame: Frame) throws -> SessionFrame {
         var now = frame
-        var notes: [String] = []
-        var answer: (result: PoseResult, step: Step?)?
-        var joinedMs: Double?
+        var attempt = Attempt(now)
         let resized = previous.map { $0.size != now.size } ?? false
         if resized {
             tracks = Tracks()
             if let job = pending {
                 pending = nil
-                notes.append("the frame size changed: the robust update of frame \(job.frame) was dropped")
+                attempt.notes.append("the frame size changed: the robust update of frame \(job.frame) was dropped")
             }
         }
         // 1. A finished robust update, carried by tracking from its frame to this one; never one older than the update
@@ -164,43 +190,47 @@ public final class GuidanceSession {
             pending = nil
             switch outcome {
             case .done(let update, let ms):
-                joinedMs = ms
+                attempt.joinedMilliseconds = ms
+                attempt.evidence.joined = .done(frame: job.frame)
                 let joined = try join(update, job: job, now)
-                answer = joined.answer
+                if let answer = joined.answer {
+                    attempt.tracked = answer
+                    attempt.evidence.tracking = .answered
+                }
                 if let note = joined.note {
-                    notes.append(note)
+                    attempt.notes.append(note)
                     dueNext = .drift
                 }
             case .failed(let error, let ms):
-                joinedMs = ms
-                notes.append("the robust update of frame \(job.frame) failed (\(error.message))")
+                attempt.joinedMilliseconds = ms
+                attempt.evidence.joined = .failed(frame: job.frame, kind: error.kind)
+                attempt.notes.append("the robust update of frame \(job.frame) failed (\(error.message))")
                 dueNext = dueNext ?? job.trigger
             }
         }
         // 2. Otherwise tracked from the previous frame.
-        var trigger: SessionStatus.Trigger?
-        if answer == nil {
-            trigger = dueTrigger(now)
+        var due: SessionStatus.Trigger?
+        if attempt.evidence.tracking != .answered {
+            due = dueTrigger(now)
             if previous != nil, !resized, tracks.count > 0 {
-                let (tracked, tooFew) = try trackedAnswer(now)
-                answer = tracked
-                if tracked == nil {
-                    trigger = tooFew ? .support : .drift
+                try track(now, &attempt)
+                if attempt.evidence.tracking != .answered {
+                    due = attempt.evidence.tracking.trigger
                     tracks = Tracks()
                 }
             }
         } else {
             dueNext = nil
         }
-        // 3. A robust update when one is due and none is in flight. Inline while vision has answered nothing yet: the
-        // session's first update (the sensor path is the fallback when vision fails, not a stand-in for the first
-        // answer), and every one after without an attitude, since nothing else could answer the frame; and on a frame
-        // of a new size, which no earlier answer describes.
-        var launched: SessionStatus.Trigger?
-        if let due = trigger, pending == nil {
-            if answer == nil, (last == nil && (now.attitudes == nil || !attempted)) || due == .resized {
+        // 3. A robust update when one is due and none is in flight: inline when `AnswerSource.robustInline` says so,
+        // else started here.
+        if let due, pending == nil {
+            if attempt.evidence.tracking != .answered,
+               AnswerSource.robustInline(after: source, due: due, sensor: now.attitudes != nil, attempted: attempted) {
                 attempted = true
-                return try robustNow(now, trigger: due, untracked: tracks, notes: notes)
+                attempt.trigger = due
+                try robustNow(now, &attempt, untracked: tracks)
+                return try conclude(attempt, now)
             }
             attempted = true
             let job = RobustUpdateJob(frame: now.index, timestamp: now.timestamp, trigger: due, pyramid: now.pyramid, work: robustWork(now))
@@ -208,10 +238,10 @@ public final class GuidanceSession {
             case .concurrent(let launcher):
                 if launcher.launch(job) {
                     pending = job
-                    launched = due
+                    attempt.trigger = due
                 } else {
                     dueNext = due
-                    notes.append("no pipeline was free for a robust update: it is tried again on the next frame")
+                    attempt.notes.append("no pipeline was free for a robust update: it is tried again on the next frame")
                 }
             default:
                 // Computed here, as it would be elsewhere: its time is not this frame's.
@@ -219,16 +249,49 @@ public final class GuidanceSession {
                 job.run()
                 now.start += ContinuousClock.now - started
                 pending = job
-                launched = due
+                attempt.trigger = due
             }
         }
-        if let answer {
-            return tracked(answer, now, trigger: launched, notes: notes, robustMilliseconds: joinedMs)
+        if attempt.evidence.tracking != .answered {
+            let running = pending.map { ["a robust update of frame \($0.frame) is running"] } ?? []
+            attempt.notes += (due.map { [Self.lost($0)] } ?? []) + running
+            attempt.failure = RephotoError.estimationFailed(attempt.notes.joined(separator: "; "))
         }
-        let why = trigger.map { notes + [Self.lost($0)] } ?? notes
-        let running = pending.map { ["a robust update of frame \($0.frame) is running"] } ?? []
-        return try unanswered(now, trigger: launched, because: why + running,
-                              failure: RephotoError.estimationFailed((why + running).joined(separator: "; ")))
+        return try conclude(attempt, now)
+    }
+
+    /// The frame's answer, from the source `AnswerSource.next` chooses for what its steps found.
+    private func conclude(_ attempt: Attempt, _ now: Frame) throws -> SessionFrame {
+        let next = AnswerSource.next(after: source, attempt.evidence)
+        let reason = attempt.notes.isEmpty ? nil : attempt.notes.joined(separator: "; ")
+        let failure = attempt.failure ?? RephotoError(.internal, "frame \(now.index): no answer and no failure recorded")
+        var frame: SessionFrame
+        switch next {
+        case .robust?:
+            guard let robust = attempt.robust else { preconditionFailure("an accepted robust update has its answer") }
+            frame = SessionFrame(session: status(now, source: .robust, trigger: attempt.trigger), result: robust.result)
+            frame.session.step = robust.step
+            frame.session.robustMilliseconds = robust.milliseconds
+            frame.session.reason = reason
+            answered(&frame, now)
+        case .tracked?:
+            guard let answer = attempt.tracked else { preconditionFailure("tracking that answered has its answer") }
+            frame = tracked(answer, now, trigger: attempt.trigger, reason: reason, robustMilliseconds: attempt.joinedMilliseconds)
+        case .held?:
+            guard let last else { preconditionFailure("a holdable source was answered before") }
+            frame = held(last, now, trigger: attempt.trigger, why: attempt.notes.joined(separator: "; "))
+        case .sensor?:
+            guard let attitudes = now.attitudes else { preconditionFailure("the sensor answers with an attitude") }
+            let sensor = try estimator.sensorOnly(reference: working, current: now.image, camera: camera, attitudes: attitudes, failure: failure)
+            frame = SessionFrame(session: status(now, source: .sensor, trigger: attempt.trigger), sensorOnly: sensor)
+            frame.session.reason = "\(attempt.notes.joined(separator: "; ")): guidance from the sensor path only"
+            frame.session.milliseconds = milliseconds(since: now.start)
+        case nil:
+            throw failure
+        }
+        frame.evidence = attempt.evidence
+        source = next
+        return frame
     }
 
     /// Why this frame is due a robust update before tracking is tried (its size changed, nothing is tracked, the
@@ -296,43 +359,33 @@ public final class GuidanceSession {
     }
 
     /// A frame answered from tracks (or a joined update): its status, the moved-on check, the common fields.
-    private func tracked(_ answer: (result: PoseResult, step: Step?), _ now: Frame, trigger: SessionStatus.Trigger?, notes: [String],
-                         robustMilliseconds: Double? = nil) -> SessionFrame {
+    private func tracked(_ answer: (result: PoseResult, step: Step?), _ now: Frame, trigger: SessionStatus.Trigger?, reason: String?,
+                         robustMilliseconds: Double?) -> SessionFrame {
         var frame = SessionFrame(session: status(now, source: .tracked, trigger: trigger), result: answer.result)
         frame.session.step = answer.step
         frame.session.robustMilliseconds = robustMilliseconds
-        frame.session.reason = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        frame.session.reason = reason
         // The view has moved on from the robust update's: the next frame gets one.
         if tracks.medianShift(width: Double(now.size.width)) > config.maxTrackShiftPercent { dueNext = .movedOn }
         answered(&frame, now)
         return frame
     }
 
-    /// No answer from vision on this frame: the last one held with its age, else the sensor path alone, else the error.
-    private func unanswered(_ now: Frame, trigger: SessionStatus.Trigger?, because reasons: [String], failure: RephotoError) throws -> SessionFrame {
-        let why = reasons.joined(separator: "; ")
-        if let last {
-            var frame = last.frame
-            frame.session.source = .held
-            frame.session.frame = now.index
-            frame.session.timestamp = now.timestamp
-            frame.session.trigger = trigger
-            frame.session.reason = "\(why): the answer of frame \(last.index) repeated"
-            frame.session.ageFrames = now.index - last.index + last.frame.session.ageFrames
-            frame.session.ageSeconds = now.timestamp.flatMap { t in last.timestamp.map { t - $0 + (last.frame.session.ageSeconds ?? 0) } }
-            frame.session.robustMilliseconds = nil
-            frame.session.milliseconds = milliseconds(since: now.start)
-            frame.session.tracks = 0
-            return frame
-        }
-        if let attitudes = now.attitudes {
-            let sensor = try estimator.sensorOnly(reference: working, current: now.image, camera: camera, attitudes: attitudes, failure: failure)
-            var frame = SessionFrame(session: status(now, source: .sensor, trigger: trigger), sensorOnly: sensor)
-            frame.session.reason = "\(why): guidance from the sensor path only"
-            frame.session.milliseconds = milliseconds(since: now.start)
-            return frame
-        }
-        throw failure
+    /// The last answer, repeated on a frame vision did not answer, with its age and why.
+    private func held(_ last: (frame: SessionFrame, index: Int, timestamp: Double?), _ now: Frame, trigger: SessionStatus.Trigger?,
+                      why: String) -> SessionFrame {
+        var frame = last.frame
+        frame.session.source = .held
+        frame.session.frame = now.index
+        frame.session.timestamp = now.timestamp
+        frame.session.trigger = trigger
+        frame.session.reason = "\(why): the answer of frame \(last.index) repeated"
+        frame.session.ageFrames = now.index - last.index + last.frame.session.ageFrames
+        frame.session.ageSeconds = now.timestamp.flatMap { t in last.timestamp.map { t - $0 + (last.frame.session.ageSeconds ?? 0) } }
+        frame.session.robustMilliseconds = nil
+        frame.session.milliseconds = milliseconds(since: now.start)
+        frame.session.tracks = 0
+        return frame
     }
 
     private func status(_ now: Frame, source: SessionStatus.Source, trigger: SessionStatus.Trigger?) -> SessionStatus {

@@ -9,6 +9,8 @@ public struct SessionFrame: Encodable, Sendable {
     public var result: PoseResult?
     /// When vision failed and the phone's attitude guides alone.
     public var sensorOnly: SensorOnlyResult?
+    /// What the frame's steps found, from which its source was chosen (`AnswerSource.next`); not in the JSON.
+    public var evidence: AnswerSource.Evidence?
 
     enum CodingKeys: String, CodingKey { case session }
 
@@ -21,17 +23,8 @@ public struct SessionFrame: Encodable, Sendable {
 
 /// The session's own fields of a frame.
 public struct SessionStatus: Codable, Equatable, Sendable {
-    /// Where the frame's answer came from.
-    public enum Source: String, Codable, Sendable {
-        /// Detection, matching and estimation on this frame (today's single-pair pipeline).
-        case robust
-        /// Correspondences carried from the last robust update by Lucas-Kanade tracking.
-        case tracked
-        /// Neither worked on this frame: the last answer, repeated with its age and the reason.
-        case held
-        /// Neither worked and nothing was answered before: the phone's attitude alone.
-        case sensor
-    }
+    /// Where the frame's answer came from (its states and transitions: `AnswerSource`).
+    public typealias Source = AnswerSource
 
     /// Why a robust update ran on this frame.
     public enum Trigger: String, Codable, Sendable {

@@ -22,17 +22,47 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
         case unsupportedFormat = "unsupported_format"
     }
 
+    /// Named failures that callers and tests tell apart without reading the message's words. Not part of the
+    /// error envelope (`reason` is what services answer on); the raw value is a stable name.
+    public enum Cause: String, Codable, Sendable, CaseIterable {
+        /// The image file ends before its data does (a download or copy cut short).
+        case truncatedImage = "truncated_image"
+        /// The image's bytes break its format: a header, a checksum, a segment or what its decoder reads.
+        case corruptImage = "corrupt_image"
+        /// The decoder read the image but warned of damaged data, and strict decoding refuses it.
+        case damagedImage = "damaged_image"
+        /// A Hamming kernel asked for by name that this CPU cannot run.
+        case unsupportedCPU = "unsupported_cpu"
+        /// Two images' descriptors of different kinds or lengths (different detector settings).
+        case descriptorMismatch = "descriptor_mismatch"
+        /// OpenCV's process-wide settings asked to change after image work started.
+        case openCVStarted = "opencv_started"
+        /// Two attitudes in frames whose headings have different origins: no relative rotation.
+        case headingOriginsDiffer = "heading_origins_differ"
+        /// A file read as a calibration that is not one (not text, not a map, nested or sized past the limits).
+        case notCalibrationFile = "not_calibration_file"
+        /// Chessboard views of different sizes in one calibration.
+        case viewSizesDiffer = "view_sizes_differ"
+        /// Chessboard views whose fit leaves the intrinsics uncertain past the limit.
+        case calibrationUndetermined = "calibration_undetermined"
+        /// Marked points that the pose the matches give does not fit.
+        case marksDoNotFit = "marks_do_not_fit"
+    }
+
     public let kind: Kind
     public let message: String
     public let reason: Reason?
     /// Why the pose gate refused, when that is the failure (or part of it): its cause and numbers.
     public let refusal: PoseRefusal?
+    /// The named failure, where one is named (`Cause`).
+    public let cause: Cause?
 
-    public init(_ kind: Kind, _ message: String, reason: Reason? = nil, refusal: PoseRefusal? = nil) {
+    public init(_ kind: Kind, _ message: String, reason: Reason? = nil, refusal: PoseRefusal? = nil, cause: Cause? = nil) {
         self.kind = kind
         self.message = Self.bounded(message)
         self.reason = reason
         self.refusal = refusal
+        self.cause = cause
     }
 
     /// The longest message kept whole. A message quotes what it refuses, and a config file's 900 KB key made a
@@ -45,8 +75,10 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
         return "\(head) … (\(message.count - head.count - tail.count) characters left out) … \(tail)"
     }
 
-    public static func badInput(_ message: String) -> RephotoError { RephotoError(.badInput, message) }
-    public static func estimationFailed(_ message: String) -> RephotoError { RephotoError(.estimationFailed, message) }
+    public static func badInput(_ message: String, cause: Cause? = nil) -> RephotoError { RephotoError(.badInput, message, cause: cause) }
+    public static func estimationFailed(_ message: String, cause: Cause? = nil) -> RephotoError {
+        RephotoError(.estimationFailed, message, cause: cause)
+    }
     /// The pose gate's refusal, in words.
     public static func refused(_ refusal: PoseRefusal) -> RephotoError { RephotoError(.estimationFailed, refusal.description, refusal: refusal) }
 
@@ -67,7 +99,7 @@ public struct RephotoError: Error, CustomStringConvertible, Equatable, Sendable 
     }
 
     /// The same error with context (a file name, a role) in front of the message.
-    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)", reason: reason, refusal: refusal) }
+    public func prefixed(_ context: String) -> RephotoError { RephotoError(kind, "\(context): \(message)", reason: reason, refusal: refusal, cause: cause) }
 }
 
 /// Throws a bad-input error naming the setting, its value and the allowed range.

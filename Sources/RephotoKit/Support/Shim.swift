@@ -10,17 +10,29 @@ package func shimCall(_ body: (UnsafeMutablePointer<rp_status>) -> Int32) throws
     let message = withUnsafeBytes(of: &status.message) { raw in
         String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
     }
+    let cause = shimCause(status.cause)
     switch UInt32(bitPattern: code) {
     case RP_ERR_ESTIMATION.rawValue:
-        throw RephotoError(.estimationFailed, message)
+        throw RephotoError(.estimationFailed, message, cause: cause)
     case RP_ERR_TOO_LARGE.rawValue:
-        throw RephotoError(.badInput, message, reason: .tooLarge)
+        throw RephotoError(.badInput, message, reason: .tooLarge, cause: cause)
     case RP_ERR_UNSUPPORTED.rawValue:
-        throw RephotoError(.badInput, message, reason: .unsupportedFormat)
+        throw RephotoError(.badInput, message, reason: .unsupportedFormat, cause: cause)
     case RP_ERR_INVALID_ARGUMENT.rawValue, RP_ERR_DECODE.rawValue, RP_ERR_IO.rawValue:
-        throw RephotoError(.badInput, message)
+        throw RephotoError(.badInput, message, cause: cause)
     default:
-        throw RephotoError(.internal, message)
+        throw RephotoError(.internal, message, cause: cause)
+    }
+}
+
+/// The shim's finer cause (`rp_cause`) as RephotoKit names it; nil for none or one this build does not know.
+private func shimCause(_ raw: Int32) -> RephotoError.Cause? {
+    switch UInt32(bitPattern: raw) {
+    case RP_CAUSE_TRUNCATED_IMAGE.rawValue: .truncatedImage
+    case RP_CAUSE_CORRUPT_IMAGE.rawValue: .corruptImage
+    case RP_CAUSE_UNSUPPORTED_CPU.rawValue: .unsupportedCPU
+    case RP_CAUSE_DESCRIPTOR_MISMATCH.rawValue: .descriptorMismatch
+    default: nil
     }
 }
 
@@ -51,7 +63,8 @@ public enum OpenCVRuntime {
     public static func configure(threads: Int? = nil, logLevel: LogLevel? = nil) throws {
         try gate.withLock { _ in
             guard !started.load(ordering: .acquiring) else {
-                throw RephotoError.badInput("OpenCV settings can only change at start-up, before any image work; this process has started work already")
+                throw RephotoError.badInput("OpenCV settings can only change at start-up, before any image work; this process has started work already",
+                                            cause: .openCVStarted)
             }
             var status = rp_status()
             if let threads, rp_opencv_set_threads(try cInt(threads, "OpenCV threads"), &status) != 0 {
