@@ -404,6 +404,8 @@ typedef struct rp_relative_pose {
     int well_triangulated;      /* inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error, */
     int well_in_front;          /* of those, in front of both cameras, */
     double cheirality_log10_chance;  /* and log10 of the chance of at least as many in front, each a fair coin */
+    int rival_fits_better;      /* 1 when that rival's MSAC cost is below the pose's (rival_excess is then below 0):
+                                   only the sensor (the prior's choice or the guided search) keeps such a pose */
 } rp_relative_pose;
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's

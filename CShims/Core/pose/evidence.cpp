@@ -98,6 +98,7 @@ Sigmas sigmas(const Bearings &x, double tau2, const Pose &pose, const Support &s
 struct Rival {
     double excess = HUGE_VAL, degrees = 0;
     cv::Matx33d R = cv::Matx33d::eye();
+    bool fits_better = false;  // its cost is below the pose's: the sensor chose the pose
 };
 
 Rival best_rival(const Decision &decision, double tau2) {
@@ -110,6 +111,7 @@ Rival best_rival(const Decision &decision, double tau2) {
             out.excess = (cost - decision.cost) / tau2;
             out.degrees = apart;
             out.R = other.R;
+            out.fits_better = cost < decision.cost;
         }
     }
     return out;
@@ -341,6 +343,7 @@ void report_evidence(const Bearings &x, double tau, double focal, double p, cons
     out.rotation_support = models_fit.rotation_support;
     out.rival_excess = rival.excess;
     out.rival_degrees = rival.degrees;
+    out.rival_fits_better = rival.fits_better ? 1 : 0;
     std::memcpy(out.rival_R, rival.R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;
