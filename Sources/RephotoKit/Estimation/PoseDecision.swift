@@ -93,6 +93,78 @@ public enum PoseDecision {
         return planar ? .planar : .general
     }
 
+    // ------------------------------------------------------------ the search, and the sensor's part in it
+
+    /// The search (`PoseStages`) and the choices between its answers that read the sensor or a chance band: the
+    /// prior swap, the guided search and its replacement, the plane's other solution (chosen on the fit inside the
+    /// evidence stage) and the reproductions of a weak pose. Only what `SearchSettings` holds is read, so a
+    /// `StageCache` keyed on it stays valid. Returns the evidence of the pose decided and its inlier flags.
+    static func search(_ stages: PoseStages, settings: RelativePose.SearchSettings) throws -> (pose: rp_relative_pose, mask: [UInt8]) {
+        let loMsac = settings.essential.method == .loMsac
+        let prior = loMsac ? settings.prior : nil
+        let found = try stages.search(prior: prior?.rotation)
+        var pose = found.result.best, rivals = found.runnersUp
+        var models = found.result.models, guided = false
+        if let prior {
+            if let k = priorChoice(pose, among: rivals, prior) {
+                swap(&pose, &rivals[k])
+            }
+            // The search may have missed the basin the prior points to (a weak pair's all-inlier sample is rare).
+            if prior.guidedSamples > 0, pose.log10_chance > prior.guidedAboveLog10Chance {
+                let sought = rp_guided_search_params(prior_R: prior.rotation.tuple, degrees: prior.degrees,
+                                              axis: (prior.vertical.x, prior.vertical.y, prior.vertical.z),
+                                              samples: try cInt(prior.guidedSamples, "sensorGuidedSamples"), seed: UInt64(settings.seed),
+                                              refine: settings.refine ? 1 : 0)
+                let candidate = try stages.guided(sought, from: pose)
+                models += prior.guidedSamples
+                if let candidate, guidedReplaces(pose, with: candidate, prior) {
+                    rivals.append(pose)
+                    pose = candidate
+                    guided = true
+                }
+            }
+        }
+        var (out, mask) = try stages.evidence(of: pose, rivals: rivals, guided: guided, models: models,
+                                              guidedSamples: prior?.guidedSamples ?? 0, iterations: Int(found.result.iterations))
+        // Not for a guided pose: that search looked only near the sensor.
+        if loMsac, out.guided == 0, let reproduction = settings.reproduction, out.log10_chance > reproduction.aboveLog10Chance,
+           out.log10_chance <= reproduction.maxLog10Chance {
+            let again = try stages.reproduce(rp_reproduction_params(count: try cInt(reproduction.count, "reproductions"),
+                                                                    misses: try cInt(reproduction.misses, "reproductionMisses"),
+                                                                    degrees: reproduction.degrees), of: out)
+            (out.reproductions, out.reproduction_degrees) = again
+        }
+        return (out, mask)
+    }
+
+    /// The prior swap: a sensor that rules the pose out and backs a runner-up nearly as good (within the prior's
+    /// excess) makes that runner-up the pose, the best-fitting such one; the pose becomes its rival. Only a runner-up
+    /// with the inliers to stand on its own (`pose.minInliers`): on a weak pair a stray model a few inliers short of
+    /// the pose is as near, and a prior off by 20° picked one (7 inliers against the pose's 11). And only one whose
+    /// cheirality stands: on a bare wall a runner-up at the plane's other rotation put 146 of its 274 behind a
+    /// camera, and the swap turned a planar answer into a failure. Returns the runner-up's index.
+    static func priorChoice(_ pose: rp_pose_candidate, among runnersUp: [rp_pose_candidate],
+                            _ prior: RelativePose.SearchSettings.Prior) -> Int? {
+        guard sensorRulesOut(pose.prior_degrees, tolerance: prior.degrees) else { return nil }
+        var pick: Int?
+        for (k, other) in runnersUp.enumerated() {
+            guard other.excess < prior.excess, sensorBacks(other.prior_degrees, tolerance: prior.degrees),
+                  other.inliers >= prior.guidedMinInliers,
+                  !cheiralityRefutes(wellTriangulated: Int(other.well_triangulated), log10Chance: other.cheirality_log10_chance) else { continue }
+            if pick.map({ other.cost < runnersUp[$0].cost }) ?? true { pick = k }
+        }
+        return pick
+    }
+
+    /// The guided pose, when the sensor backs it and it has the inliers to pass the gate (one with too few would only
+    /// hide the pose's own reason for failing), replaces a pose the sensor does not back, or another answer (a rival
+    /// apart) it fits better. A pose the prior backs was found independently of the sensor, so its agreement with
+    /// it is evidence; the guided one's is not (`PoseEvidence.sensorGuided`).
+    static func guidedReplaces(_ pose: rp_pose_candidate, with guided: rp_pose_candidate, _ prior: RelativePose.SearchSettings.Prior) -> Bool {
+        sensorBacks(guided.prior_degrees, tolerance: prior.degrees) && guided.inliers >= prior.guidedMinInliers
+            && (!sensorBacks(pose.prior_degrees, tolerance: prior.degrees) || (guided.cost < pose.cost && guided.apart_degrees >= rivalDegrees))
+    }
+
     // ------------------------------------------------------------ the decision on a search's outcome
 
     /// The gate and the model selection on a search's outcome (`RelativePose.decide`).

@@ -63,27 +63,9 @@ extension RelativePose {
         // PROSAC wants the best matches first: the shim sees them sorted by descriptor distance.
         let order = settings.prosac.map { pairs.bestFirst(by: $0) } ?? Array(pairs.reference.indices)
         do {
-            let n = try cInt(pairs.count, "correspondence count")
-            var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
-            var params = try settings.shimParameters()
-            let sortedA = Correspondences.flat(pairs.reference, order: order)
-            let sortedB = Correspondences.flat(pairs.current, order: order)
-            // Without frames (or with frames that were edited out of step with the points, which `frames` being a
-            // public var allows) the shim gets null pointers: it reads n frames from each array.
-            let frames = pairs.frames.flatMap { $0.reference.count == pairs.count && $0.current.count == pairs.count ? $0 : nil }
-            let frameA = frames.map { Correspondences.flat($0.reference, order: order) } ?? []
-            let frameB = frames.map { Correspondences.flat($0.current, order: order) } ?? []
-            var out = rp_relative_pose()
-            var mask = [UInt8](repeating: 0, count: pairs.count)
-            try frameA.withUnsafeBufferPointer { fa in
-                try frameB.withUnsafeBufferPointer { fb in
-                    let framed = frames != nil
-                    try shimCall { status in
-                        rp_estimate_relative_pose(sortedA, sortedB, n, &refCam, &curCam, &params, &out, &mask, mask.count, nil, 0,
-                                                  framed ? fa.baseAddress : nil, framed ? fb.baseAddress : nil, status)
-                    }
-                }
-            }
+            let params = try settings.shimParameters()
+            let (out, mask) = try PoseStages.with(pairs, order: order, referenceCamera: referenceCamera, currentCamera: currentCamera,
+                                                  params: params) { try PoseDecision.search($0, settings: settings) }
             var inliers = [Bool](repeating: false, count: pairs.count)
             for (k, i) in order.enumerated() { inliers[i] = mask[k] != 0 }
             return .success((out, inliers))
@@ -160,9 +142,7 @@ extension RelativePose {
         package func shimParameters() throws -> rp_robust_params {
             try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
                                          maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         screen: (screenDegrees, screenOctaves), cauchyScale: cauchyScale,
-                                         prior: prior.map { ($0.rotation, $0.degrees, $0.excess, $0.guidedSamples, $0.guidedAboveLog10Chance, $0.guidedMinInliers, $0.vertical) },
-                                         reproduction: reproduction.map { ($0.count, $0.misses, $0.aboveLog10Chance, $0.maxLog10Chance, $0.degrees) })
+                                         screen: (screenDegrees, screenOctaves), cauchyScale: cauchyScale)
         }
     }
 
