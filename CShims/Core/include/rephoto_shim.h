@@ -294,9 +294,10 @@ void rp_neighbours_free(rp_neighbours *neighbours);
    rephoto_pose_constants.h. */
 #define RP_METHOD_LO_MSAC 1
 
+/* The essential-matrix search's options (the robust loop's and the estimator's); the thresholds that accept or
+   refuse a pose are RephotoKit's (PoseDecision), and the homography has its own (rp_homography_params). */
 typedef struct rp_robust_params {
-    int method;           /* RP_METHOD_LO_MSAC 1 (essential only), cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38,
-                             0 = least squares on all points (homography only) */
+    int method;           /* RP_METHOD_LO_MSAC 1, or OpenCV's findEssentialMat: cv::RANSAC 8, LMEDS 4, USAC_* 32..38 */
     double threshold;     /* pixels */
     double confidence;
     int max_iterations;
@@ -329,9 +330,17 @@ typedef struct rp_robust_params {
    methods alike), and LO-MSAC from `seed` in a generator of its own: the same input always gives the same
    answer. */
 
+/* OpenCV's findHomography and what it reads (the registry's homography.*). */
+typedef struct rp_homography_params {
+    int method;           /* cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38, 0 = least squares on all points */
+    double threshold;     /* transfer error in the current frame, pixels */
+    double confidence;
+    int max_iterations;
+} rp_homography_params;
+
 /* H maps reference pixels to current pixels. `reference_xy` and `current_xy` hold n x,y pairs. `inliers`
    (capacity `inliers_capacity` >= n, may be NULL) receives 1 for inliers. */
-int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_robust_params *params,
+int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_homography_params *params,
                        double homography[9], uint8_t *inliers, size_t inliers_capacity, int *inlier_count,
                        rp_status *status);
 

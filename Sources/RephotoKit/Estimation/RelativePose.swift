@@ -139,10 +139,14 @@ extension RelativePose {
             reproduction = PoseDecision.reproduction(config, withSensor: sensorRotation != nil)
         }
 
-        package func shimParameters() throws -> rp_robust_params {
-            try essential.shimParameters(refine: refine, minIterations: minIterations, seed: UInt64(seed), prosac: prosac != nil,
-                                         maxParallax: maxParallax, maxDisagreement: maxDisagreement, runnersUp: runnersUp,
-                                         screen: (screenDegrees, screenOctaves), cauchyScale: cauchyScale)
+        /// The search's options as the shim reads them (checked there, once: rp_estimate_relative_pose and the stages).
+        package func shimParameters(portableKernels: Bool = false) throws -> rp_robust_params {
+            rp_robust_params(method: essential.method.code, threshold: essential.threshold, confidence: essential.confidence,
+                             max_iterations: try cInt(essential.maxIterations, "maxIterations"), refine: refine ? 1 : 0,
+                             min_iterations: try cInt(minIterations, "minIterations"), seed: UInt64(seed), prosac: prosac != nil ? 1 : 0,
+                             max_parallax_degrees: maxParallax, max_disagreement_degrees: maxDisagreement,
+                             portable_kernels: portableKernels ? 1 : 0, runners_up: try cInt(runnersUp, "runnersUp"),
+                             screen_degrees: screenDegrees, screen_octaves: screenOctaves, cauchy_scale: cauchyScale)
         }
     }
 

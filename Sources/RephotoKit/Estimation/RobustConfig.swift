@@ -57,14 +57,10 @@ public struct RobustConfig: Hashable, Sendable {
                   maxIterations: ParameterRegistry.defaultValue(path.appending(path: \.maxIterations)))
     }
 
-    package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
-                                maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
-                                screen: (degrees: Double, octaves: Double) = (0, 0), cauchyScale: Double = 0,
-                                portableKernels: Bool = false) throws -> rp_robust_params {
-        rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
-                         max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0,
-                         min_iterations: try cInt(minIterations, "minIterations"), seed: seed, prosac: prosac ? 1 : 0, max_parallax_degrees: maxParallax,
-                         max_disagreement_degrees: maxDisagreement, portable_kernels: portableKernels ? 1 : 0,
-                         runners_up: try cInt(runnersUp, "runnersUp"), screen_degrees: screen.degrees, screen_octaves: screen.octaves, cauchy_scale: cauchyScale)
+    /// The homography's parameters: these four are all findHomography reads (the essential matrix's search takes
+    /// them with the loop's own, `RelativePose.SearchSettings.shimParameters`).
+    package func shimParameters() throws -> rp_homography_params {
+        rp_homography_params(method: method.code, threshold: threshold, confidence: confidence,
+                             max_iterations: try cInt(maxIterations, "maxIterations"))
     }
 }
