@@ -109,7 +109,7 @@ void detect_features(const rp_image &image, const rp_detector_params &params, co
 std::vector<rp_match> match_features(const rp_features &reference, const rp_features &current,
                                      const rp_match_params &params);
 cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
-                        const rp_robust_params &params, cv::Mat &mask);
+                        const rp_homography_params &params, cv::Mat &mask);
 // The relative pose (relative_pose.cpp calls the stages in pose/, declared in pose/pose.hpp).
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,

@@ -16,7 +16,7 @@ double ms_since(Clock::time_point start) {
 
 extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, const uint8_t *current_bytes,
                                   size_t current_length, const rp_detector_params *detector,
-                                  const rp_match_params *matching, const rp_robust_params *homography,
+                                  const rp_match_params *matching, const rp_homography_params *homography,
                                   const rp_robust_params *essential, int order_by_ratio, const rp_camera *camera, double timings_ms[7],
                                   int counts[4], rp_status *status) {
     return rp::guarded(status, [&] {

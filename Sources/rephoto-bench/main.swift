@@ -79,7 +79,8 @@ func nativePath(_ reference: Data, _ current: Data, camera: CameraIntrinsics, co
     var detector = try config.features.shimParameters()
     var matching = try config.matching.shimParameters()
     var homography = try config.homography.shimParameters()
-    // The Swift path's search settings (PROSAC, minimum iterations, reproductions, ...), so both do the same work.
+    // The Swift path's search settings (PROSAC, minimum iterations, ...), so both search alike (without a sensor, and
+    // without the reproductions, which PoseDecision asks for).
     let search = RelativePose.SearchSettings(config.pose, pairs: Correspondences(matches: [], reference: [], current: []))
     var essential = try search.shimParameters()
     let orderByRatio: Int32 = config.pose.prosacOrder == .ratio ? 1 : 0

@@ -299,8 +299,10 @@ import RephotoShimTools
         let a = pairs.referenceXY, b = pairs.currentXY
         var shimCamera = try camera.shimCamera()
         func run(portable: Bool, cauchyScale: Double = 0) throws -> (rp_relative_pose, [UInt8], [Double]) {
-            var params = try PoseConfig().essential.shimParameters(refine: true, minIterations: 100, seed: 7, maxParallax: 100,
-                                                                   cauchyScale: cauchyScale, portableKernels: portable)
+            var config = PoseConfig()
+            (config.refine, config.minIterations, config.seed, config.maxParallax, config.cauchyScale) = (true, 100, 7, 100, cauchyScale)
+            (config.prosac, config.maxDisagreement, config.runnersUp, config.screenDegrees) = (false, 0, 0, 0)
+            var params = try RelativePose.SearchSettings(config, pairs: pairs).shimParameters(portableKernels: portable)
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count), sampson = [Double](repeating: 0, count: pairs.count)
             var status = rp_status()

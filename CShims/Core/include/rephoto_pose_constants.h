@@ -1,5 +1,5 @@
-/* The constants the relative-pose estimator (CShims/Core/pose/) and the gate in Swift (RelativePose.decide,
-   PoseEvidence) must agree on: defined once here, read by both. Valid C; included by rephoto_shim.h. */
+/* The constants the relative-pose estimator (CShims/Core/pose/) and the rules in Swift (PoseDecision) must agree
+   on: defined once here, read by both. Valid C; included by rephoto_shim.h. */
 #ifndef REPHOTO_POSE_CONSTANTS_H
 #define REPHOTO_POSE_CONSTANTS_H
 
@@ -12,8 +12,8 @@
    RP_WELL_TRIANGULATED_SIGMAS standard deviations of its own error (sqrt 2 x the inliers' noise scale). Under the
    right decomposition nearly all of them lie in front of both cameras; a pose stands when as many in front would
    arise by chance (each point a fair coin between this decomposition and the others) at most 10^RP_CHEIRALITY_LOG10_CHANCE,
-   and is judged on it only from RP_CHEIRALITY_MIN_POINTS such points (fewer cannot reach that chance). The
-   gate's rule, and the estimator's for a runner-up the sensor would choose. 10^-3 refused Strecha 0->6 at
+   and is judged on it only from RP_CHEIRALITY_MIN_POINTS such points (fewer cannot reach that chance): the rule is
+   PoseDecision.cheiralityRefutes, for the pose and for a runner-up the sensor would choose. 10^-3 refused Strecha 0->6 at
    1280 px, right within 3 degrees, on 13 of 15 in front (10^-2.4). */
 #define RP_WELL_TRIANGULATED_SIGMAS 3.0
 

@@ -305,9 +305,10 @@ void rp_neighbours_free(rp_neighbours *neighbours);
    rephoto_pose_constants.h. */
 #define RP_METHOD_LO_MSAC 1
 
+/* The essential-matrix search's options (the robust loop's and the estimator's); the thresholds that accept or
+   refuse a pose are RephotoKit's (PoseDecision), and the homography has its own (rp_homography_params). */
 typedef struct rp_robust_params {
-    int method;           /* RP_METHOD_LO_MSAC 1 (essential only), cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38,
-                             0 = least squares on all points (homography only) */
+    int method;           /* RP_METHOD_LO_MSAC 1, or OpenCV's findEssentialMat: cv::RANSAC 8, LMEDS 4, USAC_* 32..38 */
     double threshold;     /* pixels */
     double confidence;
     int max_iterations;
@@ -326,29 +327,6 @@ typedef struct rp_robust_params {
     int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
                              optimises them all, a certified one those RP_RIVAL_DEGREES or more from its rotation (other
                              basins), and takes the best; the rival is sought among them (0: none) */
-    /* LO-MSAC only, the prior: when the pose is more than twice prior_degrees from prior_R and a refined runner-up
-       within prior_degrees of it fits within prior_excess inliers' worth of MSAC cost with guided_min_inliers
-       inliers, that runner-up becomes the pose and the pose its rival (with a negative rival_excess). */
-    double prior_R[9];    /* an independent relative rotation (the phone's); used when prior_degrees > 0 */
-    double prior_degrees; /* how near the prior a runner-up must be, degrees */
-    double prior_excess;  /* how much worse than the pose it may fit, inliers' worth of MSAC cost */
-    /* LO-MSAC only, reproduction: when the pose's log10_chance lies in (reproduce_above_log10_chance,
-       reproduce_max_log10_chance], more searches run (other seeds) until `reproductions` of them have ended within
-       reproduce_degrees of the pose in rotation (each stops once it does), or more than reproduce_misses further. */
-    int reproductions;                    /* searches that must agree */
-    double reproduce_above_log10_chance;  /* the band of log10_chance that asks for them: its lower end */
-    double reproduce_max_log10_chance;    /* and its upper end */
-    double reproduce_degrees;             /* what agreeing means, rotation degrees */
-    int reproduce_misses;                 /* more than this many ending further stop them too */
-    int guided_samples;   /* LO-MSAC with a prior only: when the pose's log10_chance exceeds guided_above_log10_chance,
-                             a search near prior_R (prior_R turned by φ about prior_axis, |φ| <= prior_degrees, and a translation:
-                             this many three-point samples, then local optimisation of the best on all five). Its
-                             pose, if it has guided_min_inliers inliers, replaces one more than prior_degrees from
-                             prior_R, or one RP_RIVAL_DEGREES or more away that it fits better; the replaced pose becomes
-                             its rival, and `guided` is set in the result. 0: never */
-    double guided_above_log10_chance;
-    int guided_min_inliers;
-    double prior_axis[3];  /* the guided search's axis, in the reference camera's axes: up (any length) */
     double screen_degrees; /* LO-MSAC with keypoint frames only (rp_estimate_relative_pose): a sample is solved only
                               when its five keypoints' orientations turn alike within this many degrees, and */
     double screen_octaves; /* their scales change alike within this many octaves (largest minus smallest); the
@@ -363,9 +341,17 @@ typedef struct rp_robust_params {
    methods alike), and LO-MSAC from `seed` in a generator of its own: the same input always gives the same
    answer. */
 
+/* OpenCV's findHomography and what it reads (the registry's homography.*). */
+typedef struct rp_homography_params {
+    int method;           /* cv::RANSAC 8, LMEDS 4, RHO 16, USAC_* 32..38, 0 = least squares on all points */
+    double threshold;     /* transfer error in the current frame, pixels */
+    double confidence;
+    int max_iterations;
+} rp_homography_params;
+
 /* H maps reference pixels to current pixels. `reference_xy` and `current_xy` hold n x,y pairs. `inliers`
    (capacity `inliers_capacity` >= n, may be NULL) receives 1 for inliers. */
-int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_robust_params *params,
+int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_homography_params *params,
                        double homography[9], uint8_t *inliers, size_t inliers_capacity, int *inlier_count,
                        rp_status *status);
 
@@ -406,16 +392,106 @@ typedef struct rp_relative_pose {
     int twin_refutation;        /* GRIC) decomposes into one other than R, t: the inliers that one (refined) rejects,
                                    minus the correspondences it alone accepts */
     double twin_R[9];           /* that other solution's rotation (the identity when there is none) */
-    int reproductions;          /* searches run to reproduce a weak pose (rp_robust_params.reproductions), 0 when */
+    int reproductions;          /* searches run to reproduce a weak pose (rp_pose_reproduce), 0 when */
     double reproduction_degrees;  /* none ran; the rotation from the pose within which the required number of them
                                      ended (the n-th nearest of them for n required; HUGE_VAL when fewer than n found
                                      anything) */
-    int guided;                 /* 1 when the pose came from the sensor-guided search (rp_robust_params.guided_samples):
+    int guided;                 /* 1 when the pose came from the sensor-guided search (rp_pose_guided_search):
                                    log10_chance then counts that search's samples, not the main search's */
     int well_triangulated;      /* inliers whose parallax exceeds RP_WELL_TRIANGULATED_SIGMAS of its error, */
     int well_in_front;          /* of those, in front of both cameras, */
     double cheirality_log10_chance;  /* and log10 of the chance of at least as many in front, each a fair coin */
+    int rival_fits_better;      /* 1 when that rival's MSAC cost is below the pose's (rival_excess is then below 0):
+                                   only the sensor (the prior's choice or the guided search) keeps such a pose */
 } rp_relative_pose;
+/* ---------------------------------------------------------------- the relative pose in stages
+
+   The estimator searches and reports evidence; RephotoKit's PoseDecision decides between the answers and asks for
+   the sensor-guided search and the reproductions. Each call undistorts the points again (the same bearings each
+   time), and each stage draws from a seed of its own, so the stages give what one call would. */
+
+/* The correspondences and cameras every stage reads: n x,y pairs each, and the keypoints' frames (n angle, size
+   pairs each, may be NULL) for the sample screen, as rp_estimate_relative_pose reads them. */
+typedef struct rp_pose_input {
+    const double *reference_xy;
+    const double *current_xy;
+    int n;
+    const rp_camera *reference_camera;
+    const rp_camera *current_camera;
+    const float *reference_frames;
+    const float *current_frames;
+} rp_pose_input;
+
+/* One answer of the search and its evidence record. */
+typedef struct rp_pose_candidate {
+    double R[9];                   /* X_current = R X_reference + t */
+    double t[3];                   /* unit length */
+    double cost;                   /* MSAC cost of the Sampson errors, normalised units squared */
+    double excess;                 /* (cost - the best's cost) / threshold²: inliers' worth (0 for the best) */
+    int inliers;                   /* correspondences within the threshold */
+    double log10_chance;           /* of as many inliers among unrelated matches, over the search's models */
+    int well_triangulated;         /* under the decomposition putting most inliers in front: as */
+    int well_in_front;             /* rp_relative_pose's cheirality fields */
+    double cheirality_log10_chance;
+    double prior_degrees;          /* rotation from the prior (rp_pose_search's prior_R; 0 without one) */
+    double apart_degrees;          /* the larger of the rotation and sign-free translation angles from the pose
+                                      compared with (the best, or rp_pose_guided_search's pose) */
+} rp_pose_candidate;
+
+/* The search: LO-MSAC (or OpenCV's estimator) and the pose and its runners-up refined alike; the one that fits
+   best is `best`, the others (capacity >= params->runners_up + 1) the runners-up. `prior_R` (may be NULL): the
+   sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's solved
+   samples, the cap for OpenCV's). */
+typedef struct rp_pose_search_result {
+    rp_pose_candidate best;
+    int runners_up;
+    int iterations;
+    long models;
+} rp_pose_search_result;
+
+int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
+                   rp_pose_search_result *out, rp_pose_candidate *runners_up, size_t runners_up_capacity, rp_status *status);
+
+/* The sensor-guided search: `samples` three-point samples of a pose whose rotation is prior_R turned by φ about
+   `axis` (up in the reference camera, any length; |φ| <= degrees) and a translation, then local optimisation of
+   the best, refined on all correspondences (`refine`). The loop's seed is derived from `seed` (pose.seed). */
+typedef struct rp_guided_search_params {
+    double prior_R[9];
+    double degrees;
+    double axis[3];
+    int samples;
+    uint64_t seed;
+    int refine;
+} rp_guided_search_params;
+
+/* `found` 0 when no sample gave a pose within `degrees` of the prior; otherwise `candidate` (its apart_degrees
+   from pose_R, pose_t). params->threshold and the kernels' choice are the estimate's (rp_robust_params). */
+int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *params, const rp_guided_search_params *guided,
+                          const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
+                          rp_status *status);
+
+/* The evidence of the pose decided (R, t, `cost`), its rivals (the answers it was preferred to, in order: R, t and
+   cost read) and the plane's other solution, which replaces it when the points off the plane favour it and it fits
+   better (LO-MSAC); then the decomposition that puts most inliers in front and the polish. `guided`: the pose came
+   from the guided search, whose `guided_samples` the chance then counts instead of `models`. The reproductions'
+   fields are left 0 (rp_pose_reproduce). `inliers`, `sampson_pixels`: as rp_estimate_relative_pose's. */
+int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+                     const rp_pose_candidate *rivals, int rival_count, int guided, long models, int guided_samples, int iterations,
+                     rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
+                     size_t sampson_capacity, rp_status *status);
+
+/* Loops of other seeds (derived from params->seed), each stopping once within `degrees` of R in rotation, at half
+   the cap at most, until `count` have, or more than `misses` ended further. */
+typedef struct rp_reproduction_params {
+    int count;     /* 1...64 */
+    int misses;    /* 0...64 */
+    double degrees;
+} rp_reproduction_params;
+
+/* `runs`: the loops run; `degrees`: the rotation within which `count` of them ended (the count-th nearest;
+   HUGE_VAL when fewer found anything). */
+int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params, const rp_reproduction_params *reproduction,
+                      const double R[9], const double t[3], int *runs, double *degrees, rp_status *status);
 
 /* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's
    findEssentialMat + recoverPose), optionally refined; the threshold in params is in pixels (divided by the

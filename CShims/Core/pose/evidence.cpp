@@ -98,6 +98,7 @@ Sigmas sigmas(const Bearings &x, double tau2, const Pose &pose, const Support &s
 struct Rival {
     double excess = HUGE_VAL, degrees = 0;
     cv::Matx33d R = cv::Matx33d::eye();
+    bool fits_better = false;  // its cost is below the pose's: the sensor chose the pose
 };
 
 Rival best_rival(const Decision &decision, double tau2) {
@@ -110,6 +111,7 @@ Rival best_rival(const Decision &decision, double tau2) {
             out.excess = (cost - decision.cost) / tau2;
             out.degrees = apart;
             out.R = other.R;
+            out.fits_better = cost < decision.cost;
         }
     }
     return out;
@@ -302,11 +304,30 @@ double noise_scale(const cv::Matx33d &E, const Bearings &x, const std::vector<si
     return std::max(kMadToSigma * median(magnitudes), floor);
 }
 
-bool consistent(const Pose &pose, const Bearings &x, double tau2, double noise_floor) {
-    const cv::Matx33d E = pose.essential();
+void record(const CandidateContext &context, const Pose &pose, double cost, double best_cost, const Pose *compared, rp_pose_candidate &out) {
+    const Bearings &x = context.x;
+    std::memcpy(out.R, pose.R.val, 9 * sizeof(double));
+    for (int i = 0; i < 3; ++i) out.t[i] = pose.t[i];
+    out.cost = cost;
+    out.excess = (cost - best_cost) / context.tau2;
+    out.inliers = count_within(pose.essential(), x, context.tau2);
+    out.log10_chance = log10_chance(int(x.size()), out.inliers, context.p, context.models);
+    // Its inliers under the decomposition that puts most of them in front, their noise at least the floor.
+    const Pose front = most_in_front(pose, x, context.tau2);
+    const cv::Matx33d E = front.essential();
     std::vector<size_t> within;
-    within_threshold(E, x, tau2, within);
-    return cheirality(pose, x, within, noise_scale(E, x, within, noise_floor)).stands();
+    within_threshold(E, x, context.tau2, within);
+    const Cheirality sides = cheirality(front, x, within, noise_scale(E, x, within, context.noise_floor));
+    out.well_triangulated = sides.well;
+    out.well_in_front = sides.front;
+    out.cheirality_log10_chance = sides.log10_chance;
+    out.prior_degrees = context.prior ? rotation_apart(pose.R, *context.prior) : 0;
+    if (compared) {
+        const Separation apart = separation(pose, *compared);
+        out.apart_degrees = std::max(apart.rotation, apart.translation);
+    } else {
+        out.apart_degrees = 0;
+    }
 }
 
 void report_evidence(const Bearings &x, double tau, double focal, double p, const Decision &decision, const PlaneFit &plane, long models,
@@ -341,6 +362,7 @@ void report_evidence(const Bearings &x, double tau, double focal, double p, cons
     out.rotation_support = models_fit.rotation_support;
     out.rival_excess = rival.excess;
     out.rival_degrees = rival.degrees;
+    out.rival_fits_better = rival.fits_better ? 1 : 0;
     std::memcpy(out.rival_R, rival.R.val, 9 * sizeof(double));
     out.has_twin = twin;
     out.twin_refutation = twin ? refutation : 0;

@@ -61,7 +61,7 @@ cv::Mat distortion_vector(const rp_camera &camera) {
 }
 
 cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
-                        const rp_robust_params &params, cv::Mat &mask) {
+                        const rp_homography_params &params, cv::Mat &mask) {
     if (reference.size() < 4) {
         fail(RP_ERR_ESTIMATION, cv::format("homography needs at least 4 matches, got %zu", reference.size()));
     }
@@ -77,7 +77,7 @@ cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::ve
 
 extern "C" {
 
-int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_robust_params *params,
+int rp_find_homography(const double *reference_xy, const double *current_xy, int n, const rp_homography_params *params,
                        double homography[9], uint8_t *inliers, size_t inliers_capacity, int *inlier_count,
                        rp_status *status) {
     return rp::guarded(status, [&] {

@@ -1,6 +1,6 @@
 // Internal to the relative-pose estimator (CShims/Core/pose/ and relative_pose.cpp): the model and the data, the
-// constants, every stage's parameters (mirroring the registry's paths) and the stages the orchestrator
-// (rp::estimate_relative_pose) calls in order. Never included by Swift.
+// constants, every stage's parameters (mirroring the registry's paths) and the stages its C entry points
+// (rp_pose_search, rp_pose_guided_search, rp_pose_evidence, rp_pose_reproduce) call. Never included by Swift.
 #pragma once
 
 #include "../shim_internal.hpp"
@@ -200,43 +200,22 @@ struct RefineParams {
     double cauchy_scale = 0;
 };
 
-// The sensor's relative rotation: within `degrees` (pose.maxSensorDisagreement) it backs a pose; a runner-up
-// within `excess` inliers' worth (the larger of pose.minRivalExcess and pose.sensorRivalExcess) with
-// `min_inliers` (pose.minInliers) may replace a pose it rules out. degrees 0: no prior.
-struct PriorParams {
-    cv::Matx33d R = cv::Matx33d::eye();
-    double degrees = 0;
-    double excess = 0;
-    int min_inliers = 0;
-};
-
-// pose.sensorGuidedSamples three-point samples near the prior, turned about `axis` (up in the reference
-// camera), for a pose whose log10 chance is over `above_log10_chance` (log10 pose.maxChance). 0: never.
-struct GuidedParams {
-    int samples = 0;
-    double above_log10_chance = 0;
-    cv::Vec3d axis = cv::Vec3d(0, -1, 0);
-};
-
-// pose.reproductions more loops (pose.reproductionMisses may miss) for a pose whose log10 chance lies in
-// (above, max], each stopping within pose.maxReproductionDegrees of it. count 0: none.
+// pose.reproductions more loops (pose.reproductionMisses may miss), each stopping within
+// pose.maxReproductionDegrees of the pose (rp_reproduction_params).
 struct ReproductionParams {
     int count = 0;
     int misses = 0;
-    double above_log10_chance = 0, max_log10_chance = 0;
     double degrees = 0;
 };
 
-// The whole estimate: pose.essential.{method, threshold} and every stage's parameters.
+// The estimate's stages: pose.essential.{method, threshold}, the search's and the refinement's parameters (the
+// guided search and the reproductions take theirs at their own entry points).
 struct PoseParams {
     int method = RP_METHOD_LO_MSAC;
     double threshold = 1;  // pixels
     bool portable_kernels = false;
     SearchParams search;
     RefineParams refine;
-    PriorParams prior;
-    GuidedParams guided;
-    ReproductionParams reproduction;
     bool lo_msac() const { return method == RP_METHOD_LO_MSAC; }
 };
 
@@ -263,7 +242,7 @@ struct Guided {
 Guided guided_search(const Bearings &x, const cv::Matx33d &prior, const cv::Vec3d &axis, double degrees, double tau2, long max_samples,
                      uint64_t seed);
 
-// ---------------------------------------------------------------- deciding between answers (decisions.cpp)
+// ---------------------------------------------------------------- choosing between answers on their fit (decisions.cpp)
 
 // The pose being decided, its MSAC cost, the answers it was preferred to (cost, pose), and whether the guided
 // search found it.
@@ -282,17 +261,16 @@ struct PlaneFit {
 
 // The pose and its runners-up refined alike (pose.refine): one that now fits better is the pose, the rest rivals.
 Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found, const std::vector<Pose> &runners_up);
-// A prior that rules the pose out and backs a rival nearly as good: the rival becomes the pose.
-void prefer_prior(const Bearings &x, double tau2, double noise_floor, const PriorParams &prior, Decision &decision);
-// A pose too weak to stand alone, with a prior: the guided search, whose pose may replace it. `models` counts
-// the samples behind the pose's chance, `p` a random match's chance of fitting (chance_per_match).
-void guided_replacement(const Bearings &x, double tau2, const PoseParams &params, double p, Decision &decision, long &models);
 // The plane's other solution, refined, replaces the pose when the points off the plane favour it and it fits
 // better (the plane is then fitted again). True when it did.
 bool plane_twin_check(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, Decision &decision, PlaneFit &plane);
-// For a weak pose (out.log10_chance), loops of other seeds that must reach it: out.reproductions and
-// out.reproduction_degrees.
-void reproduce(const Bearings &x, double tau, const PoseParams &params, const Decision &decision, rp_relative_pose &out);
+// Loops of other seeds that must reach `pose`: how many ran, and the rotation within which `count` of them ended
+// (HUGE_VAL when fewer found anything).
+struct Reproduced {
+    int runs = 0;
+    double degrees = 0;
+};
+Reproduced reproduce(const Bearings &x, double tau, const PoseParams &params, const ReproductionParams &reproduction, const Pose &pose);
 
 // ---------------------------------------------------------------- evidence (evidence.cpp)
 
@@ -313,14 +291,20 @@ Pose most_in_front(const Pose &pose, const Bearings &x, double tau2);
 struct Cheirality {
     int well = 0, front = 0;
     double log10_chance = 0;
-    // Too few in front to be chance (RP_CHEIRALITY_LOG10_CHANCE), or too few well triangulated to judge.
-    bool stands() const { return well < RP_CHEIRALITY_MIN_POINTS || log10_chance <= RP_CHEIRALITY_LOG10_CHANCE; }
 };
 Cheirality cheirality(const Pose &pose, const Bearings &x, const std::vector<size_t> &within, double noise);
 // The inliers' noise scale (kMadToSigma x the median absolute Sampson error, at least `floor`).
 double noise_scale(const cv::Matx33d &E, const Bearings &x, const std::vector<size_t> &within, double floor);
-// The cheirality of the pose's inliers stands (Cheirality::stands); `noise_floor` in normalised units.
-bool consistent(const Pose &pose, const Bearings &x, double tau2, double noise_floor);
+// An answer's evidence record (rp_pose_candidate): its inliers, their chance over `models` samples, the cheirality
+// of the decomposition putting most of them in front (noise at least `noise_floor`), its rotation from `prior`
+// (when given) and its separation from `compared` (when given); `excess` against `best_cost`.
+struct CandidateContext {
+    const Bearings &x;
+    double tau2, noise_floor, p;
+    long models;
+    const cv::Matx33d *prior;
+};
+void record(const CandidateContext &context, const Pose &pose, double cost, double best_cost, const Pose *compared, rp_pose_candidate &out);
 // Everything rp_relative_pose reports of the decided pose but the reproductions: inliers, cheirality,
 // uncertainty, parallax, GRIC, the pure rotation, rivals, the twin, the chance over `models` samples.
 void report_evidence(const Bearings &x, double tau, double focal, double p, const Decision &decision, const PlaneFit &plane, long models,

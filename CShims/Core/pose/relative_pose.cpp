@@ -1,5 +1,6 @@
-// Relative pose from the essential matrix: the orchestrator of the estimator's stages (CShims/Core/pose/), from
-// the points' check to the reported evidence, and its C entry point.
+// Relative pose from the essential matrix in stages (CShims/Core/pose/): the search, the sensor-guided search, the
+// evidence of the pose decided and the reproductions, each its own C entry point. Which stage runs, and which
+// answer is the pose, RephotoKit's PoseDecision decides; rp_estimate_relative_pose runs the stages without a sensor.
 #include "pose.hpp"
 
 #include <cstring>
@@ -22,29 +23,6 @@ void check_parameters(const std::vector<cv::Point2d> &reference, const std::vect
     if (!(params.confidence > 0 && params.confidence < 1)) {
         rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", params.confidence));
     }
-    if (params.prior_degrees > 0) {
-        // A sanity bound, not a precision one: products of rotations valid to 1e-6 stay far inside it.
-        const cv::Matx33d prior(params.prior_R);
-        const double off = cv::norm(prior * prior.t() - cv::Matx33d::eye());
-        if (!(off < 1e-3 && cv::determinant(prior) > 0) || !std::isfinite(params.prior_degrees) || !(params.prior_excess >= 0)) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("prior must be a rotation with finite degrees and excess >= 0 (degrees %g, excess %g, |R Rt - I| %g)",
-                                                     params.prior_degrees, params.prior_excess, off));
-        }
-    }
-    if (params.reproductions < 0 || params.reproductions > 64 || params.reproduce_misses < 0 || params.reproduce_misses > 64 ||
-        std::isnan(params.reproduce_above_log10_chance) ||
-        std::isnan(params.reproduce_max_log10_chance) || !(params.reproduce_degrees >= 0 && params.reproduce_degrees <= 180)) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("reproductions and misses must be 0...64 with chance bounds that are numbers and degrees in 0...180 (got %d, %d, %g, %g, %g)",
-                                                 params.reproductions, params.reproduce_misses, params.reproduce_above_log10_chance,
-                                                 params.reproduce_max_log10_chance, params.reproduce_degrees));
-    }
-    const double axis_length = std::hypot(params.prior_axis[0], params.prior_axis[1], params.prior_axis[2]);
-    if (params.guided_samples < 0 || params.guided_min_inliers < 0 || std::isnan(params.guided_above_log10_chance) ||
-        (params.guided_samples > 0 && params.prior_degrees > 0 && !(axis_length > 1e-6 && std::isfinite(axis_length)))) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("guided samples and inliers must be 0 or more, with a chance bound that is a number and a finite, "
-                                                 "non-zero axis (got %d, %d, %g, |axis| %g)",
-                                                 params.guided_samples, params.guided_min_inliers, params.guided_above_log10_chance, axis_length));
-    }
     if (!(params.cauchy_scale >= 0 && std::isfinite(params.cauchy_scale))) {
         rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", params.cauchy_scale));
     }
@@ -52,6 +30,13 @@ void check_parameters(const std::vector<cv::Point2d> &reference, const std::vect
         rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("screen must be 0...360 degrees and finite octaves >= 0 (got %g, %g)",
                                                  params.screen_degrees, params.screen_octaves));
     }
+}
+
+// A rotation (a sanity bound, not a precision one: products of rotations valid to 1e-6 stay far inside it).
+void check_rotation(const double *R, const char *name) {
+    const cv::Matx33d M(R);
+    const double off = cv::norm(M * M.t() - cv::Matx33d::eye());
+    if (!(off < 1e-3 && cv::determinant(M) > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%s must be a rotation (|R Rt - I| %g)", name, off));
 }
 
 // The undistorted bearings, scored by the AVX2 kernels where the CPU has them (unless portable_kernels), and,
@@ -77,6 +62,68 @@ Bearings bearings(const std::vector<cv::Point2d> &reference, const std::vector<c
     return x;
 }
 
+// What every stage reads: the parameters, the bearings, the mean focal length and the threshold in normalised units.
+struct Problem {
+    PoseParams stages;
+    Bearings x;
+    double focal = 1, tau = 1, tau2 = 1;
+    double p = 0;  // a random match's chance of fitting (chance_per_match)
+};
+
+Problem problem(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current, const rp_camera &reference_camera,
+                const rp_camera &current_camera, const rp_robust_params &params, const float *reference_frames, const float *current_frames) {
+    check_parameters(reference, current, params);
+    Problem out;
+    out.stages = pose_params(params);
+    out.x = bearings(reference, current, reference_camera, current_camera, out.stages, reference_frames, current_frames);
+    out.focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
+    out.tau = out.stages.threshold / out.focal;
+    out.tau2 = out.tau * out.tau;
+    out.p = chance_per_match(current_camera, out.stages.threshold);
+    return out;
+}
+
+Problem problem(const rp_pose_input &input, const rp_robust_params &params) {
+    if (!input.reference_camera || !input.current_camera) rp::fail(RP_ERR_INVALID_ARGUMENT, "a camera is NULL");
+    return problem(rp::to_points(input.reference_xy, input.n), rp::to_points(input.current_xy, input.n), *input.reference_camera,
+                   *input.current_camera, params, input.reference_frames, input.current_frames);
+}
+
+Pose pose_of(const double *R, const double *t) {
+    Pose pose;
+    pose.R = cv::Matx33d(R);
+    pose.t = cv::Vec3d(t[0], t[1], t[2]);
+    return pose;
+}
+
+// The search and the refined candidates (refined_candidates); `models` the samples behind the chance.
+Decision search(const Problem &problem, int &iterations, long &models) {
+    iterations = 0;
+    std::vector<Pose> runners_up;
+    const PoseParams &stages = problem.stages;
+    const Pose found = stages.lo_msac() ? search_essential(problem.x, stages.search, problem.tau, iterations, runners_up)
+                                        : opencv_pose(problem.x, stages.method, stages.search.loop, problem.tau);
+    models = stages.lo_msac() ? iterations : stages.search.loop.max_iterations;
+    return refined_candidates(problem.x, problem.tau2, stages.refine, found, runners_up);
+}
+
+// The plane's other solution, the decomposition in front and the polish, then the evidence of the pose.
+void conclude(const Problem &problem, Decision &decision, long models, long guided_samples, int iterations, rp_relative_pose &out,
+              std::vector<uint8_t> &inliers, std::vector<double> *sampson_pixels) {
+    const PoseParams &stages = problem.stages;
+    const Bearings &x = problem.x;
+    // The plane of the pose's inliers (for GRIC), and the plane's other solution when it fits better.
+    PlaneFit plane = fit_plane(x, problem.tau, stages.search.loop.seed, decision.pose);
+    if (stages.lo_msac()) plane_twin_check(x, problem.tau, stages.search.loop.seed, stages.refine, decision, plane);
+    decision.pose = most_in_front(decision.pose, x, problem.tau2);
+    if (stages.refine.refine && stages.lo_msac()) polish(x, problem.tau2, stages.refine.cauchy_scale, kNoiseFloorPixels / problem.focal, decision.pose);
+    // A guided pose was drawn from the guided search's models alone: its chance counts those.
+    report_evidence(x, problem.tau, problem.focal, problem.p, decision, plane, decision.guided ? guided_samples : models, iterations, out,
+                    inliers, sampson_pixels);
+    out.reproductions = 0;
+    out.reproduction_degrees = 0;
+}
+
 }  // namespace
 
 namespace rp {
@@ -97,53 +144,19 @@ pose::PoseParams pose::pose_params(const rp_robust_params &params) {
     out.search.essential.screen = {params.screen_degrees, params.screen_octaves};
     out.search.max_disagreement_degrees = params.max_disagreement_degrees;
     out.refine = {params.refine != 0, params.cauchy_scale};
-    out.prior.R = cv::Matx33d(params.prior_R);
-    out.prior.degrees = params.prior_degrees;
-    out.prior.excess = params.prior_excess;
-    out.prior.min_inliers = params.guided_min_inliers;
-    out.guided.samples = params.guided_samples;
-    out.guided.above_log10_chance = params.guided_above_log10_chance;
-    out.guided.axis = cv::Vec3d(params.prior_axis[0], params.prior_axis[1], params.prior_axis[2]);
-    out.reproduction.count = params.reproductions;
-    out.reproduction.misses = params.reproduce_misses;
-    out.reproduction.above_log10_chance = params.reproduce_above_log10_chance;
-    out.reproduction.max_log10_chance = params.reproduce_max_log10_chance;
-    out.reproduction.degrees = params.reproduce_degrees;
     return out;
 }
 
-// The search, then the decisions between its answers, then the evidence of the one decided; each stage reads
-// its own parameters (PoseParams).
+// The stages without a sensor: the search, then the evidence of its best answer.
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,
                             std::vector<double> *sampson_pixels, const float *reference_frames, const float *current_frames) {
-    check_parameters(reference, current, params);
-    const PoseParams stages = pose_params(params);
-    const Bearings x = bearings(reference, current, reference_camera, current_camera, stages, reference_frames, current_frames);
-    const double focal = 0.25 * (reference_camera.K[0] + reference_camera.K[4] + current_camera.K[0] + current_camera.K[4]);
-    const double tau = stages.threshold / focal, tau2 = tau * tau;
-
+    const Problem stages = problem(reference, current, reference_camera, current_camera, params, reference_frames, current_frames);
     int iterations = 0;
-    std::vector<Pose> runners_up;
-    const Pose found = stages.lo_msac() ? search_essential(x, stages.search, tau, iterations, runners_up)
-                                        : opencv_pose(x, stages.method, stages.search.loop, tau);
-    Decision decision = refined_candidates(x, tau2, stages.refine, found, runners_up);
-    if (stages.lo_msac()) prefer_prior(x, tau2, RP_LOCALISATION_FLOOR_PIXELS / focal, stages.prior, decision);
-    const double p = chance_per_match(current_camera, stages.threshold);
-    long models = stages.lo_msac() ? iterations : stages.search.loop.max_iterations;
-    if (stages.lo_msac()) guided_replacement(x, tau2, stages, p, decision, models);
-    // The plane of the pose's inliers (for GRIC), and the plane's other solution when it fits better.
-    PlaneFit plane = fit_plane(x, tau, stages.search.loop.seed, decision.pose);
-    if (stages.lo_msac()) plane_twin_check(x, tau, stages.search.loop.seed, stages.refine, decision, plane);
-    decision.pose = most_in_front(decision.pose, x, tau2);
-    if (stages.refine.refine && stages.lo_msac()) polish(x, tau2, stages.refine.cauchy_scale, kNoiseFloorPixels / focal, decision.pose);
-
-    // A guided pose was drawn from the guided search's models alone; the gate judges it on those (the sensor's
-    // agreement is no evidence for it: that search looked only near the sensor).
-    report_evidence(x, tau, focal, p, decision, plane, decision.guided ? long(stages.guided.samples) : models, iterations, out, inliers,
-                    sampson_pixels);
-    reproduce(x, tau, stages, decision, out);
+    long models = 0;
+    Decision decision = search(stages, iterations, models);
+    conclude(stages, decision, models, 0, iterations, out, inliers, sampson_pixels);
 }
 
 }  // namespace rp
@@ -162,5 +175,98 @@ extern "C" int rp_estimate_relative_pose(const double *reference_xy, const doubl
                                    *current_camera, *params, *pose, mask, &sampson, reference_frames, current_frames);
         if (inliers) std::memcpy(inliers, mask.data(), mask.size());
         if (sampson_pixels) std::memcpy(sampson_pixels, sampson.data(), sampson.size() * sizeof(double));
+    });
+}
+
+extern "C" int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
+                              rp_pose_search_result *out, rp_pose_candidate *runners_up, size_t runners_up_capacity, rp_status *status) {
+    return rp::guarded(status, [&] {
+        if (prior_R) check_rotation(prior_R, "prior");
+        const Problem stages = problem(*input, *params);
+        int iterations = 0;
+        long models = 0;
+        const Decision decision = search(stages, iterations, models);
+        if (decision.rivals.size() > runners_up_capacity) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%zu runners-up for a capacity of %zu", decision.rivals.size(), runners_up_capacity));
+        }
+        const cv::Matx33d prior = prior_R ? cv::Matx33d(prior_R) : cv::Matx33d::eye();
+        const double noise_floor = RP_LOCALISATION_FLOOR_PIXELS / stages.focal;
+        const CandidateContext context{stages.x, stages.tau2, noise_floor, stages.p, models, prior_R ? &prior : nullptr};
+        *out = rp_pose_search_result{};
+        record(context, decision.pose, decision.cost, decision.cost, nullptr, out->best);
+        for (size_t k = 0; k < decision.rivals.size(); ++k) {
+            record(context, decision.rivals[k].second, decision.rivals[k].first, decision.cost, &decision.pose, runners_up[k]);
+        }
+        out->runners_up = int(decision.rivals.size());
+        out->iterations = iterations;
+        out->models = models;
+    });
+}
+
+extern "C" int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *params, const rp_guided_search_params *guided,
+                                     const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
+                                     rp_status *status) {
+    *found = 0;
+    return rp::guarded(status, [&] {
+        check_rotation(guided->prior_R, "prior");
+        const double axis_length = std::hypot(guided->axis[0], guided->axis[1], guided->axis[2]);
+        if (guided->samples < 1 || !(guided->degrees > 0 && std::isfinite(guided->degrees)) || !(axis_length > 1e-6 && std::isfinite(axis_length))) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("the guided search needs samples >= 1, finite degrees > 0 and a finite, non-zero axis "
+                                                     "(got %d, %g, |axis| %g)", guided->samples, guided->degrees, axis_length));
+        }
+        const Problem stages = problem(*input, *params);
+        const cv::Matx33d prior(guided->prior_R);
+        Guided result = guided_search(stages.x, prior, cv::Vec3d(guided->axis), guided->degrees, stages.tau2, guided->samples,
+                                      guided->seed ^ 0x6A09E667F3BCC909ULL);
+        if (!std::isfinite(result.cost)) return;
+        if (guided->refine) refine(stages.x, stages.tau2, result.pose, 50);
+        result.cost = msac_cost(result.pose.essential(), stages.x, stages.tau2);
+        const Pose compared = pose_of(pose_R, pose_t);
+        const CandidateContext context{stages.x, stages.tau2, RP_LOCALISATION_FLOOR_PIXELS / stages.focal, stages.p, long(guided->samples), &prior};
+        record(context, result.pose, result.cost, result.cost, &compared, *candidate);
+        *found = 1;
+    });
+}
+
+extern "C" int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+                                const rp_pose_candidate *rivals, int rival_count, int guided, long models, int guided_samples, int iterations,
+                                rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
+                                size_t sampson_capacity, rp_status *status) {
+    return rp::guarded(status, [&] {
+        rp::check_capacity(inliers, inliers_capacity, input->n, "inliers");
+        rp::check_capacity(sampson_pixels, sampson_capacity, input->n, "sampson_pixels");
+        if (rival_count < 0 || (rival_count > 0 && !rivals) || guided_samples < 0 || models < 0) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, "negative counts, or rivals without their array");
+        }
+        const Problem stages = problem(*input, *params);
+        Decision decision;
+        decision.pose = pose_of(R, t);
+        decision.cost = cost;
+        decision.guided = guided != 0;
+        for (int k = 0; k < rival_count; ++k) decision.rivals.emplace_back(rivals[k].cost, pose_of(rivals[k].R, rivals[k].t));
+        std::vector<uint8_t> mask;
+        std::vector<double> sampson;
+        conclude(stages, decision, models, guided_samples, iterations, *pose, mask, &sampson);
+        if (inliers) std::memcpy(inliers, mask.data(), mask.size());
+        if (sampson_pixels) std::memcpy(sampson_pixels, sampson.data(), sampson.size() * sizeof(double));
+    });
+}
+
+extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params, const rp_reproduction_params *reproduction,
+                                 const double R[9], const double t[3], int *runs, double *degrees, rp_status *status) {
+    *runs = 0;
+    *degrees = 0;
+    return rp::guarded(status, [&] {
+        if (reproduction->count < 1 || reproduction->count > 64 || reproduction->misses < 0 || reproduction->misses > 64 ||
+            !(reproduction->degrees >= 0 && reproduction->degrees <= 180)) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("reproductions must be 1...64, misses 0...64 and degrees in 0...180 (got %d, %d, %g)",
+                                                     reproduction->count, reproduction->misses, reproduction->degrees));
+        }
+        const Problem stages = problem(*input, *params);
+        if (!stages.stages.lo_msac()) rp::fail(RP_ERR_INVALID_ARGUMENT, "reproductions run LO-MSAC only");
+        const Reproduced found = reproduce(stages.x, stages.tau, stages.stages, ReproductionParams{reproduction->count, reproduction->misses,
+                                                                                                 reproduction->degrees}, pose_of(R, t));
+        *runs = found.runs;
+        *degrees = found.degrees;
     });
 }

@@ -40,6 +40,13 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// when there is none.
     public var rivalExcess: Double?
     public var rivalDegrees: Double?
+    /// Whether that rival fits better or worse than the pose (MSAC cost). Only the sensor keeps a pose a rival fits
+    /// better (the prior's choice, or the guided search), and the gate then weighs the sensor's word. `nil` when
+    /// there is none. Not in the JSON, where `rivalExcess`'s sign shows it.
+    public var rivalStanding: RivalStanding?
+    public enum RivalStanding: Sendable {
+        case fitsWorse, fitsBetter
+    }
     /// On a plane the essential matrix has two solutions (the homography's decompositions) and only points
     /// off the plane refute the wrong one: the inliers the other solution rejects, minus the correspondences
     /// it alone accepts. `nil` when the inliers' homography gives no other solution.
@@ -60,6 +67,13 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
     /// sensor's agreement (the search looked only near the sensor). `nil` otherwise.
     public var sensorGuided: Bool?
 
+    private enum CodingKeys: String, CodingKey {
+        case iterations, inliers, inFront, wellTriangulated, wellInFront, cheiralityLog10Chance, rotationSigmaDegrees
+        case translationSigmaDegrees, parallaxDegrees, noisePixels, gricEssential, gricHomography, rotationSupport, gricRotation
+        case log10Chance, rivalExcess, rivalDegrees, twinRefutation, sensorDisagreementDegrees, rivalSensorDisagreementDegrees
+        case twinSensorDisagreementDegrees, reproductionDegrees, sensorGuided
+    }
+
     init(_ pose: rp_relative_pose) {
         iterations = Int(pose.iterations)
         inliers = Int(pose.inliers)
@@ -78,6 +92,7 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         rotationSupport = Int(pose.rotation_support)
         rivalExcess = pose.rival_excess.isFinite ? pose.rival_excess : nil
         rivalDegrees = pose.rival_excess.isFinite ? pose.rival_degrees : nil
+        rivalStanding = pose.rival_excess.isFinite ? (pose.rival_fits_better != 0 ? .fitsBetter : .fitsWorse) : nil
         twinRefutation = pose.has_twin != 0 ? Int(pose.twin_refutation) : nil
         reproductionDegrees = pose.reproductions > 0 ? min(pose.reproduction_degrees, 180) : nil
         sensorGuided = pose.guided != 0 ? true : nil
@@ -89,48 +104,13 @@ public struct PoseEvidence: Codable, Equatable, Sendable {
         case general, rotationOnly = "rotation_only", planar
     }
 
-    /// Rotation-only when no translation is seen through the inliers: most of them show no parallax beyond their
-    /// noise (not well triangulated, RP_WELL_TRIANGULATED_SIGMAS), or a pure rotation explains them and either GRIC
-    /// rates it no worse than the essential matrix (which it charges for the translation's two parameters) or the
-    /// translation's own 1-sigma is over `maxTranslationSigma`. Not a parallax bound in degrees: moving along the
-    /// optical axis leaves little parallax (median 0.74° on a car-mounted pair) yet fixes the direction within 0.1°.
-    /// A pure rotation explains the inliers when it transfers RP_ROTATION_SUPPORT_FRACTION of them, or GRIC rates
-    /// it no worse than the plane's homography: under a pure rotation E's translation is arbitrary, and mismatches
-    /// along its epipolar lines join the inliers (OpenCV's Suzanne, a pure 30° turn: 54 of 64-70 a rotation's, and
-    /// those mismatches alone well triangulated, which also fix E's translation to ±0.2°).
-    /// Planar when GRIC prefers the homography and the points off the plane hardly refute its other solution (yet a
-    /// handful off it can single out the pose: 92 inliers, 10 net, translation within 0.2°); without parallax a
-    /// plane whose rotation does not explain the inliers stays planar: its wrong solution can turn the camera's step
-    /// into a rotation that leaves no parallax.
+    /// The motion these numbers show (`PoseDecision.model`, where the rule is stated).
     public func model(maxTranslationSigma: Double, minTwinRefutation: Int) -> Model {
-        let rotationExplains = Double(rotationSupport) >= RP_ROTATION_SUPPORT_FRACTION * Double(inliers) || gricRotation <= gricHomography
-        let planar = gricHomography < gricEssential && (twinRefutation.map { $0 < minTwinRefutation } ?? false)
-        if 2 * wellTriangulated < inliers {
-            return rotationExplains || !planar ? .rotationOnly : .planar
-        }
-        if rotationExplains && (gricRotation <= gricEssential || translationSigmaDegrees > maxTranslationSigma) {
-            return .rotationOnly
-        }
-        return planar ? .planar : .general
+        PoseDecision.model(self, maxTranslationSigma: maxTranslationSigma, minTwinRefutation: minTwinRefutation)
     }
 
-    /// Whether the cheirality of the well-triangulated inliers rules this pose out: too few of them in front to
-    /// tell from chance, once there are enough of them to judge (RP_CHEIRALITY_MIN_POINTS). A fixed share of all
-    /// inliers would judge points whose depth sign is noise (a consecutive pair at 1131 of 1417, 1.75° right).
+    /// Whether the cheirality of the well-triangulated inliers rules this pose out (`PoseDecision.cheiralityRefutes`).
     public var cheiralityRefutes: Bool {
-        wellTriangulated >= Int(RP_CHEIRALITY_MIN_POINTS) && cheiralityLog10Chance > RP_CHEIRALITY_LOG10_CHANCE
-    }
-
-    /// The phone's rotation settles an ambiguity between the pose and another answer (a rival, the plane's other
-    /// solution; `other`: the sensor's angle to it) when it corroborates the pose and lies over twice that
-    /// tolerance from the other answer.
-    public func sensorSettles(against other: Double?, maxSensorDisagreement: Double) -> Bool {
-        guard let pose = sensorDisagreementDegrees, let other else { return false }
-        return pose <= maxSensorDisagreement && other > 2 * maxSensorDisagreement
-    }
-
-    /// The same for the plane's two solutions.
-    public func sensorSettlesTwin(maxSensorDisagreement: Double) -> Bool {
-        sensorSettles(against: twinSensorDisagreementDegrees, maxSensorDisagreement: maxSensorDisagreement)
+        PoseDecision.cheiralityRefutes(wellTriangulated: wellTriangulated, log10Chance: cheiralityLog10Chance)
     }
 }

@@ -63,9 +63,9 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The other answer an ambiguity is with.
     public enum Ambiguity: Equatable, Sendable, CustomStringConvertible {
-        /// A runner-up `degrees` away within `excess` inliers' worth (`limit`); `excess` < 0: it fits better and the
-        /// sensor chose the pose.
-        case rival(degrees: Double, excess: Double, limit: Double, iterations: Int)
+        /// A runner-up `degrees` away within `excess` inliers' worth (`limit`; below 0 when it fits better);
+        /// `sensorChose`: it fits better, and the sensor chose the pose (`PoseEvidence.rivalStanding`).
+        case rival(degrees: Double, excess: Double, limit: Double, iterations: Int, sensorChose: Bool)
         /// No parallax under the pose, and the plane's other solution, `degrees` away in rotation, hardly refuted.
         case twinWithoutParallax(parallax: Double, degrees: Double, refutation: Int, minRefutation: Int)
         /// Points off the plane favour the plane's other solution by `count` net correspondences.
@@ -79,10 +79,10 @@ public enum PoseRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 
         public var description: String {
             switch self {
-            case let .rival(degrees, excess, limit, iterations) where excess < 0:
+            case let .rival(degrees, excess, limit, iterations, sensorChose) where sensorChose:
                 String(format: "ambiguous: a pose %.0f° away fits %.2f inliers' worth better than this one (pose.sensorRivalExcess %g), after %d samples",
                        degrees, -excess, limit, iterations)
-            case let .rival(degrees, excess, limit, iterations):
+            case let .rival(degrees, excess, limit, iterations, _):
                 String(format: "ambiguous: a pose %.0f° away fits within %.2f inliers' worth of this one (pose.minRivalExcess %g), after %d samples",
                        degrees, excess, limit, iterations)
             case let .twinWithoutParallax(parallax, degrees, refutation, minRefutation):

@@ -57,28 +57,10 @@ public struct RobustConfig: Hashable, Sendable {
                   maxIterations: ParameterRegistry.defaultValue(path.appending(path: \.maxIterations)))
     }
 
-    package func shimParameters(refine: Bool = false, minIterations: Int = 0, seed: UInt64 = 0, prosac: Bool = false,
-                                maxParallax: Double = 0, maxDisagreement: Double = 0, runnersUp: Int = 0,
-                                screen: (degrees: Double, octaves: Double) = (0, 0), cauchyScale: Double = 0,
-                                prior: (rotation: Matrix3, degrees: Double, excess: Double, guidedSamples: Int, guidedAboveLog10Chance: Double, guidedMinInliers: Int,
-                                         vertical: SIMD3<Double>)? = nil,
-                                reproduction: (count: Int, misses: Int, aboveLog10Chance: Double, maxLog10Chance: Double, degrees: Double)? = nil,
-                                portableKernels: Bool = false) throws -> rp_robust_params {
-        rp_robust_params(method: method.code, threshold: threshold, confidence: confidence,
-                         max_iterations: try cInt(maxIterations, "maxIterations"), refine: refine ? 1 : 0,
-                         min_iterations: try cInt(minIterations, "minIterations"), seed: seed, prosac: prosac ? 1 : 0, max_parallax_degrees: maxParallax,
-                         max_disagreement_degrees: maxDisagreement, portable_kernels: portableKernels ? 1 : 0,
-                         runners_up: try cInt(runnersUp, "runnersUp"), prior_R: (prior?.rotation ?? .identity).tuple,
-                         prior_degrees: prior?.degrees ?? 0, prior_excess: prior?.excess ?? 0,
-                         reproductions: try cInt(reproduction?.count ?? 0, "reproductions"),
-                         reproduce_above_log10_chance: reproduction?.aboveLog10Chance ?? 0,
-                         reproduce_max_log10_chance: reproduction?.maxLog10Chance ?? 0,
-                         reproduce_degrees: reproduction?.degrees ?? 0,
-                         reproduce_misses: try cInt(reproduction?.misses ?? 0, "reproductionMisses"),
-                         guided_samples: try cInt(prior?.guidedSamples ?? 0, "sensorGuidedSamples"),
-                         guided_above_log10_chance: prior?.guidedAboveLog10Chance ?? 0,
-                         guided_min_inliers: try cInt(prior?.guidedMinInliers ?? 0, "minInliers"),
-                         prior_axis: (prior?.vertical.x ?? 0, prior?.vertical.y ?? -1, prior?.vertical.z ?? 0),
-                         screen_degrees: screen.degrees, screen_octaves: screen.octaves, cauchy_scale: cauchyScale)
+    /// The homography's parameters: these four are all findHomography reads (the essential matrix's search takes
+    /// them with the loop's own, `RelativePose.SearchSettings.shimParameters`).
+    package func shimParameters() throws -> rp_homography_params {
+        rp_homography_params(method: method.code, threshold: threshold, confidence: confidence,
+                             max_iterations: try cInt(maxIterations, "maxIterations"))
     }
 }

@@ -1,0 +1,80 @@
+import RephotoTestSupport
+import Foundation
+import Testing
+@testable import RephotoKit
+import RephotoShim
+
+/// The estimator's stages (PoseStages, the C entry points) and the rules PoseDecision takes between them, on
+/// correspondences from a known pose: the truth is the synthetic pose.
+@Suite struct PoseDecisionTests {
+    let camera = CameraIntrinsics(fx: 1000, fy: 1000, cx: 640, cy: 480)
+
+    /// `inliers` exact projections of points 4-20 m away (uniform noise of ±0.5 px), then `outliers` random pairs.
+    func correspondences(rotation r: Matrix3, translation t: SIMD3<Double>, inliers: Int, outliers: Int, seed: UInt64) -> Correspondences {
+        var random = SplitMix(seed: seed)
+        var pairs: [(Point2, Point2)] = []
+        while pairs.count < inliers {
+            let z = random.uniform(4, 20)
+            let x = SIMD3(random.uniform(-0.6, 0.6) * z, random.uniform(-0.45, 0.45) * z, z)
+            let y = r * x + t
+            guard y.z > 0.5 else { continue }
+            let a = Point2(x: camera.fx * x.x / x.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * x.y / x.z + camera.cy + random.uniform(-0.5, 0.5))
+            let b = Point2(x: camera.fx * y.x / y.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * y.y / y.z + camera.cy + random.uniform(-0.5, 0.5))
+            guard (0..<1280).contains(b.x), (0..<960).contains(b.y) else { continue }
+            pairs.append((a, b))
+        }
+        for _ in 0..<outliers {
+            pairs.append((Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)), Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960))))
+        }
+        pairs.shuffle(using: &random)
+        return Correspondences(matches: [], reference: pairs.map(\.0), current: pairs.map(\.1))
+    }
+
+    /// The search stage's records: the best is the true pose with the true matches as inliers, all of them in front,
+    /// measured against a prior turned 7° from the truth; the runners-up fit no better than it.
+    @Test(arguments: [UInt64(3), 4])
+    func theSearchReportsEvidenceRecordsOfTheTruePose(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 4, -20, 1)
+        let pairs = correspondences(rotation: r, translation: SIMD3(1.5, 0.2, 0.4), inliers: 150, outliers: 80, seed: seed)
+        let prior = r * Quaternion(axis: SIMD3(0, 1, 0), angle: 7 * .pi / 180).rotationMatrix
+        let settings = RelativePose.SearchSettings(PoseConfig(), pairs: pairs)
+        let found = try PoseStages.with(pairs, order: Array(pairs.reference.indices), referenceCamera: camera, currentCamera: camera,
+                                        params: try settings.shimParameters()) { try $0.search(prior: prior) }
+        let best = found.result.best
+        #expect(Matrix3.angleDegrees(between: Matrix3(best.R), and: r) < 1)
+        #expect(best.inliers >= 145 && best.inliers <= 160, "\(best.inliers) inliers of 150 true matches")
+        #expect(abs(best.prior_degrees - 7) < 1, "\(best.prior_degrees)°")
+        #expect(best.excess == 0)
+        #expect(best.well_in_front == best.well_triangulated && best.well_triangulated > 100)
+        #expect(!PoseDecision.cheiralityRefutes(wellTriangulated: Int(best.well_triangulated), log10Chance: best.cheirality_log10_chance))
+        for other in found.runnersUp { #expect(other.excess >= 0 && other.cost >= best.cost) }
+    }
+
+    func candidate(cost: Double, excess: Double, inliers: Int32, priorDegrees: Double, well: Int32 = 30, front: Int32 = 30,
+                   cheirality: Double = -9) -> rp_pose_candidate {
+        var c = rp_pose_candidate()
+        (c.cost, c.excess, c.inliers, c.prior_degrees) = (cost, excess, inliers, priorDegrees)
+        (c.well_triangulated, c.well_in_front, c.cheirality_log10_chance) = (well, front, cheirality)
+        return c
+    }
+
+    /// The prior swap: a sensor that rules the pose out (over twice its tolerance) picks the best-fitting runner-up
+    /// it backs within the excess, with the inliers, whose cheirality stands; none when it does not rule the pose out.
+    @Test func thePriorSwapTakesTheBackedRunnerUpWhoseCheiralityStands() {
+        let prior = RelativePose.SearchSettings.Prior(rotation: .identity, degrees: 5, excess: 5, guidedSamples: 0, guidedAboveLog10Chance: -3,
+                                                      guidedMinInliers: 10, vertical: SIMD3(0, -1, 0))
+        let pose = candidate(cost: 1.0, excess: 0, inliers: 40, priorDegrees: 20)
+        let runnersUp = [
+            candidate(cost: 1.3, excess: 3, inliers: 30, priorDegrees: 4),                          // backed: the choice
+            candidate(cost: 1.1, excess: 1, inliers: 30, priorDegrees: 3, well: 20, front: 9, cheirality: -0.3),  // behind the cameras
+            candidate(cost: 1.05, excess: 0.5, inliers: 8, priorDegrees: 2),                        // too few inliers
+            candidate(cost: 1.2, excess: 2, inliers: 30, priorDegrees: 6),                          // not backed
+            candidate(cost: 1.8, excess: 8, inliers: 30, priorDegrees: 1),                          // too far behind
+        ]
+        #expect(PoseDecision.priorChoice(pose, among: runnersUp, prior) == 0)
+        #expect(PoseDecision.priorChoice(candidate(cost: 1.0, excess: 0, inliers: 40, priorDegrees: 10), among: runnersUp, prior) == nil)
+        // The guided pose replaces a pose the sensor does not back, and needs the inliers to do it.
+        #expect(PoseDecision.guidedReplaces(pose, with: candidate(cost: 2, excess: 0, inliers: 12, priorDegrees: 3), prior))
+        #expect(!PoseDecision.guidedReplaces(pose, with: candidate(cost: 2, excess: 0, inliers: 9, priorDegrees: 3), prior))
+    }
+}
