@@ -80,4 +80,55 @@ import Testing
         }
         #expect(error?.kind == .badInput)
     }
+
+    /// The six-point solver on exact geometry: random scenes and motions, the reference's focal length 0.5-3x the
+    /// nominal (its principal point off the centre), the current camera calibrated. The true focal length, rotation and
+    /// translation are among the solutions to 1e-6 (relative; measured at 1e-9 and better on 99.9 % of 10,000 random
+    /// samples, the rest lose digits where eigenvalues crowd, so a few draws are allowed a miss).
+    @Test func theSixPointSolverRecoversTheTruth() throws {
+        var random = SplitMix(seed: 61)
+        let nominal = 1000.0, principal = Point2(x: 431, y: 467)
+        var misses = 0
+        for _ in 0..<100 {
+            let focal = nominal * exp(random.uniform(log(0.5), log(3)))
+            let r = Matrix3.rotation(axis: SIMD3(random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1)), angle: random.uniform(0, 0.5))
+            var t = SIMD3(random.uniform(-1, 1), random.uniform(-1, 1), random.uniform(-1, 1))
+            t /= (t * t).sum().squareRoot()
+            var a: [Point2] = [], b: [Point2] = []
+            while a.count < 6 {
+                let z = random.uniform(3, 8)
+                let x = SIMD3(random.uniform(-0.5, 0.5) * z, random.uniform(-0.5, 0.5) * z, z), y = r * x + t
+                guard y.z > 0.5 else { continue }
+                a.append(Point2(x: focal * x.x / x.z + principal.x, y: focal * x.y / x.z + principal.y))
+                b.append(Point2(x: Self.current.fx * y.x / y.z + Self.current.cx, y: Self.current.fy * y.y / y.z + Self.current.cy))
+            }
+            let found = try ReferenceFocalStages.sixPoint(reference: a, current: b, principal: principal, currentCamera: Self.current,
+                                                          focalRange: (0.3 * nominal)...(10 * nominal))
+            #expect(found.allSatisfy { (0.3 * nominal...10 * nominal).contains($0.focal) })
+            func norm(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
+            let best = found.map { p in
+                abs(p.focal / focal - 1) + norm(p.rotation.row0 - r.row0) + norm(p.rotation.row1 - r.row1) + norm(p.rotation.row2 - r.row2) +
+                    norm(p.translation - t)
+            }.min() ?? .infinity
+            if !(best < 1e-6) { misses += 1 }
+        }
+        #expect(misses <= 2, "\(misses) of 100 samples without the truth among their solutions")
+    }
+
+    /// The six-point loop and the joint refinement on 300 matches with 0.5 px noise and 60 outliers, the principal
+    /// point 20 px off the centre: the focal length within 2 % of the truth, within 3 of its own sigmas, and the
+    /// principal point moved towards the truth.
+    @Test(arguments: [700.0, 1600.0, 3000.0])
+    func theFreeFocalLoopFindsTheFocalLength(focal: Double) throws {
+        var config = ReferenceFocalConfig()
+        config.solver = .sixPoint
+        let offset = (x: 20.0, y: -15.0)
+        let pairs = ReferenceFocalTests.pairs(focal: focal, rotation: Self.turn, translation: SIMD3(1, 0.1, 0.3), offset: offset)
+        let found = try ReferenceFocal.estimate(pairs, referenceSize: Self.size, currentCamera: Self.current, config: config)
+        let error = abs(found.camera.fx / focal - 1) * 100
+        #expect(error < 2 && error < 3 * found.focalSigmaPercent, "\(found.camera.fx) ± \(found.focalSigmaPercent) % for \(focal)")
+        #expect(found.inliers >= 250 && found.inliers <= 300, "\(found.inliers)")
+        let before = hypot(offset.x, offset.y), after = hypot(found.camera.cx - 449.5 - offset.x, found.camera.cy - 449.5 - offset.y)
+        #expect(after < before, "principal point \(found.camera.cx), \(found.camera.cy)")
+    }
 }

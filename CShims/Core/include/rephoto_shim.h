@@ -597,6 +597,10 @@ typedef struct rp_focal_params {
     int max_iterations;         /* each scanned focal length's essential-matrix search: samples solved, at most */
     int min_iterations;         /* and at least (0 <= min_iterations <= max_iterations) */
     uint64_t seed;              /* its sampler's seed, the same at every focal length */
+    int solver;                 /* the cameras apart: 0 the scan, 1 the six-point loop with the focal length free
+                                   (rp_focal_six_point) and the joint refinement, 2 both, the one whose model has the
+                                   lower truncated cost over every correspondence */
+    int six_point_iterations;   /* the six-point loop's samples solved, at most (>= min_iterations when used) */
 } rp_focal_params;
 
 typedef struct rp_focal {
@@ -616,7 +620,10 @@ typedef struct rp_focal {
     int rotation_inliers;
     double rotation_residual;   /* how far the best K_current^-1 H K_reference is from a rotation (0: one) */
     double span_low;            /* the scanned focal lengths within span_inliers of the best fit (reference pixels); */
-    double span_high;           /* both the focal length found when it came from a rotation */
+    double span_high;           /* both the focal length found when it came from a rotation or the scan did not run */
+    int solver;                 /* which gave the answer of the cameras apart: 0 the scan, 1 the six-point loop */
+    double scan_cost;           /* the truncated squared pixel residuals of every correspondence at the centre: the */
+    double six_point_cost;      /* scan's best and the six-point loop's best (HUGE_VAL: not run or none) */
 } rp_focal;
 
 /* `reference_xy` in the reference image's pixels (width x height), `current_xy` in the current camera's.
@@ -657,6 +664,19 @@ int rp_focal_colocated(const double *reference_xy, const double *current_xy, int
 int rp_focal_refine(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
                     const rp_camera *current_camera, const rp_focal_params *params, double start_focal, int model, rp_focal *focal,
                     rp_status *status);
+
+/* The minimal solver of the relative pose with the reference's focal length unknown: six correspondences, the
+   current camera calibrated, the reference's principal point at (principal_x, principal_y) and square pixels. Its
+   poses (X_current = R X_reference + t, |t| = 1) with every point in front, each with the focal length (reference
+   pixels, within min_focal...max_focal), into `poses` (capacity >= 40); `count` their number. */
+typedef struct rp_focal_pose {
+    double R[9];
+    double t[3];
+    double focal;
+} rp_focal_pose;
+int rp_focal_six_point(const double *reference_xy, const double *current_xy, double principal_x, double principal_y,
+                       const rp_camera *current_camera, double min_focal, double max_focal, rp_focal_pose *poses, int capacity,
+                       int *count, rp_status *status);
 
 /* The translation's direction without the reference's camera: the current image's epipole e of a fundamental matrix
    fitted robustly (OpenCV's USAC_MAGSAC, `threshold_pixels`) to the correspondences gives t ∝ K_current^-1 e

@@ -37,6 +37,14 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     public var shareMinFrames: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareMinFrames)
     /// The least focal sigma (%) a frame's answer is weighed with when answers are combined.
     public var shareSigmaFloor: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.shareSigmaFloor)
+    /// How the focal length of cameras apart is found: the scan over focal lengths, the six-point loop with the focal
+    /// length free (then the joint refinement), or both, keeping the better fit.
+    public var solver: ReferenceFocalSolver = ParameterRegistry.defaultValue(\.pose.referenceFocal.solver)
+    /// The six-point loop's samples solved, at most.
+    public var sixPointIterations: Int = ParameterRegistry.defaultValue(\.pose.referenceFocal.sixPointIterations)
+    /// The focal length's sigma from its model's covariance, times this: the factor that makes its 1 sigma cover the
+    /// error on about 68 % of pairs (calibrated on scripts/bench-old-photos).
+    public var sigmaScale: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.sigmaScale)
 
     public init() {}
 
@@ -47,8 +55,22 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
                         max_focal: ReferenceFocal.searchedFocal.upperBound * side, rotation_share: rotationShare,
                         principal_point_sigma: principalPointSigma / 100, span_inliers: spanInliers, max_rotation_gap: maxRotationGap,
                         max_iterations: try cInt(maxIterations, "pose.referenceFocal.maxIterations"),
-                        min_iterations: try cInt(minIterations, "pose.referenceFocal.minIterations"), seed: UInt64(seed))
+                        min_iterations: try cInt(minIterations, "pose.referenceFocal.minIterations"), seed: UInt64(seed),
+                        solver: solver.shimValue, six_point_iterations: try cInt(sixPointIterations, "pose.referenceFocal.sixPointIterations"))
     }
+}
+
+/// How the focal length of a reference's camera apart from the current one is found (`pose.referenceFocal.solver`).
+public enum ReferenceFocalSolver: String, Codable, CaseIterable, Sendable {
+    /// A robust essential-matrix search at each focal length of a grid, the best refined on its inliers.
+    case scan
+    /// Six-point samples with the focal length free inside the robust loop, so the inliers are chosen with it free;
+    /// then rotation, translation, focal length and principal point refined together.
+    case sixPoint
+    /// Both; the one whose model has the lower truncated cost over every correspondence.
+    case better
+
+    var shimValue: Int32 { self == .scan ? 0 : self == .sixPoint ? 1 : 2 }
 }
 
 /// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
@@ -99,7 +121,7 @@ public struct ReferenceFocal: Sendable, Equatable {
         try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
         let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
-                              focalSigmaPercent: max(out.sigma_percent, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
+                              focalSigmaPercent: max(out.sigma_percent * config.sigmaScale, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
                               inliers: Int(out.inliers), photoSize: photo, span: min(out.span_low, out.span_high)...max(out.span_low, out.span_high))
     }
 }

@@ -70,6 +70,33 @@ package enum ReferenceFocalStages {
                        principalPointEstimated: out.principal_point_estimated != 0, inliers: Int(out.inliers))
     }
 
+    /// A minimal solution of the six-point solver: X_current = rotation X_reference + translation (unit length), the
+    /// reference's focal length in its pixels.
+    package struct FocalPose: Sendable {
+        package var rotation: Matrix3
+        package var translation: SIMD3<Double>
+        package var focal: Double
+    }
+
+    /// The six-point solver alone: `reference` and `current` six pixels each, the reference's principal point at
+    /// `principal`; the poses with every point in front whose focal length lies in `focalRange`.
+    package static func sixPoint(reference: [Point2], current: [Point2], principal: Point2, currentCamera: CameraIntrinsics,
+                                 focalRange: ClosedRange<Double>) throws -> [FocalPose] {
+        guard reference.count == 6, current.count == 6 else { throw RephotoError.badInput("the six-point solver takes six correspondences") }
+        let a = Correspondences.flat(reference, order: nil), b = Correspondences.flat(current, order: nil)
+        var camera = try currentCamera.shimCamera()
+        var poses = [rp_focal_pose](repeating: rp_focal_pose(), count: 40)
+        var count: Int32 = 0
+        try shimCall { status in
+            rp_focal_six_point(a, b, principal.x, principal.y, &camera, focalRange.lowerBound, focalRange.upperBound, &poses, 40, &count, status)
+        }
+        return poses.prefix(Int(count)).map { p in
+            let r = withUnsafeBytes(of: p.R) { Array($0.bindMemory(to: Double.self)) }
+            return FocalPose(rotation: Matrix3(SIMD3(r[0], r[1], r[2]), SIMD3(r[3], r[4], r[5]), SIMD3(r[6], r[7], r[8])),
+                             translation: SIMD3(p.t.0, p.t.1, p.t.2), focal: p.focal)
+        }
+    }
+
     private typealias Stage = (UnsafePointer<Double>, UnsafePointer<Double>, Int32, Int32, Int32, UnsafePointer<rp_camera>,
                                UnsafePointer<rp_focal_params>, UnsafeMutablePointer<rp_status>) -> Int32
 

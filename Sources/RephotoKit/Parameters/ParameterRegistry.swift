@@ -199,6 +199,12 @@ public enum ParameterRegistry {
         // 0.400 -> 0.430, sepia 0.617 -> 0.589; 1 (the sigma's own floor) and 3 did worse (docs/decisions.md).
         .real("pose.referenceFocal.shareSigmaFloor", \.pose.referenceFocal.shareSigmaFloor, 2, above: 0, atMost: 100, scale: .log,
               "a reference from an unknown camera shared by several frames (pose.referenceFocal.shareMinFrames): each frame's answer is weighed by its pose's inliers over the square of its focal length's sigma (%), that sigma taken as at least this"),
+        .choice("pose.referenceFocal.solver", \.pose.referenceFocal.solver, ReferenceFocalSolver.better,
+                "a reference from an unknown camera whose cameras stand apart: its focal length from the scan over focal lengths (scan), from six-point samples with the focal length free inside the robust loop and a joint refinement of pose, focal length and principal point (sixPoint), or both, keeping the one that fits every correspondence better (better)"),
+        .integer("pose.referenceFocal.sixPointIterations", \.pose.referenceFocal.sixPointIterations, 2000, min: 1, max: 1_000_000, scale: .log,
+                 "a reference from an unknown camera: samples solved, at most, by the robust loop of six-point samples with its focal length free (pose.referenceFocal.solver); at least pose.referenceFocal.minIterations"),
+        .real("pose.referenceFocal.sigmaScale", \.pose.referenceFocal.sigmaScale, 1, above: 0, atMost: 100, scale: .log,
+              "a reference from an unknown camera: its focal length's 1 sigma (from the model's covariance or curvature) is multiplied by this, so that it covers the error on about 68 % of pairs"),
         .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
         .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
@@ -293,6 +299,11 @@ public enum ParameterRegistry {
             let focal = c.pose.referenceFocal
             return focal.minIterations <= focal.maxIterations ? nil
                 : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.maxIterations = \(focal.maxIterations)"
+        }),
+        (["pose.referenceFocal.minIterations", "pose.referenceFocal.sixPointIterations"], { c in
+            let focal = c.pose.referenceFocal
+            return focal.minIterations <= focal.sixPointIterations ? nil
+                : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.sixPointIterations = \(focal.sixPointIterations)"
         }),
     ]
 

@@ -73,6 +73,94 @@ Scan scan(const Pair &pair, const ScanParams &params);
 // The scan's cost at one focal length, `found` its pose; HUGE_VAL without one.
 double scan_cost(const Pair &pair, const ScanParams &params, double f, pose::Pose &found);
 
+// ---------------------------------------------------------------- the focal length free (six_point_focal.cpp, free_focal.cpp)
+
+// A relative pose with the reference's focal length: X_current = R X_reference + t, the reference's bearings
+// ((u - cx) / f, (v - cy) / f, 1) about its principal point.
+struct FocalPose {
+    pose::Pose pose;
+    double f = 0;
+};
+
+// The minimal solver: `reference` six points about the reference's principal point (pixels, z 1), `current` their
+// calibrated bearings (z 1); `nominal` a focal length of the right size (conditioning). The poses with every point in
+// front, each with its focal length in lo...hi, into `out` (capacity kMaxSixPointModels); their count.
+constexpr int kMaxSixPointModels = 40;  // ten eigenvalues, four poses each at most
+int six_point_focal(const cv::Vec3d reference[6], const cv::Vec3d current[6], double nominal, double lo, double hi, FocalPose *out);
+
+// The joint refinement's settings: the principal point's prior sigma (pixels; 0: held at the centre, six parameters),
+// the iterations, and the start's principal point move from the prior's centre.
+struct JointParams {
+    double prior_sigma_pixels = 0;
+    int iterations = 20;
+    cv::Point2d shift{0, 0};
+};
+// The refined model, its principal point, the residuals' noise (pixels) and the covariance of (rotation 3,
+// translation 2, log f, cx, cy): ok when it was invertible.
+struct Joint {
+    FocalPose model;
+    cv::Point2d principal;
+    double noise = 0;
+    int used = 0;
+    bool ok = false;
+    cv::Matx<double, 8, 8> covariance = cv::Matx<double, 8, 8>::zeros();
+    double held_log_f_variance = 0;  // log f's variance were the principal point known
+};
+// Levenberg-Marquardt over the correspondences `use`: `a` the reference's pixels about the prior's centre `centre`
+// (z 1), `b` the current's calibrated bearings, (fx, fy) the current's focal lengths; signed Sampson residuals in both
+// images' pixels.
+Joint refine_joint(const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double fx, double fy, const std::vector<size_t> &use,
+                   const FocalPose &start, cv::Point2d centre, const JointParams &params);
+// Those residuals at a model, the principal point moved by `shift` from the centre.
+std::vector<double> joint_residuals(const std::vector<cv::Vec3d> &a, const std::vector<cv::Vec3d> &b, double fx, double fy,
+                                    const std::vector<size_t> &use, const FocalPose &model, cv::Point2d shift);
+
+// The six-point samples as the robust loop's estimator (robust_loop.hpp): models (R, t, f), the MSAC cost of the
+// squared Sampson residuals in both images' pixels (the scan's cost, threshold in pixels), the local optimisation
+// the joint refinement with the principal point held.
+class FreeFocalEstimator {
+public:
+    using Model = FocalPose;
+    static constexpr int kSampleSize = 6;
+    static constexpr int kMaxModels = kMaxSixPointModels;
+
+    FreeFocalEstimator(const Pair &pair, cv::Point2d principal, double threshold_pixels, double lo, double hi);
+    size_t size() const { return a_.size(); }
+    const pose::SampleScreen &screen() const { return screen_; }
+    int generate(const size_t *sample, FocalPose *models) const;
+    double score(const FocalPose &model, double bound) const;
+    void inliers(const FocalPose &model, std::vector<size_t> &out) const;
+    double optimise(FocalPose &model, std::mt19937_64 &random) const;
+    double apart(const FocalPose &p, const FocalPose &q) const { return pose::rotation_apart(p.pose.R, q.pose.R); }
+    double residual2(const FocalPose &model, size_t i) const;
+    const std::vector<cv::Vec3d> &a() const { return a_; }
+    const std::vector<cv::Vec3d> &b() const { return b_; }
+
+private:
+    std::vector<cv::Vec3d> a_;  // the reference's pixels about the principal point, z 1
+    std::vector<cv::Vec3d> b_;  // the current's calibrated bearings
+    double fx_, fy_, tau2_, nominal_, lo_, hi_;
+    const std::vector<double> none_;
+    pose::SampleScreen screen_;
+};
+
+// pose.referenceFocal.{threshold, sixPointIterations, minIterations, seed, principalPointSigma} and the range.
+struct FreeParams {
+    double threshold_pixels = 0, lo = 0, hi = 0, principal_point_sigma = 0;
+    int max_iterations = 0, min_iterations = 0;
+    uint64_t seed = 0;
+};
+// The loop's best model (its cost: the scan's, over every correspondence at the centre), its inliers, and the
+// joint refinement on them.
+struct Free {
+    bool found = false;
+    double cost = HUGE_VAL;
+    FocalPose loop;
+    int inliers = 0;
+    Joint joint;
+};
+Free free_focal(const Pair &pair, const FreeParams &params);
+
 // ---------------------------------------------------------------- the refinement (profile.cpp, refinement.cpp)
 
 // The least-squares cost of a fixed set of correspondences (`use`) over the focal length, each focal length with its
