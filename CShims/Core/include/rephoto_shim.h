@@ -372,7 +372,7 @@ typedef struct rp_relative_pose {
                                    scale as gric_homography): not above it, a rotation explains them as a plane does */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
     double rival_excess;        /* the rivals: the runners-up the search optimises (runners_up above), */
-    double rival_degrees;       /* and the pose the plane's other solution replaced. How much worse (MSAC cost over
+    double rival_degrees;       /* and the pose the plane's other solution replaced (rp_pose_twin). How much worse (MSAC cost over
                                    the squared threshold) the best of them RP_RIVAL_DEGREES or more from the pose fits,
                                    and how far it is (the larger of the rotation and the sign-free translation
                                    angle); HUGE_VAL and 0 when there is none */
@@ -427,19 +427,29 @@ typedef struct rp_pose_candidate {
                                       compared with (the best, or rp_pose_guided_search's pose) */
 } rp_pose_candidate;
 
-/* The search: LO-MSAC (or OpenCV's estimator) and the pose and its runners-up refined alike; the one that fits
-   best is `best`, the others (capacity >= params->runners_up + 1) the runners-up. `prior_R` (may be NULL): the
-   sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's solved
-   samples, the cap for OpenCV's). */
+/* The search: LO-MSAC (or OpenCV's estimator), then its pose and its runners-up refined alike, in the search's order
+   (its own pose first; capacity >= params->runners_up + 1), each with its evidence record: `excess` against the
+   first's cost, `apart_degrees` 0. Which fits best RephotoKit picks (PoseDecision.cheapest). `prior_R` (may be
+   NULL): the sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's
+   solved samples, the cap for OpenCV's); `threshold_squared` the threshold in normalised units, squared, the
+   unit of `excess`. */
 typedef struct rp_pose_search_result {
-    rp_pose_candidate best;
-    int runners_up;
+    int candidates;
     int iterations;
     long models;
+    double threshold_squared;
 } rp_pose_search_result;
 
 int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
-                   rp_pose_search_result *out, rp_pose_candidate *runners_up, size_t runners_up_capacity, rp_status *status);
+                   rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status);
+
+/* The plane's other solution: the homography of the pose's (R, t, `cost`) inliers (the plane GRIC fits) decomposed,
+   the decomposition furthest from the pose, refined (params->refine). `found` 0 when the inliers lie on no plane or
+   every decomposition is the pose; otherwise `twin` (its chance over `models`, `excess` against `cost`,
+   `apart_degrees` from the pose) and `refutation`: the pose's inliers the twin rejects minus the correspondences it
+   alone accepts. Whether it replaces the pose RephotoKit decides (PoseDecision.twinReplaces). */
+int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+                 long models, int *found, rp_pose_candidate *twin, int *refutation, rp_status *status);
 
 /* The sensor-guided search: `samples` three-point samples of a pose whose rotation is prior_R turned by φ about
    `axis` (up in the reference camera, any length; |φ| <= degrees) and a translation, then local optimisation of
@@ -459,9 +469,8 @@ int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *pa
                           const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
                           rp_status *status);
 
-/* The evidence of the pose decided (R, t, `cost`), its rivals (the answers it was preferred to, in order: R, t and
-   cost read) and the plane's other solution, which replaces it when the points off the plane favour it and it fits
-   better (LO-MSAC); then the decomposition that puts most inliers in front and the polish. `guided`: the pose came
+/* The evidence of the pose decided (R, t, `cost`) and its rivals (the answers it was preferred to, in order: R, t
+   and cost read): the decomposition that puts most inliers in front, the polish, then the record. `guided`: the pose came
    from the guided search, whose `guided_samples` the chance then counts instead of `models`. The reproductions'
    fields are left 0 (rp_pose_reproduce). `inliers`, `sampson_pixels`: as rp_estimate_relative_pose's. */
 int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
