@@ -93,9 +93,11 @@ extern "C" int rp_tools_robust_essential(const double *reference_xy, const doubl
     *certified = 0;
     return rp::guarded(status, [&] {
         if (n < 5 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "fewer than 5 points or a threshold that is not positive");
-        if (!(params->confidence > 0 && params->confidence < 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "confidence must be in (0, 1)");
+        rp_loop_options loop = params->loop;  // its threshold is tau here, in normalised units
+        loop.threshold = tau;
+        check_loop_options(loop);
         rp::check_capacity(inliers, inliers_capacity, n, "inliers");
-        const Bearings x = bearings_of(reference_xy, current_xy, n, params->portable_kernels != 0);
+        const Bearings x = bearings_of(reference_xy, current_xy, n, params->essential.portable_kernels != 0);
         const SearchParams search = pose_params(*params).search;
         const EssentialEstimator estimator(x, tau * tau, search.essential);
         const LoopResult<Pose> found = robust_loop(estimator, search.loop, search.loop.seed, std::max(1, search.loop.max_iterations));

@@ -171,4 +171,24 @@ import RephotoShim
         let kept = try #require(again)
         #expect(!PoseDecision.twinReplaces(back.candidate, with: kept.candidate, refutation: kept.refutation))
     }
+
+    /// The loop's options are checked once (rp_check_loop_options): the registry's defaults pass, and each field out of
+    /// range is refused as an invalid argument.
+    @Test func theLoopsOptionsAreCheckedOnce() throws {
+        let pairs = correspondences(rotation: .identity, translation: SIMD3(1, 0, 0), inliers: 10, outliers: 0, seed: 1)
+        let valid = try RelativePose.SearchSettings(PoseConfig(), pairs: pairs).shimParameters().loop
+        func code(_ change: (inout rp_loop_options) -> Void) -> Int32 {
+            var loop = valid
+            change(&loop)
+            var status = rp_status()
+            return rp_check_loop_options(&loop, &status)
+        }
+        #expect(code { _ in } == 0)
+        let invalid = RP_ERR_INVALID_ARGUMENT.rawValue
+        #expect(code { $0.threshold = 0 } == Int32(invalid))
+        #expect(code { $0.confidence = 1 } == Int32(invalid))
+        #expect(code { $0.max_iterations = -1 } == Int32(invalid))
+        #expect(code { $0.runners_up = -1 } == Int32(invalid))
+        #expect(code { $0.max_disagreement_degrees = .infinity } == Int32(invalid))
+    }
 }

@@ -221,6 +221,8 @@ struct PoseParams {
 
 // The stages' parameters of a C call's (relative_pose.cpp; checked there).
 PoseParams pose_params(const rp_robust_params &params);
+// Throws RP_ERR_INVALID_ARGUMENT naming the first of the loop's options out of range.
+void check_loop_options(const rp_loop_options &loop);
 
 // ---------------------------------------------------------------- the search (essential_search.cpp)
 

@@ -19,16 +19,14 @@ void check_parameters(const std::vector<cv::Point2d> &reference, const std::vect
             }
         }
     }
-    if (!(params.threshold > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("threshold must be positive, got %g", params.threshold));
-    if (!(params.confidence > 0 && params.confidence < 1)) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", params.confidence));
+    check_loop_options(params.loop);
+    const rp_essential_options &essential = params.essential;
+    if (!(essential.cauchy_scale >= 0 && std::isfinite(essential.cauchy_scale))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", essential.cauchy_scale));
     }
-    if (!(params.cauchy_scale >= 0 && std::isfinite(params.cauchy_scale))) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", params.cauchy_scale));
-    }
-    if (!(params.screen_degrees >= 0 && params.screen_degrees <= 360 && params.screen_octaves >= 0 && std::isfinite(params.screen_octaves))) {
+    if (!(essential.screen_degrees >= 0 && essential.screen_degrees <= 360 && essential.screen_octaves >= 0 && std::isfinite(essential.screen_octaves))) {
         rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("screen must be 0...360 degrees and finite octaves >= 0 (got %g, %g)",
-                                                 params.screen_degrees, params.screen_octaves));
+                                                 essential.screen_degrees, essential.screen_octaves));
     }
 }
 
@@ -126,22 +124,42 @@ void conclude(const Problem &problem, Decision &decision, long models, long guid
 
 namespace rp {
 
+// The one check of the loop's options, for every stage and rp_check_loop_options.
+void pose::check_loop_options(const rp_loop_options &loop) {
+    if (!(loop.threshold > 0 && std::isfinite(loop.threshold))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("threshold must be positive, got %g", loop.threshold));
+    }
+    if (!(loop.confidence > 0 && loop.confidence < 1)) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", loop.confidence));
+    }
+    if (loop.max_iterations < 0 || loop.min_iterations < 0 || loop.runners_up < 0) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("iterations and runners-up must be >= 0 (got %d, %d, %d)", loop.max_iterations,
+                                                 loop.min_iterations, loop.runners_up));
+    }
+    if (!(loop.max_disagreement_degrees >= 0 && std::isfinite(loop.max_disagreement_degrees))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("max disagreement must be finite and >= 0, got %g", loop.max_disagreement_degrees));
+    }
+}
+
+// The stages' view of the two option structs (C++ only).
 pose::PoseParams pose::pose_params(const rp_robust_params &params) {
+    const rp_loop_options &loop = params.loop;
+    const rp_essential_options &essential = params.essential;
     PoseParams out;
-    out.method = params.method;
-    out.threshold = params.threshold;
-    out.portable_kernels = params.portable_kernels != 0;
-    out.search.loop.confidence = params.confidence;
-    out.search.loop.max_iterations = params.max_iterations;
-    out.search.loop.min_iterations = params.min_iterations;
-    out.search.loop.seed = params.seed;
-    out.search.loop.prosac = params.prosac != 0;
-    out.search.loop.runners_up = params.runners_up;
+    out.method = essential.method;
+    out.threshold = loop.threshold;
+    out.portable_kernels = essential.portable_kernels != 0;
+    out.search.loop.confidence = loop.confidence;
+    out.search.loop.max_iterations = loop.max_iterations;
+    out.search.loop.min_iterations = loop.min_iterations;
+    out.search.loop.seed = loop.seed;
+    out.search.loop.prosac = loop.prosac != 0;
+    out.search.loop.runners_up = loop.runners_up;
     out.search.loop.basin_degrees = kRivalDegrees;
-    out.search.essential.max_parallax_degrees = params.max_parallax_degrees;
-    out.search.essential.screen = {params.screen_degrees, params.screen_octaves};
-    out.search.max_disagreement_degrees = params.max_disagreement_degrees;
-    out.refine = {params.refine != 0, params.cauchy_scale};
+    out.search.essential.max_parallax_degrees = essential.max_parallax_degrees;
+    out.search.essential.screen = {essential.screen_degrees, essential.screen_octaves};
+    out.search.max_disagreement_degrees = loop.max_disagreement_degrees;
+    out.refine = {essential.refine != 0, essential.cauchy_scale};
     return out;
 }
 
@@ -282,5 +300,12 @@ extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_par
                                                                                                  reproduction->degrees}, pose_of(R, t));
         *runs = found.runs;
         *degrees = found.degrees;
+    });
+}
+
+extern "C" int rp_check_loop_options(const rp_loop_options *loop, rp_status *status) {
+    return rp::guarded(status, [&] {
+        if (!loop) rp::fail(RP_ERR_INVALID_ARGUMENT, "no loop options");
+        check_loop_options(*loop);
     });
 }

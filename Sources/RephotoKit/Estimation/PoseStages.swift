@@ -48,7 +48,7 @@ struct PoseStages {
     /// against the first); `prior` the rotation they are measured against. `PoseDecision.cheapest` picks the pose.
     func search(prior: Matrix3?) throws -> (result: rp_pose_search_result, candidates: [rp_pose_candidate]) {
         var result = rp_pose_search_result()
-        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: Int(params.pointee.runners_up) + 1)
+        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: Int(params.pointee.loop.runners_up) + 1)
         let priorElements = prior?.elements
         try shimCall { status in
             if let priorElements {
