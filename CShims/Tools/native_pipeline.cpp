@@ -37,7 +37,7 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
         stage = Clock::now();
         std::vector<rp_match> matches = rp::match_features(reference_features, current_features, *matching);
         // PROSAC draws from the front: best first, ties in match order, as Correspondences.bestFirst orders them.
-        if (essential->prosac) {
+        if (essential->loop.prosac) {
             std::vector<size_t> order(matches.size());
             std::iota(order.begin(), order.end(), size_t(0));
             auto key = [&](size_t i) { return order_by_ratio ? matches[i].ratio : matches[i].distance; };

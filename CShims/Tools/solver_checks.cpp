@@ -75,13 +75,12 @@ extern "C" int rp_tools_plane_twin_check(const double *reference_xy, const doubl
     return rp::guarded(status, [&] {
         if (n < 0 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "a negative point count or a threshold that is not positive");
         const Bearings x = bearings_of(reference_xy, current_xy, n, false);
-        Decision decision;
-        decision.pose.R = cv::Matx33d(R);
-        decision.pose.t = cv::normalize(cv::Vec3d(t[0], t[1], t[2]));
-        decision.cost = msac_cost(decision.pose.essential(), x, tau * tau);
-        PlaneFit plane = fit_plane(x, tau, seed, decision.pose);
-        const RefineParams refine{true, 0};
-        *replaced = plane_twin_check(x, tau, seed, refine, decision, plane) ? 1 : 0;
+        Pose pose;
+        pose.R = cv::Matx33d(R);
+        pose.t = cv::normalize(cv::Vec3d(t[0], t[1], t[2]));
+        const std::vector<std::pair<double, Pose>> candidates{{msac_cost(pose.essential(), x, tau * tau), pose}};
+        const Decision decision = decided_without_sensor(x, tau, seed, RefineParams{true, 0}, true, candidates);
+        *replaced = decision.rivals.empty() ? 0 : 1;
         std::copy(decision.pose.R.val, decision.pose.R.val + 9, R);
         for (int i = 0; i < 3; ++i) t[i] = decision.pose.t[i];
     });
@@ -94,9 +93,11 @@ extern "C" int rp_tools_robust_essential(const double *reference_xy, const doubl
     *certified = 0;
     return rp::guarded(status, [&] {
         if (n < 5 || !(tau > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, "fewer than 5 points or a threshold that is not positive");
-        if (!(params->confidence > 0 && params->confidence < 1)) rp::fail(RP_ERR_INVALID_ARGUMENT, "confidence must be in (0, 1)");
+        rp_loop_options loop = params->loop;  // its threshold is tau here, in normalised units
+        loop.threshold = tau;
+        check_loop_options(loop);
         rp::check_capacity(inliers, inliers_capacity, n, "inliers");
-        const Bearings x = bearings_of(reference_xy, current_xy, n, params->portable_kernels != 0);
+        const Bearings x = bearings_of(reference_xy, current_xy, n, params->essential.portable_kernels != 0);
         const SearchParams search = pose_params(*params).search;
         const EssentialEstimator estimator(x, tau * tau, search.essential);
         const LoopResult<Pose> found = robust_loop(estimator, search.loop, search.loop.seed, std::max(1, search.loop.max_iterations));

@@ -8,6 +8,7 @@ enum CLIOutput {
     nonisolated(unsafe) static var jsonMode = CommandLine.arguments.contains("--json")
 
     static func fail(_ error: RephotoError) -> Never {
+        ImmediateInterruption.yieldToSignal()
         message(error.message)
         if jsonMode, let data = try? JSONOutput.encodePretty(ErrorEnvelope(error)) {
             try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))

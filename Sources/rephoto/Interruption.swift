@@ -49,12 +49,22 @@ final class Interruption: @unchecked Sendable {
 /// one line on stderr and the conventional exit code 128 + the signal's number. Kept for the process's life.
 enum ImmediateInterruption {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []  // written once, on the main thread
+    private static let stopping = NSLock()
+    nonisolated(unsafe) private static var signalled = false  // under `stopping`
+
+    /// Called before the process ends on an error: once a signal's cleanup has begun, the command's own failure
+    /// (its files removed under it) is not the outcome, the signal is; this waits for the handler's exit.
+    static func yieldToSignal() {
+        guard stopping.withLock({ signalled }) else { return }
+        while true { pause() }
+    }
 
     static func install(_ cleanup: @escaping @Sendable () -> Void) {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
+                stopping.withLock { signalled = true }
                 cleanup()
                 CLIOutput.standardError(Data("\nrephoto: \(number == SIGINT ? "SIGINT" : "SIGTERM"): stopped; nothing was written\n".utf8))
                 _exit(128 + number)

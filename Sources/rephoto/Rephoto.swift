@@ -29,6 +29,7 @@ struct Rephoto: AsyncParsableCommand {
         } catch let error as RephotoError {
             CLIOutput.fail(error)
         } catch let error as ExitCode {
+            ImmediateInterruption.yieldToSignal()
             Foundation.exit(error.rawValue)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
             // A file error no command turned into words (a full disk under evaluate printed Foundation's dump).

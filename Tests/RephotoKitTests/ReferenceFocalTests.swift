@@ -71,8 +71,16 @@ import Testing
         #expect(wide.span.lowerBound < 0.35 * 900 && wide.span.upperBound > 9 * 900, "\(wide.span)")
         var best = ReferenceFocalConfig()
         best.spanInliers = 0
+        best.solver = .scan
         let alone = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: best)
         #expect(alone.span.lowerBound == alone.span.upperBound && abs(alone.span.lowerBound / focal - 1) < 0.05, "\(alone.span)")
+        // Every solver finds the focal length here (the span is the scan's grid; a refined answer may lie between its points).
+        for solver in ReferenceFocalSolver.allCases {
+            var config = ReferenceFocalConfig()
+            config.solver = solver
+            let answer = try ReferenceFocal.estimate(pairs, referenceSize: Self.referenceSize, currentCamera: Self.current, config: config)
+            #expect(abs(answer.camera.fx / focal - 1) < 0.02, "\(solver): \(answer.camera.fx)")
+        }
     }
 
     /// A print cropped off-centre: its principal point 36 px right of and 27 px above the centre (4 % and 3 % of its

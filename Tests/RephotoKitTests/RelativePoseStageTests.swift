@@ -47,10 +47,10 @@ import RephotoShimTools
 
     func loopParameters(seed: UInt64, maxIterations: Int32 = 2000) -> rp_robust_params {
         var params = rp_robust_params()
-        params.method = RP_METHOD_LO_MSAC
-        params.confidence = 0.9999
-        params.max_iterations = maxIterations
-        params.seed = seed
+        params.essential.method = RP_METHOD_LO_MSAC
+        params.loop.confidence = 0.9999
+        params.loop.max_iterations = maxIterations
+        params.loop.seed = seed
         return params
     }
 
@@ -87,7 +87,7 @@ import RephotoShimTools
         let scene = scene(rotation: r, translation: SIMD3(-0.8, 0.2, 0.5), inliers: 60, outliers: 60, noise: 0.5, seed: 9)
         func run(portable: Bool) -> ([Double], [Double], [UInt8], Int32) {
             var params = loopParameters(seed: 5)
-            params.portable_kernels = portable ? 1 : 0
+            params.essential.portable_kernels = portable ? 1 : 0
             var rotation = [Double](repeating: 0, count: 9), translation = [Double](repeating: 0, count: 3)
             var inliers = [UInt8](repeating: 0, count: scene.count)
             var samples: Int32 = 0, certified: Int32 = 0

@@ -305,37 +305,53 @@ void rp_neighbours_free(rp_neighbours *neighbours);
    rephoto_pose_constants.h. */
 #define RP_METHOD_LO_MSAC 1
 
-/* The essential-matrix search's options (the robust loop's and the estimator's); the thresholds that accept or
-   refuse a pose are RephotoKit's (PoseDecision), and the homography has its own (rp_homography_params). */
-typedef struct rp_robust_params {
-    int method;           /* RP_METHOD_LO_MSAC 1, or OpenCV's findEssentialMat: cv::RANSAC 8, LMEDS 4, USAC_* 32..38 */
+/* The robust loop's options, as PoseLib's RansacOptions (the registry's pose.* loop settings); checked once, by
+   rp_check_loop_options, for every stage. */
+typedef struct rp_loop_options {
     double threshold;     /* pixels */
-    double confidence;
-    int max_iterations;
-    int refine;           /* essential matrix only: Levenberg-Marquardt on the MSAC cost of the Sampson error */
+    double confidence;    /* (0, 1): the adaptive bound's */
+    int max_iterations;   /* LO-MSAC: samples solved at most (OpenCV's estimators: its cap) */
     int min_iterations;   /* LO-MSAC only: samples solved whatever the adaptive bound says */
     uint64_t seed;        /* LO-MSAC only: its sampler's seed */
     int prosac;           /* LO-MSAC only: the points come best first; draw samples progressively (PROSAC) */
-    double max_parallax_degrees;  /* LO-MSAC only: hypotheses with a sample point's parallax above this are
-                                     skipped (0: none are) */
+    int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
+                             optimises them all, a certified one those RP_RIVAL_DEGREES or more from its rotation (other
+                             basins); the rival is sought among them (0: none) */
     double max_disagreement_degrees;  /* LO-MSAC only: when the search ends uncertified (the cap reached before
                                          the adaptive bound), a second one (another seed, half the cap) that
                                          finds a lower cost further than this rotation (5x in translation)
                                          fails the estimate; 0: a single search */
-    int portable_kernels; /* essential matrix: 1 runs the portable kernels where AVX2 would be used (scoring,
-                             refinement, inlier passes); they give the same results (tests check it), 0 picks by CPU */
-    int runners_up;       /* LO-MSAC only: minimal models kept besides the best; a search that ends uncertified
-                             optimises them all, a certified one those RP_RIVAL_DEGREES or more from its rotation (other
-                             basins), and takes the best; the rival is sought among them (0: none) */
-    double screen_degrees; /* LO-MSAC with keypoint frames only (rp_estimate_relative_pose): a sample is solved only
-                              when its five keypoints' orientations turn alike within this many degrees, and */
+} rp_loop_options;
+
+/* The essential-matrix estimator's options: which estimator, what its samples must pass and how its answer is
+   refined. */
+typedef struct rp_essential_options {
+    int method;           /* RP_METHOD_LO_MSAC 1, or OpenCV's findEssentialMat: cv::RANSAC 8, LMEDS 4, USAC_* 32..38 */
+    int refine;           /* Levenberg-Marquardt on the MSAC cost of the Sampson error */
+    double cauchy_scale;  /* LO-MSAC with refine only: after the MSAC refinement, a local polish on a Cauchy loss of the
+                             Sampson errors within the threshold, its scale this many times their robust noise
+                             (1.4826 x median, at least 0.1 px); a move of 5 degrees or more is not taken. 0: none */
+    double max_parallax_degrees;  /* LO-MSAC only: hypotheses with a sample point's parallax above this are
+                                     skipped (0: none are) */
+    double screen_degrees; /* LO-MSAC with keypoint frames only: a sample is solved only when its five keypoints'
+                              orientations turn alike within this many degrees, and */
     double screen_octaves; /* their scales change alike within this many octaves (largest minus smallest); the
                               stopping rule allows for the all-inlier samples it turns away. max_iterations then
                               caps the samples solved, and at most 16 x max_iterations are drawn. 0 degrees: off */
-    double cauchy_scale;   /* LO-MSAC with refine only: after the MSAC refinement, a local polish on a Cauchy loss of the
-                              Sampson errors within the threshold, its scale this many times their robust noise
-                              (1.4826 x median, at least 0.1 px); a move of 5 degrees or more is not taken. 0: none */
+    int portable_kernels; /* 1 runs the portable kernels where AVX2 would be used (scoring, refinement, inlier
+                             passes); they give the same results (tests check it), 0 picks by CPU */
+} rp_essential_options;
+
+/* The essential-matrix search's options: its loop's and its estimator's. The thresholds that accept or refuse a pose
+   are RephotoKit's (PoseDecision), and the homography has its own (rp_homography_params). */
+typedef struct rp_robust_params {
+    rp_loop_options loop;
+    rp_essential_options essential;
 } rp_robust_params;
+
+/* The loop's options checked: a positive threshold, confidence in (0, 1), counts of at least 0 and a finite,
+   non-negative disagreement. RP_OK or RP_ERR_INVALID_ARGUMENT with the first that fails named. */
+int rp_check_loop_options(const rp_loop_options *loop, rp_status *status);
 
 /* OpenCV 4.6 runs its robust estimators from a fixed internal random state (RANSAC, LMEDS and the USAC
    methods alike), and LO-MSAC from `seed` in a generator of its own: the same input always gives the same
@@ -383,7 +399,7 @@ typedef struct rp_relative_pose {
                                    scale as gric_homography): not above it, a rotation explains them as a plane does */
     double log10_chance;        /* log10 of the expected number of as large inlier sets among unrelated matches */
     double rival_excess;        /* the rivals: the runners-up the search optimises (runners_up above), */
-    double rival_degrees;       /* and the pose the plane's other solution replaced. How much worse (MSAC cost over
+    double rival_degrees;       /* and the pose the plane's other solution replaced (rp_pose_twin). How much worse (MSAC cost over
                                    the squared threshold) the best of them RP_RIVAL_DEGREES or more from the pose fits,
                                    and how far it is (the larger of the rotation and the sign-free translation
                                    angle); HUGE_VAL and 0 when there is none */
@@ -438,19 +454,29 @@ typedef struct rp_pose_candidate {
                                       compared with (the best, or rp_pose_guided_search's pose) */
 } rp_pose_candidate;
 
-/* The search: LO-MSAC (or OpenCV's estimator) and the pose and its runners-up refined alike; the one that fits
-   best is `best`, the others (capacity >= params->runners_up + 1) the runners-up. `prior_R` (may be NULL): the
-   sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's solved
-   samples, the cap for OpenCV's). */
+/* The search: LO-MSAC (or OpenCV's estimator), then its pose and its runners-up refined alike, in the search's order
+   (its own pose first; capacity >= params->loop.runners_up + 1), each with its evidence record: `excess` against the
+   first's cost, `apart_degrees` 0. Which fits best RephotoKit picks (PoseDecision.cheapest). `prior_R` (may be
+   NULL): the sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's
+   solved samples, the cap for OpenCV's); `threshold_squared` the threshold in normalised units, squared, the
+   unit of `excess`. */
 typedef struct rp_pose_search_result {
-    rp_pose_candidate best;
-    int runners_up;
+    int candidates;
     int iterations;
     long models;
+    double threshold_squared;
 } rp_pose_search_result;
 
 int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
-                   rp_pose_search_result *out, rp_pose_candidate *runners_up, size_t runners_up_capacity, rp_status *status);
+                   rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status);
+
+/* The plane's other solution: the homography of the pose's (R, t, `cost`) inliers (the plane GRIC fits) decomposed,
+   the decomposition furthest from the pose, refined (params->essential.refine). `found` 0 when the inliers lie on no plane or
+   every decomposition is the pose; otherwise `twin` (its chance over `models`, `excess` against `cost`,
+   `apart_degrees` from the pose) and `refutation`: the pose's inliers the twin rejects minus the correspondences it
+   alone accepts. Whether it replaces the pose RephotoKit decides (PoseDecision.twinReplaces). */
+int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+                 long models, int *found, rp_pose_candidate *twin, int *refutation, rp_status *status);
 
 /* The sensor-guided search: `samples` three-point samples of a pose whose rotation is prior_R turned by φ about
    `axis` (up in the reference camera, any length; |φ| <= degrees) and a translation, then local optimisation of
@@ -465,14 +491,13 @@ typedef struct rp_guided_search_params {
 } rp_guided_search_params;
 
 /* `found` 0 when no sample gave a pose within `degrees` of the prior; otherwise `candidate` (its apart_degrees
-   from pose_R, pose_t). params->threshold and the kernels' choice are the estimate's (rp_robust_params). */
+   from pose_R, pose_t). the loop's threshold and the kernels' choice are the estimate's (rp_robust_params). */
 int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *params, const rp_guided_search_params *guided,
                           const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
                           rp_status *status);
 
-/* The evidence of the pose decided (R, t, `cost`), its rivals (the answers it was preferred to, in order: R, t and
-   cost read) and the plane's other solution, which replaces it when the points off the plane favour it and it fits
-   better (LO-MSAC); then the decomposition that puts most inliers in front and the polish. `guided`: the pose came
+/* The evidence of the pose decided (R, t, `cost`) and its rivals (the answers it was preferred to, in order: R, t
+   and cost read): the decomposition that puts most inliers in front, the polish, then the record. `guided`: the pose came
    from the guided search, whose `guided_samples` the chance then counts instead of `models`. The reproductions'
    fields are left 0 (rp_pose_reproduce). `inliers`, `sampson_pixels`: as rp_estimate_relative_pose's. */
 int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
@@ -480,7 +505,7 @@ int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params,
                      rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
                      size_t sampson_capacity, rp_status *status);
 
-/* Loops of other seeds (derived from params->seed), each stopping once within `degrees` of R in rotation, at half
+/* Loops of other seeds (derived from params->loop.seed), each stopping once within `degrees` of R in rotation, at half
    the cap at most, until `count` have, or more than `misses` ended further. */
 typedef struct rp_reproduction_params {
     int count;     /* 1...64 */
@@ -499,7 +524,7 @@ int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params
    `inliers` (capacity >= n, may be NULL) receives 1 for points within the threshold of E;
    `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels.
    `reference_frames` and `current_frames` (n angle, size pairs each, as rp_keypoint's; may be NULL) are the
-   matched keypoints' frames, which the sample screen reads (params->screen_degrees); a negative or non-finite
+   matched keypoints' frames, which the sample screen reads (params->essential.screen_degrees); a negative or non-finite
    angle or a size that is not positive turns the screen off for the call. */
 int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
                               const rp_camera *reference_camera, const rp_camera *current_camera,

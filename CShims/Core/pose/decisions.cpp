@@ -1,46 +1,60 @@
-// Choosing between answers by their fit once the search has ended: the refined runners-up and the plane's other
-// solution; and the reproductions of a weak pose. Which answer the sensor backs, and whether a pose is weak
-// enough to search for again, RephotoKit's PoseDecision decides.
+// The answers the search's end offers: its pose and runners-up refined, the plane's other solution; and the
+// reproductions of a weak pose. Which of them is the pose, and whether a pose is weak enough to search for again,
+// RephotoKit's PoseDecision decides.
 #include "pose.hpp"
 
 namespace rp::pose {
 
-Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found, const std::vector<Pose> &runners_up) {
-    Decision out;
-    out.pose = found;
-    if (refine.refine) pose::refine(x, tau2, out.pose, 50);
-    out.cost = msac_cost(out.pose.essential(), x, tau2);
+std::vector<std::pair<double, Pose>> refined(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found,
+                                             const std::vector<Pose> &runners_up) {
+    std::vector<std::pair<double, Pose>> out;
+    out.reserve(runners_up.size() + 1);
+    Pose pose = found;
+    if (refine.refine) pose::refine(x, tau2, pose, 50);
+    out.emplace_back(msac_cost(pose.essential(), x, tau2), pose);
     for (Pose other : runners_up) {
         if (refine.refine) pose::refine(x, tau2, other, 20);
-        double cost = msac_cost(other.essential(), x, tau2);
-        if (cost < out.cost) {
-            std::swap(other, out.pose);
-            std::swap(cost, out.cost);
-        }
-        out.rivals.emplace_back(cost, other);
+        out.emplace_back(msac_cost(other.essential(), x, tau2), other);
     }
     return out;
 }
 
 // On a plane the search may have ended in the wrong one of the plane's two solutions, and local optimisation
 // does not cross to the other (a synthetic 60° orbit, 179 matches: 44° wrong with 84 inliers and a 10^-150
-// chance, where the other solution, refined, held 93). The replaced pose joins the rivals; a pose the plane's
-// solution replaced is no longer the guided search's.
-bool plane_twin_check(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, Decision &decision, PlaneFit &plane) {
-    if (!plane.found) return false;
+// chance, where the other solution, refined, held 93).
+Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, const Pose &pose) {
+    Twin out;
+    const PlaneFit plane = fit_plane(x, tau, seed, pose);
     const double tau2 = tau * tau;
-    int refutation = 0;
-    Pose other;
-    if (!twin_refutation(plane.H, x, tau2, decision.pose, 0.5, refutation, other) || refutation >= 0) return false;
-    if (refine.refine) pose::refine(x, tau2, other, 50);
-    const double cost = msac_cost(other.essential(), x, tau2);
-    if (!(cost < decision.cost)) return false;
-    decision.rivals.emplace_back(decision.cost, decision.pose);
-    decision.pose = other;
-    decision.cost = cost;
-    decision.guided = false;
-    plane = fit_plane(x, tau, seed, decision.pose);
-    return true;
+    if (!plane.found || !twin_refutation(plane.H, x, tau2, pose, 0.5, out.refutation, out.pose)) return out;
+    if (refine.refine) pose::refine(x, tau2, out.pose, 50);
+    out.cost = msac_cost(out.pose.essential(), x, tau2);
+    out.found = true;
+    return out;
+}
+
+Decision decided_without_sensor(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, bool twin,
+                                const std::vector<std::pair<double, Pose>> &candidates) {
+    Decision out;
+    out.cost = candidates.front().first;
+    out.pose = candidates.front().second;
+    for (size_t k = 1; k < candidates.size(); ++k) {
+        std::pair<double, Pose> other = candidates[k];
+        if (other.first < out.cost) {
+            std::swap(other.second, out.pose);
+            std::swap(other.first, out.cost);
+        }
+        out.rivals.push_back(other);
+    }
+    if (twin) {
+        const Twin other = plane_twin(x, tau, seed, refine, out.pose);
+        if (other.found && other.refutation < 0 && other.cost < out.cost) {
+            out.rivals.emplace_back(out.cost, out.pose);
+            out.pose = other.pose;
+            out.cost = other.cost;
+        }
+    }
+    return out;
 }
 
 // A weak pose that independent loops land on again is the data's answer, not the search's luck: on a

@@ -221,6 +221,8 @@ struct PoseParams {
 
 // The stages' parameters of a C call's (relative_pose.cpp; checked there).
 PoseParams pose_params(const rp_robust_params &params);
+// Throws RP_ERR_INVALID_ARGUMENT naming the first of the loop's options out of range.
+void check_loop_options(const rp_loop_options &loop);
 
 // ---------------------------------------------------------------- the search (essential_search.cpp)
 
@@ -259,11 +261,23 @@ struct PlaneFit {
     bool found = false;
 };
 
-// The pose and its runners-up refined alike (pose.refine): one that now fits better is the pose, the rest rivals.
-Decision refined_candidates(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found, const std::vector<Pose> &runners_up);
-// The plane's other solution, refined, replaces the pose when the points off the plane favour it and it fits
-// better (the plane is then fitted again). True when it did.
-bool plane_twin_check(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, Decision &decision, PlaneFit &plane);
+// The pose and its runners-up refined alike (pose.refine), with their MSAC costs, in the search's order.
+std::vector<std::pair<double, Pose>> refined(const Bearings &x, double tau2, const RefineParams &refine, const Pose &found,
+                                             const std::vector<Pose> &runners_up);
+// The plane's other solution (rp_pose_twin): the decomposition of the plane of `pose`'s inliers furthest from it,
+// refined (pose.refine), its cost and refutation (twin_refutation); found false when there is none.
+struct Twin {
+    Pose pose;
+    double cost = HUGE_VAL;
+    int refutation = 0;
+    bool found = false;
+};
+Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, const Pose &pose);
+// rp_estimate_relative_pose's replay (the tools' and the tests' path, which has no sensor) of PoseDecision's
+// choices: the cheapest refined candidate (PoseDecision.cheapest), then the twin when PoseDecision.twinReplaces
+// would take it. The library's answers are PoseDecision's; tests check the two agree.
+Decision decided_without_sensor(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, bool twin,
+                                const std::vector<std::pair<double, Pose>> &candidates);
 // Loops of other seeds that must reach `pose`: how many ran, and the rotation within which `count` of them ended
 // (HUGE_VAL when fewer found anything).
 struct Reproduced {

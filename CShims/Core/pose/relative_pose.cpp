@@ -19,16 +19,14 @@ void check_parameters(const std::vector<cv::Point2d> &reference, const std::vect
             }
         }
     }
-    if (!(params.threshold > 0)) rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("threshold must be positive, got %g", params.threshold));
-    if (!(params.confidence > 0 && params.confidence < 1)) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", params.confidence));
+    check_loop_options(params.loop);
+    const rp_essential_options &essential = params.essential;
+    if (!(essential.cauchy_scale >= 0 && std::isfinite(essential.cauchy_scale))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", essential.cauchy_scale));
     }
-    if (!(params.cauchy_scale >= 0 && std::isfinite(params.cauchy_scale))) {
-        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("cauchy scale must be finite and >= 0, got %g", params.cauchy_scale));
-    }
-    if (!(params.screen_degrees >= 0 && params.screen_degrees <= 360 && params.screen_octaves >= 0 && std::isfinite(params.screen_octaves))) {
+    if (!(essential.screen_degrees >= 0 && essential.screen_degrees <= 360 && essential.screen_octaves >= 0 && std::isfinite(essential.screen_octaves))) {
         rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("screen must be 0...360 degrees and finite octaves >= 0 (got %g, %g)",
-                                                 params.screen_degrees, params.screen_octaves));
+                                                 essential.screen_degrees, essential.screen_octaves));
     }
 }
 
@@ -96,25 +94,23 @@ Pose pose_of(const double *R, const double *t) {
     return pose;
 }
 
-// The search and the refined candidates (refined_candidates); `models` the samples behind the chance.
-Decision search(const Problem &problem, int &iterations, long &models) {
+// The search and its refined candidates, in its order (refined); `models` the samples behind the chance.
+std::vector<std::pair<double, Pose>> search(const Problem &problem, int &iterations, long &models) {
     iterations = 0;
     std::vector<Pose> runners_up;
     const PoseParams &stages = problem.stages;
     const Pose found = stages.lo_msac() ? search_essential(problem.x, stages.search, problem.tau, iterations, runners_up)
                                         : opencv_pose(problem.x, stages.method, stages.search.loop, problem.tau);
     models = stages.lo_msac() ? iterations : stages.search.loop.max_iterations;
-    return refined_candidates(problem.x, problem.tau2, stages.refine, found, runners_up);
+    return refined(problem.x, problem.tau2, stages.refine, found, runners_up);
 }
 
-// The plane's other solution, the decomposition in front and the polish, then the evidence of the pose.
+// The plane of the pose's inliers (for GRIC), the decomposition in front and the polish, then the evidence.
 void conclude(const Problem &problem, Decision &decision, long models, long guided_samples, int iterations, rp_relative_pose &out,
               std::vector<uint8_t> &inliers, std::vector<double> *sampson_pixels) {
     const PoseParams &stages = problem.stages;
     const Bearings &x = problem.x;
-    // The plane of the pose's inliers (for GRIC), and the plane's other solution when it fits better.
-    PlaneFit plane = fit_plane(x, problem.tau, stages.search.loop.seed, decision.pose);
-    if (stages.lo_msac()) plane_twin_check(x, problem.tau, stages.search.loop.seed, stages.refine, decision, plane);
+    const PlaneFit plane = fit_plane(x, problem.tau, stages.search.loop.seed, decision.pose);
     decision.pose = most_in_front(decision.pose, x, problem.tau2);
     if (stages.refine.refine && stages.lo_msac()) polish(x, problem.tau2, stages.refine.cauchy_scale, kNoiseFloorPixels / problem.focal, decision.pose);
     // A guided pose was drawn from the guided search's models alone: its chance counts those.
@@ -128,26 +124,46 @@ void conclude(const Problem &problem, Decision &decision, long models, long guid
 
 namespace rp {
 
+// The one check of the loop's options, for every stage and rp_check_loop_options.
+void pose::check_loop_options(const rp_loop_options &loop) {
+    if (!(loop.threshold > 0 && std::isfinite(loop.threshold))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("threshold must be positive, got %g", loop.threshold));
+    }
+    if (!(loop.confidence > 0 && loop.confidence < 1)) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("confidence must be in (0, 1), got %g", loop.confidence));
+    }
+    if (loop.max_iterations < 0 || loop.min_iterations < 0 || loop.runners_up < 0) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("iterations and runners-up must be >= 0 (got %d, %d, %d)", loop.max_iterations,
+                                                 loop.min_iterations, loop.runners_up));
+    }
+    if (!(loop.max_disagreement_degrees >= 0 && std::isfinite(loop.max_disagreement_degrees))) {
+        rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("max disagreement must be finite and >= 0, got %g", loop.max_disagreement_degrees));
+    }
+}
+
+// The stages' view of the two option structs (C++ only).
 pose::PoseParams pose::pose_params(const rp_robust_params &params) {
+    const rp_loop_options &loop = params.loop;
+    const rp_essential_options &essential = params.essential;
     PoseParams out;
-    out.method = params.method;
-    out.threshold = params.threshold;
-    out.portable_kernels = params.portable_kernels != 0;
-    out.search.loop.confidence = params.confidence;
-    out.search.loop.max_iterations = params.max_iterations;
-    out.search.loop.min_iterations = params.min_iterations;
-    out.search.loop.seed = params.seed;
-    out.search.loop.prosac = params.prosac != 0;
-    out.search.loop.runners_up = params.runners_up;
+    out.method = essential.method;
+    out.threshold = loop.threshold;
+    out.portable_kernels = essential.portable_kernels != 0;
+    out.search.loop.confidence = loop.confidence;
+    out.search.loop.max_iterations = loop.max_iterations;
+    out.search.loop.min_iterations = loop.min_iterations;
+    out.search.loop.seed = loop.seed;
+    out.search.loop.prosac = loop.prosac != 0;
+    out.search.loop.runners_up = loop.runners_up;
     out.search.loop.basin_degrees = kRivalDegrees;
-    out.search.essential.max_parallax_degrees = params.max_parallax_degrees;
-    out.search.essential.screen = {params.screen_degrees, params.screen_octaves};
-    out.search.max_disagreement_degrees = params.max_disagreement_degrees;
-    out.refine = {params.refine != 0, params.cauchy_scale};
+    out.search.essential.max_parallax_degrees = essential.max_parallax_degrees;
+    out.search.essential.screen = {essential.screen_degrees, essential.screen_octaves};
+    out.search.max_disagreement_degrees = loop.max_disagreement_degrees;
+    out.refine = {essential.refine != 0, essential.cauchy_scale};
     return out;
 }
 
-// The stages without a sensor: the search, then the evidence of its best answer.
+// The stages without a sensor: the search, PoseDecision's choices replayed (decided_without_sensor), the evidence.
 void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                             const rp_camera &reference_camera, const rp_camera &current_camera,
                             const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,
@@ -155,7 +171,8 @@ void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std
     const Problem stages = problem(reference, current, reference_camera, current_camera, params, reference_frames, current_frames);
     int iterations = 0;
     long models = 0;
-    Decision decision = search(stages, iterations, models);
+    Decision decision = decided_without_sensor(stages.x, stages.tau, stages.stages.search.loop.seed, stages.stages.refine,
+                                               stages.stages.lo_msac(), search(stages, iterations, models));
     conclude(stages, decision, models, 0, iterations, out, inliers, sampson_pixels);
 }
 
@@ -179,27 +196,42 @@ extern "C" int rp_estimate_relative_pose(const double *reference_xy, const doubl
 }
 
 extern "C" int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
-                              rp_pose_search_result *out, rp_pose_candidate *runners_up, size_t runners_up_capacity, rp_status *status) {
+                              rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status) {
     return rp::guarded(status, [&] {
         if (prior_R) check_rotation(prior_R, "prior");
         const Problem stages = problem(*input, *params);
         int iterations = 0;
         long models = 0;
-        const Decision decision = search(stages, iterations, models);
-        if (decision.rivals.size() > runners_up_capacity) {
-            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%zu runners-up for a capacity of %zu", decision.rivals.size(), runners_up_capacity));
+        const std::vector<std::pair<double, Pose>> found = search(stages, iterations, models);
+        if (found.size() > candidates_capacity) {
+            rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("%zu candidates for a capacity of %zu", found.size(), candidates_capacity));
         }
         const cv::Matx33d prior = prior_R ? cv::Matx33d(prior_R) : cv::Matx33d::eye();
         const double noise_floor = RP_LOCALISATION_FLOOR_PIXELS / stages.focal;
         const CandidateContext context{stages.x, stages.tau2, noise_floor, stages.p, models, prior_R ? &prior : nullptr};
         *out = rp_pose_search_result{};
-        record(context, decision.pose, decision.cost, decision.cost, nullptr, out->best);
-        for (size_t k = 0; k < decision.rivals.size(); ++k) {
-            record(context, decision.rivals[k].second, decision.rivals[k].first, decision.cost, &decision.pose, runners_up[k]);
-        }
-        out->runners_up = int(decision.rivals.size());
+        for (size_t k = 0; k < found.size(); ++k) record(context, found[k].second, found[k].first, found.front().first, nullptr, candidates[k]);
+        out->candidates = int(found.size());
         out->iterations = iterations;
         out->models = models;
+        out->threshold_squared = stages.tau2;
+    });
+}
+
+extern "C" int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+                            long models, int *found, rp_pose_candidate *twin, int *refutation, rp_status *status) {
+    *found = 0;
+    *refutation = 0;
+    return rp::guarded(status, [&] {
+        if (models < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "a negative model count");
+        const Problem stages = problem(*input, *params);
+        const Pose pose = pose_of(R, t);
+        const Twin other = plane_twin(stages.x, stages.tau, stages.stages.search.loop.seed, stages.stages.refine, pose);
+        if (!other.found) return;
+        const CandidateContext context{stages.x, stages.tau2, RP_LOCALISATION_FLOOR_PIXELS / stages.focal, stages.p, models, nullptr};
+        record(context, other.pose, other.cost, cost, &pose, *twin);
+        *refutation = other.refutation;
+        *found = 1;
     });
 }
 
@@ -268,5 +300,12 @@ extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_par
                                                                                                  reproduction->degrees}, pose_of(R, t));
         *runs = found.runs;
         *degrees = found.degrees;
+    });
+}
+
+extern "C" int rp_check_loop_options(const rp_loop_options *loop, rp_status *status) {
+    return rp::guarded(status, [&] {
+        if (!loop) rp::fail(RP_ERR_INVALID_ARGUMENT, "no loop options");
+        check_loop_options(*loop);
     });
 }

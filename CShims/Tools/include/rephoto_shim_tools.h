@@ -129,7 +129,7 @@ int rp_tools_plane_homography(const double *reference_xy, const double *current_
 /* The estimator's check of a pose against its plane's other solution, on its own: n normalised point pairs
    (x, y), threshold tau (normalised units), refinement on; R (row-major) and t in, the pose out. *replaced is 1
    when the plane of the pose's inliers has another solution the points off it favour, which, refined, fits
-   better and replaced the pose. */
+   better and replaced the pose (rp_pose_twin's record under PoseDecision.twinReplaces's rule, replayed in C++). */
 int rp_tools_plane_twin_check(const double *reference_xy, const double *current_xy, int n, double tau, uint64_t seed,
                               double R[9], double t[3], int *replaced, rp_status *status);
 

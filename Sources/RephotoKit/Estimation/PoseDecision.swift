@@ -95,15 +95,14 @@ public enum PoseDecision {
 
     // ------------------------------------------------------------ the search, and the sensor's part in it
 
-    /// The search (`PoseStages`) and the choices between its answers that read the sensor or a chance band: the
-    /// prior swap, the guided search and its replacement, the plane's other solution (chosen on the fit inside the
-    /// evidence stage) and the reproductions of a weak pose. Only what `SearchSettings` holds is read, so a
-    /// `StageCache` keyed on it stays valid. Returns the evidence of the pose decided and its inlier flags.
+    /// The search (`PoseStages`) and the choices between its answers: the cheapest refined candidate, the prior swap,
+    /// the guided search and its replacement, the plane's other solution and the reproductions of a weak pose. Only
+    /// what `SearchSettings` holds is read, so a `StageCache` keyed on it stays valid. Returns the evidence of the pose decided and its inlier flags.
     static func search(_ stages: PoseStages, settings: RelativePose.SearchSettings) throws -> (pose: rp_relative_pose, mask: [UInt8]) {
         let loMsac = settings.essential.method == .loMsac
         let prior = loMsac ? settings.prior : nil
         let found = try stages.search(prior: prior?.rotation)
-        var pose = found.result.best, rivals = found.runnersUp
+        var (pose, rivals) = cheapest(found.candidates, thresholdSquared: found.result.threshold_squared)
         var models = found.result.models, guided = false
         if let prior {
             if let k = priorChoice(pose, among: rivals, prior) {
@@ -124,6 +123,12 @@ public enum PoseDecision {
                 }
             }
         }
+        // LO-MSAC's: OpenCV's estimators end without a plane check, as they always have.
+        if loMsac, let twin = try stages.twin(of: pose, models: models), twinReplaces(pose, with: twin.candidate, refutation: twin.refutation) {
+            rivals.append(pose)
+            pose = twin.candidate
+            guided = false
+        }
         var (out, mask) = try stages.evidence(of: pose, rivals: rivals, guided: guided, models: models,
                                               guidedSamples: prior?.guidedSamples ?? 0, iterations: Int(found.result.iterations))
         // Not for a guided pose: that search looked only near the sensor.
@@ -135,6 +140,28 @@ public enum PoseDecision {
             (out.reproductions, out.reproduction_degrees) = again
         }
         return (out, mask)
+    }
+
+    /// The refined candidate that fits best (the lowest MSAC cost; the earlier on a tie) is the pose; the others are
+    /// its rivals, each the loser of its comparison in the search's order, their `excess` measured against the pose
+    /// in `thresholdSquared` (the threshold in normalised units, squared).
+    static func cheapest(_ candidates: [rp_pose_candidate], thresholdSquared: Double) -> (pose: rp_pose_candidate, rivals: [rp_pose_candidate]) {
+        guard var pose = candidates.first else { return (rp_pose_candidate(), []) }
+        var rivals: [rp_pose_candidate] = []
+        for var other in candidates.dropFirst() {
+            if other.cost < pose.cost { swap(&other, &pose) }
+            rivals.append(other)
+        }
+        pose.excess = (pose.cost - pose.cost) / thresholdSquared
+        for k in rivals.indices { rivals[k].excess = (rivals[k].cost - pose.cost) / thresholdSquared }
+        return (pose, rivals)
+    }
+
+    /// The plane's other solution replaces the pose when the points off the plane favour it (a negative refutation:
+    /// more correspondences only it accepts than pose inliers it rejects) and it fits better (a lower MSAC cost).
+    /// The pose becomes its rival; a guided pose so replaced is no longer the guided search's.
+    static func twinReplaces(_ pose: rp_pose_candidate, with twin: rp_pose_candidate, refutation: Int) -> Bool {
+        refutation < 0 && twin.cost < pose.cost
     }
 
     /// The prior swap: a sensor that rules the pose out and backs a runner-up nearly as good (within the prior's

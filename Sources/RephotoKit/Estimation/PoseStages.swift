@@ -1,7 +1,7 @@
 import RephotoShim
 
 /// The essential-matrix estimator's stages as C calls on one set of correspondences (rp_pose_input): the search,
-/// the sensor-guided search, the evidence of the pose decided and the reproductions. `PoseDecision.search` decides
+/// the plane's other solution, the sensor-guided search, the evidence of the pose decided and the reproductions. `PoseDecision.search` decides
 /// which to run and which answer is the pose; this only carries the arguments across.
 struct PoseStages {
     let input: UnsafePointer<rp_pose_input>
@@ -44,20 +44,36 @@ struct PoseStages {
         }
     }
 
-    /// The search's best answer and its runners-up, each with its evidence record; `prior` the rotation they are
-    /// measured against.
-    func search(prior: Matrix3?) throws -> (result: rp_pose_search_result, runnersUp: [rp_pose_candidate]) {
+    /// The search's refined candidates in its order (its own pose first), each with its evidence record (`excess`
+    /// against the first); `prior` the rotation they are measured against. `PoseDecision.cheapest` picks the pose.
+    func search(prior: Matrix3?) throws -> (result: rp_pose_search_result, candidates: [rp_pose_candidate]) {
         var result = rp_pose_search_result()
-        var runnersUp = [rp_pose_candidate](repeating: rp_pose_candidate(), count: Int(params.pointee.runners_up) + 1)
+        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: Int(params.pointee.loop.runners_up) + 1)
         let priorElements = prior?.elements
         try shimCall { status in
             if let priorElements {
-                rp_pose_search(input, params, priorElements, &result, &runnersUp, runnersUp.count, status)
+                rp_pose_search(input, params, priorElements, &result, &candidates, candidates.count, status)
             } else {
-                rp_pose_search(input, params, nil, &result, &runnersUp, runnersUp.count, status)
+                rp_pose_search(input, params, nil, &result, &candidates, candidates.count, status)
             }
         }
-        return (result, Array(runnersUp.prefix(Int(result.runners_up))))
+        return (result, Array(candidates.prefix(Int(result.candidates))))
+    }
+
+    /// The plane's other solution of `pose` (its record against the pose) and its refutation; nil when there is none.
+    func twin(of pose: rp_pose_candidate, models: Int) throws -> (candidate: rp_pose_candidate, refutation: Int)? {
+        var pose = pose
+        var found: Int32 = 0, refutation: Int32 = 0
+        var candidate = rp_pose_candidate()
+        try withUnsafeBytes(of: &pose.R) { r in
+            try withUnsafeBytes(of: &pose.t) { t in
+                try shimCall { status in
+                    rp_pose_twin(input, params, r.bindMemory(to: Double.self).baseAddress, t.bindMemory(to: Double.self).baseAddress,
+                                 pose.cost, models, &found, &candidate, &refutation, status)
+                }
+            }
+        }
+        return found != 0 ? (candidate, Int(refutation)) : nil
     }
 
     /// The guided search's answer, its separation measured from `pose`; nil when it found none.

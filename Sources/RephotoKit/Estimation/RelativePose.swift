@@ -139,14 +139,18 @@ extension RelativePose {
             reproduction = PoseDecision.reproduction(config, withSensor: sensorRotation != nil)
         }
 
-        /// The search's options as the shim reads them (checked there, once: rp_estimate_relative_pose and the stages).
+        /// The search's options as the shim reads them: its loop's and its estimator's (checked there, once:
+        /// rp_check_loop_options, for rp_estimate_relative_pose and every stage).
         package func shimParameters(portableKernels: Bool = false) throws -> rp_robust_params {
-            rp_robust_params(method: essential.method.code, threshold: essential.threshold, confidence: essential.confidence,
-                             max_iterations: try cInt(essential.maxIterations, "maxIterations"), refine: refine ? 1 : 0,
-                             min_iterations: try cInt(minIterations, "minIterations"), seed: UInt64(seed), prosac: prosac != nil ? 1 : 0,
-                             max_parallax_degrees: maxParallax, max_disagreement_degrees: maxDisagreement,
-                             portable_kernels: portableKernels ? 1 : 0, runners_up: try cInt(runnersUp, "runnersUp"),
-                             screen_degrees: screenDegrees, screen_octaves: screenOctaves, cauchy_scale: cauchyScale)
+            let loop = rp_loop_options(threshold: essential.threshold, confidence: essential.confidence,
+                                       max_iterations: try cInt(essential.maxIterations, "maxIterations"),
+                                       min_iterations: try cInt(minIterations, "minIterations"), seed: UInt64(seed),
+                                       prosac: prosac != nil ? 1 : 0, runners_up: try cInt(runnersUp, "runnersUp"),
+                                       max_disagreement_degrees: maxDisagreement)
+            let estimator = rp_essential_options(method: essential.method.code, refine: refine ? 1 : 0, cauchy_scale: cauchyScale,
+                                                 max_parallax_degrees: maxParallax, screen_degrees: screenDegrees,
+                                                 screen_octaves: screenOctaves, portable_kernels: portableKernels ? 1 : 0)
+            return rp_robust_params(loop: loop, essential: estimator)
         }
     }
 

@@ -49,7 +49,7 @@ public struct RobustConfig: Hashable, Sendable {
         self.maxIterations = maxIterations
     }
 
-    /// The registry's defaults for the estimator at `path` (`\.homography` or `\.pose.essential`).
+    /// The registry's defaults for the estimator at `path` (`\.homography` or `\.pose.search.essential`).
     init(defaultsOf path: KeyPath<PipelineConfig, RobustConfig>) {
         self.init(method: ParameterRegistry.defaultValue(path.appending(path: \.method)),
                   threshold: ParameterRegistry.defaultValue(path.appending(path: \.threshold)),

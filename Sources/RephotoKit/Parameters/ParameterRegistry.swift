@@ -91,16 +91,16 @@ public enum ParameterRegistry {
         .real("homography.threshold", \.homography.threshold, 3, above: 0, atMost: 1000, scale: .log, "inlier threshold: transfer error, full-resolution pixels"),
         .real("homography.confidence", \.homography.confidence, 0.995, above: 0, below: 1, "required confidence"),
         .integer("homography.maxIterations", \.homography.maxIterations, 2000, min: 1, max: 1_000_000, scale: .integer, "iteration cap"),
-        .choice("pose.essential.method", \.pose.essential.method, RobustMethod.loMsac, allowed: RobustMethod.essentialMethods,
+        .choice("pose.essential.method", \.pose.search.essential.method, RobustMethod.loMsac, allowed: RobustMethod.essentialMethods,
                 "robust estimator of E: lo_msac (five-point LO-MSAC, ours) or one of OpenCV's"),
-        .real("pose.essential.threshold", \.pose.essential.threshold, 1, above: 0, atMost: 1000, scale: .log,
+        .real("pose.essential.threshold", \.pose.search.essential.threshold, 1, above: 0, atMost: 1000, scale: .log,
               "inlier threshold: Sampson distance, full-resolution pixels (divided by the mean focal length)"),
-        .real("pose.essential.confidence", \.pose.essential.confidence, 0.9999, above: 0, below: 1,
+        .real("pose.essential.confidence", \.pose.search.essential.confidence, 0.9999, above: 0, below: 1,
               "required confidence (lo_msac: of having drawn one all-inlier sample)"),
         // 20,000, not 10,000 (scripts/bench-accuracy, 6 seeds): weak wide pairs reach their 10-inlier pose more
         // often (Strecha full resolution mAA@10 0.917 -> 0.933, 1280 px 0.923 -> 0.925, synthetic orbits 0.701 ->
         // 0.703, no wrong answer either way); only pairs that never certify run longer (p99 at 1280 px 143 -> 207 ms).
-        .integer("pose.essential.maxIterations", \.pose.essential.maxIterations, 20_000, min: 1, max: 1_000_000, scale: .log,
+        .integer("pose.essential.maxIterations", \.pose.search.essential.maxIterations, 20_000, min: 1, max: 1_000_000, scale: .log,
                  "iteration cap (lo_msac: of the samples solved, those pose.screenDegrees turns away not counted)"),
         // 1,000 (PoseLib's minimum too), not 100: the adaptive bound certifies that an all-inlier sample was drawn, not
         // that LO reached the bottom of its basin, and more new-best samples give LO more starts. On the synthetic
@@ -110,46 +110,46 @@ public enum ParameterRegistry {
         // 0.965 / 0.964, full resolution 0.940 for all; confident wrong answers over all sets 4 / 3 / 2.
         // 2,000 (24 seeds) lost Strecha's widest pairs at 1280 px to lower-cost poses further from the truth (0.957).
         // Median estimator time 2.7-3.3 -> 7.7-9.2 ms (PoseLib 23-52 ms); p99 unchanged (capped searches).
-        .integer("pose.minIterations", \.pose.minIterations, 1000, min: 0, max: 1_000_000, scale: .log,
+        .integer("pose.minIterations", \.pose.search.minIterations, 1000, min: 0, max: 1_000_000, scale: .log,
                  "lo_msac: samples solved whatever the adaptive stopping bound says"),
-        .integer("pose.seed", \.pose.seed, 0, min: 0, max: Int.max, scale: .fixed, "lo_msac: seed of the sampler"),
-        .real("pose.maxDisagreement", \.pose.maxDisagreement, 0, atLeast: 0, atMost: 180,
+        .integer("pose.seed", \.pose.search.seed, 0, min: 0, max: Int.max, scale: .fixed, "lo_msac: seed of the sampler"),
+        .real("pose.maxDisagreement", \.pose.search.maxDisagreement, 0, atLeast: 0, atMost: 180,
               "lo_msac: when the search ends uncertified, a second (half the cap) finding a lower cost further than this rotation (5x in translation) fails the pose, degrees; 0: off"),
-        .integer("pose.runnersUp", \.pose.runnersUp, 16, min: 0, max: 1_000,
+        .integer("pose.runnersUp", \.pose.search.runnersUp, 16, min: 0, max: 1_000,
                  "lo_msac: minimal models kept besides the best; a search optimises those from other basins (10° or more from its rotation; all of them when it ends uncertified) and takes the best, and pose.minRivalExcess looks among them (0: none)"),
         // Measured on Strecha's widest AKAZE pairs at 1280 px (the CShims Screen's comment): 60° and 1.5 octaves pass
         // 4-9 % of the samples and 65-100 % of the all-inlier ones.
-        .real("pose.screenDegrees", \.pose.screenDegrees, 60, atLeast: 0, atMost: 360,
+        .real("pose.screenDegrees", \.pose.search.screenDegrees, 60, atLeast: 0, atMost: 360,
               "lo_msac: a sample is solved only when its keypoints' orientations turn alike within this many degrees (largest minus smallest change) and their scales within pose.screenOctaves; the stopping rule allows for the all-inlier samples turned away, pose.essential.maxIterations caps the samples solved and 16 times as many may be drawn; 0: off (also for keypoints without orientation)"),
-        .real("pose.screenOctaves", \.pose.screenOctaves, 1.5, above: 0, atMost: 20,
+        .real("pose.screenOctaves", \.pose.search.screenOctaves, 1.5, above: 0, atMost: 20,
               "lo_msac: the sample screen's bound on how differently its keypoints' scales change (log2, largest minus smallest)"),
-        .flag("pose.prosac", \.pose.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, in pose.prosacOrder)"),
+        .flag("pose.prosac", \.pose.search.prosac, true, "lo_msac: draw samples from the best matches first (PROSAC, in pose.prosacOrder)"),
         // distance: ratio was better at 1280 px and worse elsewhere (docs/decisions.md, "PROSAC's order").
-        .choice("pose.prosacOrder", \.pose.prosacOrder, ProsacOrder.distance,
+        .choice("pose.prosacOrder", \.pose.search.prosacOrder, ProsacOrder.distance,
                 "lo_msac: PROSAC's order of the matches, by Lowe's ratio (nearest over second-nearest distance) or by descriptor distance"),
-        .flag("pose.refine", \.pose.refine, true, "Levenberg-Marquardt on the MSAC cost of the Sampson error after the estimator"),
+        .flag("pose.refine", \.pose.search.refine, true, "Levenberg-Marquardt on the MSAC cost of the Sampson error after the estimator"),
         // docs/decisions.md, "The Cauchy polish": real matches' errors within the threshold are heavy-tailed, and
         // on Strecha at full resolution the polish cut the per-pair errors by 12-18 % (PoseLib ends the same way).
-        .real("pose.cauchyScale", \.pose.cauchyScale, 0.7, atLeast: 0, atMost: 100,
+        .real("pose.cauchyScale", \.pose.search.cauchyScale, 0.7, atLeast: 0, atMost: 100,
               "lo_msac with pose.refine: then a polish on a Cauchy loss of the Sampson errors within the threshold, its scale this many times their robust noise (1.4826 x median, at least 0.1 px); a move of 5° or more is not taken; 0: none"),
-        .integer("pose.minInliers", \.pose.minInliers, 10, min: 5, max: 100_000, "gate: fewer essential inliers in front of both cameras fails the pose"),
-        .real("pose.maxChance", \.pose.maxChance, 1e-8, above: 0, atMost: 1, scale: .log,
+        .integer("pose.minInliers", \.pose.thresholds.minInliers, 10, min: 5, max: 100_000, "gate: fewer essential inliers in front of both cameras fails the pose"),
+        .real("pose.maxChance", \.pose.thresholds.maxChance, 1e-8, above: 0, atMost: 1, scale: .log,
               "gate: fails the pose when unrelated matches would give as many inliers with at least this expectation"),
-        .real("pose.maxCorroboratedChance", \.pose.maxCorroboratedChance, 0.01, above: 0, atMost: 1, scale: .log,
+        .real("pose.maxCorroboratedChance", \.pose.thresholds.maxCorroboratedChance, 0.01, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when the sensor's relative rotation is within pose.maxSensorDisagreement of it"),
-        .real("pose.maxSensorDisagreement", \.pose.maxSensorDisagreement, 5, atLeast: 0, atMost: 15,
+        .real("pose.maxSensorDisagreement", \.pose.thresholds.maxSensorDisagreement, 5, atLeast: 0, atMost: 15,
               "gate: the largest angle between the pose's rotation and the sensor's relative rotation that corroborates a pose (pose.maxCorroboratedChance), and half the least that lets the sensor settle a rival (pose.minRivalExcess) or a plane's other solution, degrees; 0: the sensor does none of these; at most 15, since wrong models of 10-13 inliers land 9° or more from the truth and a wider tolerance passes them (at 30°, a pose 55° wrong)"),
-        .integer("pose.sensorGuidedSamples", \.pose.sensorGuidedSamples, 1000, min: 0, max: 100_000,
+        .integer("pose.sensorGuidedSamples", \.pose.thresholds.sensorGuidedSamples, 1000, min: 0, max: 100_000,
                  "lo_msac with the sensor's rotation: a pose too weak for pose.maxChance is also sought within pose.maxSensorDisagreement of that rotation, turned about the vertical of the reference attitude, with this many three-point samples; the pose found replaces one the sensor rules out, or another answer 10° or more away that it fits better; 0: never"),
-        .real("pose.maxGuidedChance", \.pose.maxGuidedChance, 1e-6, above: 0, atMost: 1, scale: .log,
+        .real("pose.maxGuidedChance", \.pose.thresholds.maxGuidedChance, 1e-6, above: 0, atMost: 1, scale: .log,
               "gate: a pose the sensor-guided search found passes over pose.maxChance only under this chance, counted over that search's samples; the sensor's agreement does not count for it (the search looked only near the sensor)"),
-        .real("pose.maxReproducedChance", \.pose.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
+        .real("pose.maxReproducedChance", \.pose.thresholds.maxReproducedChance, 1e-4, above: 0, atMost: 1, scale: .log,
               "gate: a pose over pose.maxChance still passes under this chance when pose.reproductions more searches (other seeds) reach it, within pose.maxReproductionDegrees"),
-        .integer("pose.reproductions", \.pose.reproductions, 2, min: 0, max: 8,
+        .integer("pose.reproductions", \.pose.thresholds.reproductions, 2, min: 0, max: 8,
                  "searches (half the cap each) that must reach a pose the chance gate would refuse, for pose.maxReproducedChance, and, with the sensor's rotation, one the sensor corroborates (pose.maxCorroboratedChance) for its translation to be reported; each stops on reaching the pose; 0: none run"),
-        .integer("pose.reproductionMisses", \.pose.reproductionMisses, 1, min: 0, max: 8,
+        .integer("pose.reproductionMisses", \.pose.thresholds.reproductionMisses, 1, min: 0, max: 8,
                  "searches for pose.reproductions that may end elsewhere before the pose fails; 0: the first that does fails it"),
-        .real("pose.maxReproductionDegrees", \.pose.maxReproductionDegrees, 5, above: 0, atMost: 180,
+        .real("pose.maxReproductionDegrees", \.pose.thresholds.maxReproductionDegrees, 5, above: 0, atMost: 180,
               "gate: the largest rotation between a weak pose and a search that reproduces it, degrees"),
         .real("pose.referenceFocal.threshold", \.pose.referenceFocal.threshold, 2, above: 0, atMost: 100, scale: .log,
               "a reference from an unknown camera: inlier distance of the relative poses scanned over its focal length (Sampson) and of the rotation homography, pixels"),
@@ -199,26 +199,28 @@ public enum ParameterRegistry {
         // 0.400 -> 0.430, sepia 0.617 -> 0.589; 1 (the sigma's own floor) and 3 did worse (docs/decisions.md).
         .real("pose.referenceFocal.shareSigmaFloor", \.pose.referenceFocal.shareSigmaFloor, 2, above: 0, atMost: 100, scale: .log,
               "a reference from an unknown camera shared by several frames (pose.referenceFocal.shareMinFrames): each frame's answer is weighed by its pose's inliers over the square of its focal length's sigma (%), that sigma taken as at least this"),
-        .choice("pose.referenceFocal.solver", \.pose.referenceFocal.solver, ReferenceFocalSolver.better,
+        // scan: on bench-old-photos' grey, sepia and harsh agings (140 pairs) the six-point loop (better) moved mAA@10
+        // 0.721 -> 0.725, 0.546 -> 0.586 and 0.346 -> 0.329 at up to 4x the time: no case it wins (docs/decisions.md).
+        .choice("pose.referenceFocal.solver", \.pose.referenceFocal.solver, ReferenceFocalSolver.scan,
                 "a reference from an unknown camera whose cameras stand apart: its focal length from the scan over focal lengths (scan), from six-point samples with the focal length free inside the robust loop and a joint refinement of pose, focal length and principal point (sixPoint), or both, keeping the one that fits every correspondence better (better)"),
         .integer("pose.referenceFocal.sixPointIterations", \.pose.referenceFocal.sixPointIterations, 2000, min: 1, max: 1_000_000, scale: .log,
                  "a reference from an unknown camera: samples solved, at most, by the robust loop of six-point samples with its focal length free (pose.referenceFocal.solver); at least pose.referenceFocal.minIterations"),
         .real("pose.referenceFocal.sigmaScale", \.pose.referenceFocal.sigmaScale, 1, above: 0, atMost: 100, scale: .log,
               "a reference from an unknown camera: its focal length's 1 sigma (from the model's covariance or curvature) is multiplied by this, so that it covers the error on about 68 % of pairs"),
-        .real("pose.maxRotationSigma", \.pose.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
+        .real("pose.maxRotationSigma", \.pose.thresholds.maxRotationSigma, 2, above: 0, atMost: 180, scale: .log,
               "gate: fails the pose when the rotation's 1-sigma uncertainty exceeds this, and warns above half of it, degrees"),
-        .real("pose.minRivalExcess", \.pose.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
+        .real("pose.minRivalExcess", \.pose.thresholds.minRivalExcess, 1, atLeast: 0, atMost: 1_000,
               "gate: fails the pose when a rival 10° or more away (an optimised runner-up of the search, or the pose the plane's other solution replaced) fits within this many inliers' worth of MSAC cost; 0: off"),
         // Noise alone left the losing one of two equally supported motions 0.15-9 inliers' worth behind, and 17 of 20
         // seeds within 5 (aSensorThatBacksANearRivalChoosesIt): there the fit cannot tell them apart, the sensor can.
         // Not more, since a phone's heading can be off by tens of degrees and would then pick a rival near it.
-        .real("pose.sensorRivalExcess", \.pose.sensorRivalExcess, 5, atLeast: 0, atMost: 1_000,
+        .real("pose.sensorRivalExcess", \.pose.thresholds.sensorRivalExcess, 5, atLeast: 0, atMost: 1_000,
               "lo_msac with the sensor's rotation: a runner-up that fits within this many inliers' worth of MSAC cost of the pose (or within pose.minRivalExcess, the larger), has pose.minInliers inliers and its well-triangulated inliers decisively in front, becomes the pose when the sensor's rotation is within pose.maxSensorDisagreement of it and more than twice that from the pose; the gate reports the choice when the two are 10° or more apart (a rival)"),
-        .real("pose.maxParallax", \.pose.maxParallax, 100, above: 0, atMost: 180,
+        .real("pose.maxParallax", \.pose.thresholds.maxParallax, 100, above: 0, atMost: 180,
               "lo_msac skips hypotheses whose sample exceeds this parallax, and the gate fails a pose whose inliers' median does, degrees"),
-        .integer("pose.minTwinRefutation", \.pose.minTwinRefutation, 5, min: 1, max: 100_000,
+        .integer("pose.minTwinRefutation", \.pose.thresholds.minTwinRefutation, 5, min: 1, max: 100_000,
                  "planar (translation undetermined) when GRIC prefers a homography and fewer net inliers than this refute the plane's other solution"),
-        .real("pose.maxTranslationSigma", \.pose.maxTranslationSigma, 5, above: 0, atMost: 180, scale: .log,
+        .real("pose.maxTranslationSigma", \.pose.thresholds.maxTranslationSigma, 5, above: 0, atMost: 180, scale: .log,
               "translation reported as undetermined when its direction's 1-sigma uncertainty exceeds this (rotation-only when a pure rotation explains the inliers), degrees"),
 
         // navigation and sensor
