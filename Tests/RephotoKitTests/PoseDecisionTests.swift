@@ -9,6 +9,22 @@ import RephotoShim
 @Suite struct PoseDecisionTests {
     let camera = CameraIntrinsics(fx: 1000, fy: 1000, cx: 640, cy: 480)
 
+    /// The pixels of a point (reference frame) in both cameras, with ±0.5 px of uniform noise; nil when it stands behind
+    /// the current camera or outside its image.
+    func projected(_ x: SIMD3<Double>, _ r: Matrix3, _ t: SIMD3<Double>, _ random: inout SplitMix) -> (Point2, Point2)? {
+        let y = r * x + t
+        guard y.z > 0.5 else { return nil }
+        let a = Point2(x: camera.fx * x.x / x.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * x.y / x.z + camera.cy + random.uniform(-0.5, 0.5))
+        let b = Point2(x: camera.fx * y.x / y.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * y.y / y.z + camera.cy + random.uniform(-0.5, 0.5))
+        guard (0..<1280).contains(b.x), (0..<960).contains(b.y) else { return nil }
+        return (a, b)
+    }
+
+    /// A random pair of pixels: a false match.
+    func outlier(_ random: inout SplitMix) -> (Point2, Point2) {
+        (Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)), Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)))
+    }
+
     /// `inliers` exact projections of points 4-20 m away (uniform noise of ±0.5 px), then `outliers` random pairs.
     func correspondences(rotation r: Matrix3, translation t: SIMD3<Double>, inliers: Int, outliers: Int, seed: UInt64) -> Correspondences {
         var random = SplitMix(seed: seed)
@@ -16,16 +32,9 @@ import RephotoShim
         while pairs.count < inliers {
             let z = random.uniform(4, 20)
             let x = SIMD3(random.uniform(-0.6, 0.6) * z, random.uniform(-0.45, 0.45) * z, z)
-            let y = r * x + t
-            guard y.z > 0.5 else { continue }
-            let a = Point2(x: camera.fx * x.x / x.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * x.y / x.z + camera.cy + random.uniform(-0.5, 0.5))
-            let b = Point2(x: camera.fx * y.x / y.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * y.y / y.z + camera.cy + random.uniform(-0.5, 0.5))
-            guard (0..<1280).contains(b.x), (0..<960).contains(b.y) else { continue }
-            pairs.append((a, b))
+            if let pair = projected(x, r, t, &random) { pairs.append(pair) }
         }
-        for _ in 0..<outliers {
-            pairs.append((Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)), Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960))))
-        }
+        pairs += (0..<outliers).map { _ in outlier(&random) }
         pairs.shuffle(using: &random)
         return Correspondences(matches: [], reference: pairs.map(\.0), current: pairs.map(\.1))
     }
@@ -109,16 +118,9 @@ import RephotoShim
         while pairs.count < 80 + off {
             let z = pairs.count < 80 ? 10 : random.uniform(4, 6)
             let x = SIMD3(random.uniform(-0.6, 0.6) * z, random.uniform(-0.45, 0.45) * z, z)
-            let y = r * x + t
-            guard y.z > 0.5 else { continue }
-            let a = Point2(x: camera.fx * x.x / x.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * x.y / x.z + camera.cy + random.uniform(-0.5, 0.5))
-            let b = Point2(x: camera.fx * y.x / y.z + camera.cx + random.uniform(-0.5, 0.5), y: camera.fy * y.y / y.z + camera.cy + random.uniform(-0.5, 0.5))
-            guard (0..<1280).contains(b.x), (0..<960).contains(b.y) else { continue }
-            pairs.append((a, b))
+            if let pair = projected(x, r, t, &random) { pairs.append(pair) }
         }
-        for _ in 0..<outliers {
-            pairs.append((Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960)), Point2(x: random.uniform(0, 1280), y: random.uniform(0, 960))))
-        }
+        pairs += (0..<outliers).map { _ in outlier(&random) }
         return Correspondences(matches: [], reference: pairs.map(\.0), current: pairs.map(\.1))
     }
 
