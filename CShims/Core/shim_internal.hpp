@@ -110,12 +110,6 @@ std::vector<rp_match> match_features(const rp_features &reference, const rp_feat
                                      const rp_match_params &params);
 cv::Mat find_homography(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
                         const rp_homography_params &params, cv::Mat &mask);
-// The relative pose (relative_pose.cpp calls the stages in pose/, declared in pose/pose.hpp).
-void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
-                            const rp_camera &reference_camera, const rp_camera &current_camera,
-                            const rp_robust_params &params, rp_relative_pose &pose, std::vector<uint8_t> &inliers,
-                            std::vector<double> *sampson_pixels = nullptr, const float *reference_frames = nullptr,
-                            const float *current_frames = nullptr);
 // Exact k (1 or 2) nearest train rows of each query row under Hamming distance, as cv::BFMatcher::knnMatch
 // returns them (same distances, the lower index winning ties), with a SIMD kernel chosen for this CPU.
 std::vector<std::vector<cv::DMatch>> hamming_knn(const cv::Mat &query, const cv::Mat &train, int k, int kernel);

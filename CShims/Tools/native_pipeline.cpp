@@ -1,6 +1,7 @@
 // The pose pipeline written straight against OpenCV (no Swift), so the benchmark can measure what the
 // Swift layer adds. Keep its stages in step with PoseEstimator.estimate in RephotoKit.
 #include "../Core/shim_internal.hpp"
+#include "native_pose.hpp"
 #include "rephoto_shim_tools.h"
 
 #include <algorithm>
@@ -67,7 +68,7 @@ extern "C" int rp_native_pipeline(const uint8_t *reference_bytes, size_t referen
         stage = Clock::now();
         rp_relative_pose pose;
         std::vector<uint8_t> inliers;
-        rp::estimate_relative_pose(a, b, *camera, *camera, *essential, pose, inliers, nullptr, frames_a.data(), frames_b.data());
+        rp::tools::estimate_relative_pose(a, b, *camera, *camera, *essential, pose, inliers, nullptr, frames_a.data(), frames_b.data());
         timings_ms[5] = ms_since(stage);
         timings_ms[6] = ms_since(total);
         counts[0] = int(reference_features.keypoints.size());

@@ -2,6 +2,7 @@
 // tests can check them against exact synthetic truth.
 #include "../Core/pose/essential_estimator.hpp"
 #include "../Core/shim_internal.hpp"
+#include "native_pose.hpp"
 #include "rephoto_shim_tools.h"
 
 #include <algorithm>
@@ -79,7 +80,7 @@ extern "C" int rp_tools_plane_twin_check(const double *reference_xy, const doubl
         pose.R = cv::Matx33d(R);
         pose.t = cv::normalize(cv::Vec3d(t[0], t[1], t[2]));
         const std::vector<std::pair<double, Pose>> candidates{{msac_cost(pose.essential(), x, tau * tau), pose}};
-        const Decision decision = decided_without_sensor(x, tau, seed, RefineParams{true, 0}, true, candidates);
+        const Decision decision = rp::tools::decided_without_sensor(x, tau, seed, RefineParams{true, 0}, true, candidates);
         *replaced = decision.rivals.empty() ? 0 : 1;
         std::copy(decision.pose.R.val, decision.pose.R.val + 9, R);
         for (int i = 0; i < 3; ++i) t[i] = decision.pose.t[i];

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import RephotoKit
 import RephotoShim
+import RephotoShimTools
 
 /// The estimator's stages (PoseStages, the C entry points) and the rules PoseDecision takes between them, on
 /// correspondences from a known pose: the truth is the synthetic pose.
@@ -51,7 +52,7 @@ import RephotoShim
                                         params: try settings.shimParameters()) { try $0.search(prior: prior) }
         let (best, runnersUp) = PoseDecision.cheapest(found.candidates, thresholdSquared: found.result.threshold_squared)
         #expect(runnersUp.count == found.candidates.count - 1)
-        let tau = settings.essential.threshold / camera.fx
+        let tau = settings.search.essential.threshold / camera.fx
         #expect(found.result.threshold_squared == tau * tau)
         #expect(Matrix3.angleDegrees(between: Matrix3(best.R), and: r) < 1)
         #expect(best.inliers >= 145 && best.inliers <= 160, "\(best.inliers) inliers of 150 true matches")
@@ -124,7 +125,7 @@ import RephotoShim
         return Correspondences(matches: [], reference: pairs.map(\.0), current: pairs.map(\.1))
     }
 
-    /// rp_estimate_relative_pose replays PoseDecision's cheapest and twin rules in C++ (the tools' path, without a
+    /// rp_tools_estimate_relative_pose replays PoseDecision's cheapest and twin rules in C++ (the tools' path, without a
     /// sensor): on walls with outliers, where the runners-up and the plane's other solution are sought, both give the
     /// same pose, bit for bit, and the same rival and twin evidence.
     @Test(arguments: [UInt64(1), 2, 3, 4])
@@ -139,7 +140,7 @@ import RephotoShim
         var shimCamera = try camera.shimCamera()
         var out = rp_relative_pose()
         var status = rp_status()
-        #expect(rp_estimate_relative_pose(scene.referenceXY, scene.currentXY, Int32(scene.count), &shimCamera, &shimCamera, &params, &out,
+        #expect(rp_tools_estimate_relative_pose(scene.referenceXY, scene.currentXY, Int32(scene.count), &shimCamera, &shimCamera, &params, &out,
                                           nil, 0, nil, 0, nil, nil, &status) == 0)
         func fields(_ p: rp_relative_pose) -> [Double] {
             let matrices: [Double] = withUnsafeBytes(of: (p.R, p.t, p.rival_R, p.twin_R)) { Array($0.bindMemory(to: Double.self)) }

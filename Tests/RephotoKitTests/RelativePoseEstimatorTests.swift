@@ -180,6 +180,29 @@ import RephotoShimTools
         return try RelativePose.estimate(pairs, referenceCamera: camera, currentCamera: camera, homography: h, config: config)
     }
 
+    /// Without a usable essential matrix, a pure rotation that explains the homography's inliers still fixes the
+    /// rotation (counted by the same code as the pose's rotation support); a step before a deep scene does not.
+    @Test(arguments: [UInt64(5), 6])
+    func withoutAnEssentialMatrixOnlyAPureRotationOfTheHomographyInliersStands(seed: UInt64) throws {
+        let r = Fixtures.rotationXYZ(degrees: 3, -12, 2)
+        let failed = RelativePose.SearchOutcome.failure(RephotoError(.estimationFailed, "no essential matrix (test)"))
+        let turned = correspondences(rotation: r, translation: .zero, inliers: 150, outliers: 50, seed: seed)
+        let h = try HomographyEstimate.estimate(turned, config: PipelineConfig().homography)
+        let pose = try RelativePose.decide(failed, pairs: turned, referenceCamera: camera, currentCamera: camera, homography: h,
+                                           config: PoseConfig())
+        #expect(pose.rotationSource == .homography && pose.rotationOnly && pose.translation == nil)
+        #expect(GroundTruthErrors.rotationError(estimate: pose.rotation, truth: r) < 0.1)
+        let stepped = correspondences(rotation: r, translation: SIMD3(1.5, 0.2, 0.4), inliers: 150, outliers: 50, seed: seed)
+        let steppedH = try HomographyEstimate.estimate(stepped, config: PipelineConfig().homography)
+        #expect(steppedH.inlierCount >= PoseConfig().minInliers, "the homography's inliers must reach the rule")
+        #expect {
+            try RelativePose.decide(failed, pairs: stepped, referenceCamera: camera, currentCamera: camera, homography: steppedH,
+                                    config: PoseConfig())
+        } throws: { error in
+            (error as? RephotoError)?.refusal == .noModel("no essential matrix (test)")
+        }
+    }
+
     /// 80 % outliers: 1,000 OpenCV RANSAC iterations find an all-inlier sample only by luck, the adaptive
     /// LO-MSAC draws what the inlier ratio needs.
     @Test(arguments: [UInt64(1), 2, 3])
@@ -306,7 +329,7 @@ import RephotoShimTools
             var out = rp_relative_pose()
             var mask = [UInt8](repeating: 0, count: pairs.count), sampson = [Double](repeating: 0, count: pairs.count)
             var status = rp_status()
-            #expect(rp_estimate_relative_pose(a, b, Int32(pairs.count), &shimCamera, &shimCamera, &params, &out, &mask, mask.count,
+            #expect(rp_tools_estimate_relative_pose(a, b, Int32(pairs.count), &shimCamera, &shimCamera, &params, &out, &mask, mask.count,
                                               &sampson, sampson.count, nil, nil, &status) == 0)
             return (out, mask, sampson)
         }

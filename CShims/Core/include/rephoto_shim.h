@@ -427,7 +427,8 @@ typedef struct rp_relative_pose {
    time), and each stage draws from a seed of its own, so the stages give what one call would. */
 
 /* The correspondences and cameras every stage reads: n x,y pairs each, and the keypoints' frames (n angle, size
-   pairs each, may be NULL) for the sample screen, as rp_estimate_relative_pose reads them. */
+   pairs each, may be NULL) for the sample screen: a negative or non-finite angle or a size that is not positive turns the
+   screen off for the call. */
 typedef struct rp_pose_input {
     const double *reference_xy;
     const double *current_xy;
@@ -499,7 +500,8 @@ int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *pa
 /* The evidence of the pose decided (R, t, `cost`) and its rivals (the answers it was preferred to, in order: R, t
    and cost read): the decomposition that puts most inliers in front, the polish, then the record. `guided`: the pose came
    from the guided search, whose `guided_samples` the chance then counts instead of `models`. The reproductions'
-   fields are left 0 (rp_pose_reproduce). `inliers`, `sampson_pixels`: as rp_estimate_relative_pose's. */
+   fields are left 0 (rp_pose_reproduce). `inliers` (capacity >= n, may be NULL): 1 for points within the threshold of E; `sampson_pixels` (capacity
+   >= n, may be NULL): every point's Sampson distance to E, in pixels. */
 int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
                      const rp_pose_candidate *rivals, int rival_count, int guided, long models, int guided_samples, int iterations,
                      rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
@@ -518,27 +520,15 @@ typedef struct rp_reproduction_params {
 int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params, const rp_reproduction_params *reproduction,
                       const double R[9], const double t[3], int *runs, double *degrees, rp_status *status);
 
-/* Undistorts both point sets with their own camera, then estimates the pose with LO-MSAC (or OpenCV's
-   findEssentialMat + recoverPose), optionally refined; the threshold in params is in pixels (divided by the
-   mean focal length inside).
-   `inliers` (capacity >= n, may be NULL) receives 1 for points within the threshold of E;
-   `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels.
-   `reference_frames` and `current_frames` (n angle, size pairs each, as rp_keypoint's; may be NULL) are the
-   matched keypoints' frames, which the sample screen reads (params->essential.screen_degrees); a negative or non-finite
-   angle or a size that is not positive turns the screen off for the call. */
-int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
-                              const rp_camera *reference_camera, const rp_camera *current_camera,
-                              const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
-                              size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
-                              const float *reference_frames, const float *current_frames, rp_status *status);
 
-/* Rotation-only model: the rotation R (X_current = R X_reference) that best aligns the undistorted bearing
-   vectors of the selected correspondences (orthogonal Procrustes). `selected` (n flags) may be NULL (all
-   points). `residuals` (capacity >= n, may be NULL) receives, for every correspondence, the angle (radians)
-   between R b_reference and b_current. */
-int rp_rotation_from_bearings(const double *reference_xy, const double *current_xy, const uint8_t *selected, int n,
-                              const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
-                              double *residuals, size_t residuals_capacity, rp_status *status);
+/* Rotation-only model of the `selected` correspondences (n flags, at least 3 set): the rotation R (X_current =
+   R X_reference) that best aligns their undistorted bearings (orthogonal Procrustes, refitted on those it transfers
+   within shrinking multiples of the threshold), and `support`: how many of them it transfers within
+   RP_TRANSFER_PER_SAMPSON thresholds (params->loop.threshold, pixels). The pose's own rotation support
+   (rp_relative_pose.rotation_support) is counted by the same code; whether a rotation explains them RephotoKit
+   decides (PoseDecision.rotationExplains). */
+int rp_pose_rotation(const rp_pose_input *input, const rp_robust_params *params, const uint8_t *selected, double R[9],
+                     int *support, rp_status *status);
 
 /* ---------------------------------------------------------------- tracking between robust updates */
 

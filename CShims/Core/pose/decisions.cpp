@@ -33,30 +33,6 @@ Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams
     return out;
 }
 
-Decision decided_without_sensor(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, bool twin,
-                                const std::vector<std::pair<double, Pose>> &candidates) {
-    Decision out;
-    out.cost = candidates.front().first;
-    out.pose = candidates.front().second;
-    for (size_t k = 1; k < candidates.size(); ++k) {
-        std::pair<double, Pose> other = candidates[k];
-        if (other.first < out.cost) {
-            std::swap(other.second, out.pose);
-            std::swap(other.first, out.cost);
-        }
-        out.rivals.push_back(other);
-    }
-    if (twin) {
-        const Twin other = plane_twin(x, tau, seed, refine, out.pose);
-        if (other.found && other.refutation < 0 && other.cost < out.cost) {
-            out.rivals.emplace_back(out.cost, out.pose);
-            out.pose = other.pose;
-            out.cost = other.cost;
-        }
-    }
-    return out;
-}
-
 // A weak pose that independent loops land on again is the data's answer, not the search's luck: on a
 // repetitive facade the wrong models scatter from seed to seed (Strecha 0->7 at full resolution: 9-154° over 7
 // seeds) while the right ones recur (0->7 at 1280 px: within 2.9° of the truth in 8 of 8). Each loop stops once

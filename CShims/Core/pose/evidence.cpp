@@ -145,26 +145,38 @@ Gric gric(const Bearings &x, double tau, const Pose &pose, const PlaneFit &plane
     out.essential += std::log(r4) * 3 * nf + 5 * std::log(r4 * nf);
     out.homography += std::log(r4) * 2 * nf + 8 * std::log(r4 * nf);
 
-    // The pure rotation that best explains the inliers (for rotation-only pairs): Procrustes, refitted on
-    // those it transfers within the threshold.
-    std::vector<uint8_t> selected = inliers;
-    cv::Matx33d Rr = procrustes(x, selected);
-    for (double factor : {16.0, 8.0, 4.0, 2.0, 1.0}) {  // shrinking: the first fit carries the mismatches
-        int kept = 0;
-        double limit = factor * transfer_tau;
-        for (size_t i = 0; i < n; ++i) kept += selected[i] = inliers[i] && transfer(x, Rr, i) < limit * limit;
-        if (kept < 3) break;
-        Rr = procrustes(x, selected);
-    }
+    // The pure rotation that best explains the inliers (for rotation-only pairs).
+    const cv::Matx33d Rr = pure_rotation(x, inliers, transfer_tau);
     for (size_t i = 0; i < n; ++i)
         if (inliers[i]) out.rotation += std::min(transfer(x, Rr, i) / (2 * sigma * sigma), lambda3 * (r4 - 2));
     out.rotation += std::log(r4) * 2 * nf + 3 * std::log(r4 * nf);
     out.pure_rotation = Rr;
-    for (size_t i = 0; i < n; ++i) out.rotation_support += inliers[i] && transfer(x, Rr, i) < transfer_tau * transfer_tau;
+    out.rotation_support = rotation_support(x, Rr, inliers, transfer_tau);
     return out;
 }
 
 }  // namespace
+
+// Procrustes, refitted on those it transfers within shrinking multiples of the threshold: the first fit carries
+// the mismatches.
+cv::Matx33d pure_rotation(const Bearings &x, const std::vector<uint8_t> &selected, double transfer_tau) {
+    std::vector<uint8_t> kept = selected;
+    cv::Matx33d R = procrustes(x, kept);
+    for (double factor : {16.0, 8.0, 4.0, 2.0, 1.0}) {
+        int count = 0;
+        const double limit = factor * transfer_tau;
+        for (size_t i = 0; i < x.size(); ++i) count += kept[i] = selected[i] && transfer(x, R, i) < limit * limit;
+        if (count < 3) break;
+        R = procrustes(x, kept);
+    }
+    return R;
+}
+
+int rotation_support(const Bearings &x, const cv::Matx33d &R, const std::vector<uint8_t> &selected, double transfer_tau) {
+    int support = 0;
+    for (size_t i = 0; i < x.size(); ++i) support += selected[i] && transfer(x, R, i) < transfer_tau * transfer_tau;
+    return support;
+}
 
 // A random epipolar line crosses the current image over about its diagonal: p = 2τ·diagonal / area.
 double chance_per_match(const rp_camera &current_camera, double threshold) {

@@ -97,39 +97,4 @@ int rp_find_homography(const double *reference_xy, const double *current_xy, int
     });
 }
 
-int rp_rotation_from_bearings(const double *reference_xy, const double *current_xy, const uint8_t *selected, int n,
-                              const rp_camera *reference_camera, const rp_camera *current_camera, double R[9],
-                              double *residuals, size_t residuals_capacity, rp_status *status) {
-    return rp::guarded(status, [&] {
-        rp::check_capacity(residuals, residuals_capacity, n, "residuals");
-        std::vector<cv::Point2d> a = rp::normalised(rp::to_points(reference_xy, n), *reference_camera);
-        std::vector<cv::Point2d> b = rp::normalised(rp::to_points(current_xy, n), *current_camera);
-        cv::Matx33d M = cv::Matx33d::zeros();
-        int used = 0;
-        for (int i = 0; i < n; ++i) {
-            if (selected && !selected[i]) continue;
-            cv::Vec3d ra(a[size_t(i)].x, a[size_t(i)].y, 1), rb(b[size_t(i)].x, b[size_t(i)].y, 1);
-            ra /= cv::norm(ra);
-            rb /= cv::norm(rb);
-            M += rb * ra.t();
-            ++used;
-        }
-        if (used < 2) rp::fail(RP_ERR_ESTIMATION, cv::format("rotation needs at least 2 correspondences, got %d", used));
-        cv::Mat U, S, Vt;
-        cv::SVD::compute(cv::Mat(M), S, U, Vt);
-        cv::Mat D = cv::Mat::eye(3, 3, CV_64F);
-        D.at<double>(2, 2) = cv::determinant(U * Vt) < 0 ? -1 : 1;
-        cv::Mat rotation = U * D * Vt;
-        std::memcpy(R, rotation.ptr<double>(), 9 * sizeof(double));
-        if (residuals) {
-            cv::Matx33d Rm(rotation);
-            for (int i = 0; i < n; ++i) {
-                cv::Vec3d ra(a[size_t(i)].x, a[size_t(i)].y, 1), rb(b[size_t(i)].x, b[size_t(i)].y, 1);
-                double c = (Rm * ra).dot(rb) / (cv::norm(ra) * cv::norm(rb));
-                residuals[i] = std::acos(std::max(-1.0, std::min(1.0, c)));
-            }
-        }
-    });
-}
-
 }  // extern "C"

@@ -273,11 +273,6 @@ struct Twin {
     bool found = false;
 };
 Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, const Pose &pose);
-// rp_estimate_relative_pose's replay (the tools' and the tests' path, which has no sensor) of PoseDecision's
-// choices: the cheapest refined candidate (PoseDecision.cheapest), then the twin when PoseDecision.twinReplaces
-// would take it. The library's answers are PoseDecision's; tests check the two agree.
-Decision decided_without_sensor(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, bool twin,
-                                const std::vector<std::pair<double, Pose>> &candidates);
 // Loops of other seeds that must reach `pose`: how many ran, and the rotation within which `count` of them ended
 // (HUGE_VAL when fewer found anything).
 struct Reproduced {
@@ -286,7 +281,32 @@ struct Reproduced {
 };
 Reproduced reproduce(const Bearings &x, double tau, const PoseParams &params, const ReproductionParams &reproduction, const Pose &pose);
 
+// ---------------------------------------------------------------- the stages' problem (relative_pose.cpp)
+
+// What every stage reads: the parameters, the bearings, the mean focal length and the threshold in normalised units.
+struct Problem {
+    PoseParams stages;
+    Bearings x;
+    double focal = 1, tau = 1, tau2 = 1;
+    double p = 0;  // a random match's chance of fitting (chance_per_match)
+};
+// The parameters checked and the points undistorted (the frames, n angle, size pairs each, may be NULL).
+Problem problem(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current, const rp_camera &reference_camera,
+                const rp_camera &current_camera, const rp_robust_params &params, const float *reference_frames, const float *current_frames);
+Problem problem(const rp_pose_input &input, const rp_robust_params &params);
+// The search and its refined candidates, in its order (refined); `models` the samples behind the chance.
+std::vector<std::pair<double, Pose>> search(const Problem &problem, int &iterations, long &models);
+// The plane of the decided pose's inliers (for GRIC), the decomposition in front and the polish, then the evidence.
+void conclude(const Problem &problem, Decision &decision, long models, long guided_samples, int iterations, rp_relative_pose &out,
+              std::vector<uint8_t> &inliers, std::vector<double> *sampson_pixels);
+
 // ---------------------------------------------------------------- evidence (evidence.cpp)
+
+// The pure rotation that best explains the selected correspondences (orthogonal Procrustes on unit bearings, refitted
+// robustly at the transfer threshold `transfer_tau`), and how many of them it transfers within that threshold: the
+// rotation support PoseDecision.rotationExplains reads, for the pose's inliers and the homography's alike.
+cv::Matx33d pure_rotation(const Bearings &x, const std::vector<uint8_t> &selected, double transfer_tau);
+int rotation_support(const Bearings &x, const cv::Matx33d &R, const std::vector<uint8_t> &selected, double transfer_tau);
 
 // The chance that a random match lies within the threshold (`threshold` pixels) of a random epipolar line.
 double chance_per_match(const rp_camera &current_camera, double threshold);

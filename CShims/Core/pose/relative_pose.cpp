@@ -1,8 +1,9 @@
 // Relative pose from the essential matrix in stages (CShims/Core/pose/): the search, the sensor-guided search, the
 // evidence of the pose decided and the reproductions, each its own C entry point. Which stage runs, and which
-// answer is the pose, RephotoKit's PoseDecision decides; rp_estimate_relative_pose runs the stages without a sensor.
+// answer is the pose, RephotoKit's PoseDecision decides (the tools' native pipeline replays it: CShims/Tools/native_pose.cpp).
 #include "pose.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace rp::pose;
@@ -60,13 +61,18 @@ Bearings bearings(const std::vector<cv::Point2d> &reference, const std::vector<c
     return x;
 }
 
-// What every stage reads: the parameters, the bearings, the mean focal length and the threshold in normalised units.
-struct Problem {
-    PoseParams stages;
-    Bearings x;
-    double focal = 1, tau = 1, tau2 = 1;
-    double p = 0;  // a random match's chance of fitting (chance_per_match)
-};
+
+Pose pose_of(const double *R, const double *t) {
+    Pose pose;
+    pose.R = cv::Matx33d(R);
+    pose.t = cv::Vec3d(t[0], t[1], t[2]);
+    return pose;
+}
+
+// The search and its refined candidates, in its order (refined); `models` the samples behind the chance.
+}  // namespace
+
+namespace rp::pose {
 
 Problem problem(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current, const rp_camera &reference_camera,
                 const rp_camera &current_camera, const rp_robust_params &params, const float *reference_frames, const float *current_frames) {
@@ -87,14 +93,6 @@ Problem problem(const rp_pose_input &input, const rp_robust_params &params) {
                    *input.current_camera, params, input.reference_frames, input.current_frames);
 }
 
-Pose pose_of(const double *R, const double *t) {
-    Pose pose;
-    pose.R = cv::Matx33d(R);
-    pose.t = cv::Vec3d(t[0], t[1], t[2]);
-    return pose;
-}
-
-// The search and its refined candidates, in its order (refined); `models` the samples behind the chance.
 std::vector<std::pair<double, Pose>> search(const Problem &problem, int &iterations, long &models) {
     iterations = 0;
     std::vector<Pose> runners_up;
@@ -120,7 +118,7 @@ void conclude(const Problem &problem, Decision &decision, long models, long guid
     out.reproduction_degrees = 0;
 }
 
-}  // namespace
+}  // namespace rp::pose
 
 namespace rp {
 
@@ -163,37 +161,7 @@ pose::PoseParams pose::pose_params(const rp_robust_params &params) {
     return out;
 }
 
-// The stages without a sensor: the search, PoseDecision's choices replayed (decided_without_sensor), the evidence.
-void estimate_relative_pose(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current,
-                            const rp_camera &reference_camera, const rp_camera &current_camera,
-                            const rp_robust_params &params, rp_relative_pose &out, std::vector<uint8_t> &inliers,
-                            std::vector<double> *sampson_pixels, const float *reference_frames, const float *current_frames) {
-    const Problem stages = problem(reference, current, reference_camera, current_camera, params, reference_frames, current_frames);
-    int iterations = 0;
-    long models = 0;
-    Decision decision = decided_without_sensor(stages.x, stages.tau, stages.stages.search.loop.seed, stages.stages.refine,
-                                               stages.stages.lo_msac(), search(stages, iterations, models));
-    conclude(stages, decision, models, 0, iterations, out, inliers, sampson_pixels);
-}
-
 }  // namespace rp
-
-extern "C" int rp_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
-                                         const rp_camera *reference_camera, const rp_camera *current_camera,
-                                         const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
-                                         size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
-                                         const float *reference_frames, const float *current_frames, rp_status *status) {
-    return rp::guarded(status, [&] {
-        rp::check_capacity(inliers, inliers_capacity, n, "inliers");
-        rp::check_capacity(sampson_pixels, sampson_capacity, n, "sampson_pixels");
-        std::vector<uint8_t> mask;
-        std::vector<double> sampson;
-        rp::estimate_relative_pose(rp::to_points(reference_xy, n), rp::to_points(current_xy, n), *reference_camera,
-                                   *current_camera, *params, *pose, mask, &sampson, reference_frames, current_frames);
-        if (inliers) std::memcpy(inliers, mask.data(), mask.size());
-        if (sampson_pixels) std::memcpy(sampson_pixels, sampson.data(), sampson.size() * sizeof(double));
-    });
-}
 
 extern "C" int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
                               rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status) {
@@ -300,6 +268,22 @@ extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_par
                                                                                                  reproduction->degrees}, pose_of(R, t));
         *runs = found.runs;
         *degrees = found.degrees;
+    });
+}
+
+extern "C" int rp_pose_rotation(const rp_pose_input *input, const rp_robust_params *params, const uint8_t *selected, double R[9],
+                                int *support, rp_status *status) {
+    *support = 0;
+    return rp::guarded(status, [&] {
+        if (!selected) rp::fail(RP_ERR_INVALID_ARGUMENT, "no selection");
+        const Problem stages = problem(*input, *params);
+        const std::vector<uint8_t> chosen(selected, selected + input->n);
+        const long count = std::count_if(chosen.begin(), chosen.end(), [](uint8_t flag) { return flag != 0; });
+        if (count < 3) rp::fail(RP_ERR_ESTIMATION, cv::format("a rotation needs at least 3 correspondences, got %ld", count));
+        const double transfer_tau = stages.tau * kTransferPerSampson;
+        const cv::Matx33d rotation = pure_rotation(stages.x, chosen, transfer_tau);
+        std::memcpy(R, rotation.val, 9 * sizeof(double));
+        *support = rotation_support(stages.x, rotation, chosen, transfer_tau);
     });
 }
 

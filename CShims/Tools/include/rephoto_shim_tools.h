@@ -182,6 +182,19 @@ int rp_native_pipeline(const uint8_t *reference_bytes, size_t reference_length, 
                        const rp_homography_params *homography, const rp_robust_params *essential, int order_by_ratio,
                        const rp_camera *camera, double timings_ms[7], int counts[4], rp_status *status);
 
+/* The relative pose in C++ alone, as rp_native_pipeline computes it (native_pose.cpp): the Core's stages with
+   RephotoKit's PoseDecision replayed without a sensor (the cheapest refined candidate, the plane's other solution).
+   Undistorts both point sets with their own camera; the threshold in params is in pixels (divided by the mean
+   focal length inside). `inliers` (capacity >= n, may be NULL) receives 1 for points within the threshold of E;
+   `sampson_pixels` (capacity >= n, may be NULL) the Sampson distance of every point to E, in pixels.
+   `reference_frames` and `current_frames` (n angle, size pairs each, as rp_keypoint's; may be NULL) are the
+   matched keypoints' frames, which the sample screen reads (params->essential.screen_degrees). */
+int rp_tools_estimate_relative_pose(const double *reference_xy, const double *current_xy, int n,
+                                    const rp_camera *reference_camera, const rp_camera *current_camera,
+                                    const rp_robust_params *params, rp_relative_pose *pose, uint8_t *inliers,
+                                    size_t inliers_capacity, double *sampson_pixels, size_t sampson_capacity,
+                                    const float *reference_frames, const float *current_frames, rp_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@ public struct PoseConfig: Equatable, Sendable {
 
 /// The search's options: the robust loop's and the essential estimator's (the shim's rp_loop_options and
 /// rp_essential_options, made by `RelativePose.SearchSettings.shimParameters`).
-public struct PoseSearchOptions: Equatable, Sendable {
+public struct PoseSearchOptions: Hashable, Sendable {
     public var essential: RobustConfig = RobustConfig(defaultsOf: \.pose.search.essential)
     /// LO-MSAC: samples solved whatever the adaptive bound says, and the sampler's seed.
     public var minIterations: Int = ParameterRegistry.defaultValue(\.pose.search.minIterations)

@@ -99,7 +99,7 @@ public enum PoseDecision {
     /// the guided search and its replacement, the plane's other solution and the reproductions of a weak pose. Only
     /// what `SearchSettings` holds is read, so a `StageCache` keyed on it stays valid. Returns the evidence of the pose decided and its inlier flags.
     static func search(_ stages: PoseStages, settings: RelativePose.SearchSettings) throws -> (pose: rp_relative_pose, mask: [UInt8]) {
-        let loMsac = settings.essential.method == .loMsac
+        let loMsac = settings.search.essential.method == .loMsac
         let prior = loMsac ? settings.prior : nil
         let found = try stages.search(prior: prior?.rotation)
         var (pose, rivals) = cheapest(found.candidates, thresholdSquared: found.result.threshold_squared)
@@ -112,8 +112,8 @@ public enum PoseDecision {
             if prior.guidedSamples > 0, pose.log10_chance > prior.guidedAboveLog10Chance {
                 let sought = rp_guided_search_params(prior_R: prior.rotation.tuple, degrees: prior.degrees,
                                               axis: (prior.vertical.x, prior.vertical.y, prior.vertical.z),
-                                              samples: try cInt(prior.guidedSamples, "sensorGuidedSamples"), seed: UInt64(settings.seed),
-                                              refine: settings.refine ? 1 : 0)
+                                              samples: try cInt(prior.guidedSamples, "sensorGuidedSamples"), seed: UInt64(settings.search.seed),
+                                              refine: settings.search.refine ? 1 : 0)
                 let candidate = try stages.guided(sought, from: pose)
                 models += prior.guidedSamples
                 if let candidate, guidedReplaces(pose, with: candidate, prior) {
@@ -208,18 +208,12 @@ public enum PoseDecision {
             let refused = error.kind == .estimationFailed ? RephotoError.refused(.noModel(error.message)) : error
             guard error.kind == .estimationFailed, homography.inlierCount >= config.minInliers else { throw refused }
             let selected = homography.inliers.map { UInt8($0 ? 1 : 0) }
-            let a = pairs.referenceXY, b = pairs.currentXY
-            let n = try cInt(pairs.count, "correspondence count")
-            var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
-            var r = [Double](repeating: 0, count: 9)
-            var residuals = [Double](repeating: 0, count: pairs.count)
-            try shimCall { status in rp_rotation_from_bearings(a, b, selected, n, &refCam, &curCam, &r, &residuals, residuals.count, status) }
-            let focal = (currentCamera.fx + currentCamera.fy) / 2
-            let limit = RP_TRANSFER_PER_SAMPSON * config.essential.threshold / focal
-            let support = zip(residuals, homography.inliers).filter { $0.1 && $0.0 < limit }.count
+            let params = try RelativePose.SearchSettings(config, pairs: pairs).shimParameters()
+            let (r, support) = try PoseStages.with(pairs, order: Array(pairs.reference.indices), referenceCamera: referenceCamera,
+                                                   currentCamera: currentCamera, params: params) { try $0.rotation(of: selected) }
             guard rotationExplains(support: support, of: homography.inlierCount) else { throw refused }
             return RelativePose(
-                rotation: Matrix3(r), pureRotation: Matrix3(r), translation: nil, translationUndetermined: .rotationOnly,
+                rotation: r, pureRotation: r, translation: nil, translationUndetermined: .rotationOnly,
                 rotationOnly: true, rotationSource: .homography,
                 essentialInliers: 0, inFront: 0, sampsonRmsPixels: 0, inliers: homography.inliers, evidence: nil,
                 warnings: ["essential matrix unusable (\(error.message)): a pure rotation explains \(support) of the \(homography.inlierCount) homography inliers; rotation-only, translation direction undetermined"])

@@ -112,6 +112,15 @@ struct PoseStages {
         return (out, mask)
     }
 
+    /// The pure rotation of the `selected` correspondences (one flag each, in the stages' order) and how many of them
+    /// it transfers within the threshold: the rotation support `PoseDecision.rotationExplains` reads.
+    func rotation(of selected: [UInt8]) throws -> (rotation: Matrix3, support: Int) {
+        var r = [Double](repeating: 0, count: 9)
+        var support: Int32 = 0
+        try shimCall { status in rp_pose_rotation(input, params, selected, &r, &support, status) }
+        return (Matrix3(r), Int(support))
+    }
+
     /// Loops of other seeds that must reach the pose `out`: how many ran and within what rotation they landed.
     func reproduce(_ reproduction: rp_reproduction_params, of out: rp_relative_pose) throws -> (runs: Int32, degrees: Double) {
         var reproduction = reproduction, out = out

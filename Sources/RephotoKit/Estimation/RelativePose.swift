@@ -85,19 +85,12 @@ extension RelativePose {
     /// The settings the essential-matrix search reads (and nothing the gate reads): its parameters are made
     /// from this, and a `StageCache` keys on it, so a gate-only change reuses the search.
     public struct SearchSettings: Hashable, Sendable {
-        let essential: RobustConfig
-        let refine: Bool
-        let minIterations: Int
-        let seed: Int
-        /// PROSAC's order, nil for uniform sampling.
-        let prosac: ProsacOrder?
+        /// The search's options whole (a new one joins the key by itself), PROSAC off where it cannot order.
+        let search: PoseSearchOptions
+        /// The bound on a hypothesis' median parallax (a threshold the search applies to its hypotheses).
         let maxParallax: Double
-        let maxDisagreement: Double
-        let runnersUp: Int
-        /// The sample screen's bounds (degrees 0: off); on only where the correspondences carry keypoint frames.
-        let screenDegrees: Double
-        let screenOctaves: Double
-        let cauchyScale: Double
+        /// PROSAC's order, nil for uniform sampling.
+        var prosac: ProsacOrder? { search.prosac ? search.prosacOrder : nil }
         /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the
         /// one and backs the other (the tolerances of the gate's rival rule).
         let prior: Prior?
@@ -124,32 +117,26 @@ extension RelativePose {
         /// PROSAC only where every correspondence has a descriptor distance to order by. `sensorVertical`: up in
         /// the reference camera's axes (`SensorPath.referenceVertical`); without it, the camera's own vertical.
         public init(_ config: PoseConfig, pairs: Correspondences, sensorRotation: Matrix3? = nil, sensorVertical: SIMD3<Double>? = nil) {
-            essential = config.essential
-            refine = config.refine
-            minIterations = config.minIterations
-            seed = config.seed
-            prosac = config.prosac && pairs.matches.count == pairs.count ? config.prosacOrder : nil
+            var search = config.search
+            search.prosac = config.prosac && pairs.matches.count == pairs.count
+            self.search = search
             maxParallax = config.maxParallax
-            maxDisagreement = config.maxDisagreement
-            runnersUp = config.runnersUp
-            screenDegrees = config.screenDegrees
-            screenOctaves = config.screenOctaves
-            cauchyScale = config.cauchyScale
             prior = PoseDecision.prior(config, sensorRotation: sensorRotation, sensorVertical: sensorVertical)
             reproduction = PoseDecision.reproduction(config, withSensor: sensorRotation != nil)
         }
 
         /// The search's options as the shim reads them: its loop's and its estimator's (checked there, once:
-        /// rp_check_loop_options, for rp_estimate_relative_pose and every stage).
+        /// rp_check_loop_options, for every stage).
         package func shimParameters(portableKernels: Bool = false) throws -> rp_robust_params {
+            let essential = search.essential
             let loop = rp_loop_options(threshold: essential.threshold, confidence: essential.confidence,
                                        max_iterations: try cInt(essential.maxIterations, "maxIterations"),
-                                       min_iterations: try cInt(minIterations, "minIterations"), seed: UInt64(seed),
-                                       prosac: prosac != nil ? 1 : 0, runners_up: try cInt(runnersUp, "runnersUp"),
-                                       max_disagreement_degrees: maxDisagreement)
-            let estimator = rp_essential_options(method: essential.method.code, refine: refine ? 1 : 0, cauchy_scale: cauchyScale,
-                                                 max_parallax_degrees: maxParallax, screen_degrees: screenDegrees,
-                                                 screen_octaves: screenOctaves, portable_kernels: portableKernels ? 1 : 0)
+                                       min_iterations: try cInt(search.minIterations, "minIterations"), seed: UInt64(search.seed),
+                                       prosac: prosac != nil ? 1 : 0, runners_up: try cInt(search.runnersUp, "runnersUp"),
+                                       max_disagreement_degrees: search.maxDisagreement)
+            let estimator = rp_essential_options(method: essential.method.code, refine: search.refine ? 1 : 0, cauchy_scale: search.cauchyScale,
+                                                 max_parallax_degrees: maxParallax, screen_degrees: search.screenDegrees,
+                                                 screen_octaves: search.screenOctaves, portable_kernels: portableKernels ? 1 : 0)
             return rp_robust_params(loop: loop, essential: estimator)
         }
     }
