@@ -193,5 +193,26 @@ import RephotoShimTools
         #expect(code { $0.max_iterations = -1 } == Int32(invalid))
         #expect(code { $0.runners_up = -1 } == Int32(invalid))
         #expect(code { $0.max_disagreement_degrees = .infinity } == Int32(invalid))
+        // The stages' problem checks them when it is made, and a stage without one is refused.
+        var params = try RelativePose.SearchSettings(PoseConfig(), pairs: pairs).shimParameters()
+        params.loop.confidence = 1
+        var shimCamera = try camera.shimCamera()
+        let a = Correspondences.flat(pairs.reference, order: Array(pairs.reference.indices))
+        let b = Correspondences.flat(pairs.current, order: Array(pairs.reference.indices))
+        var problem: OpaquePointer?
+        var status = rp_status()
+        let made = a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                withUnsafePointer(to: &shimCamera) { camera in
+                    var input = rp_pose_input(reference_xy: a.baseAddress, current_xy: b.baseAddress, n: Int32(pairs.count),
+                                              reference_camera: camera, current_camera: camera, reference_frames: nil, current_frames: nil)
+                    return rp_pose_problem_create(&input, &params, &problem, &status)
+                }
+            }
+        }
+        #expect(made == Int32(invalid) && problem == nil)
+        var result = rp_pose_search_result()
+        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: 4)
+        #expect(rp_pose_search(nil, nil, &result, &candidates, candidates.count, &status) == Int32(invalid))
     }
 }

@@ -423,8 +423,8 @@ typedef struct rp_relative_pose {
 /* ---------------------------------------------------------------- the relative pose in stages
 
    The estimator searches and reports evidence; RephotoKit's PoseDecision decides between the answers and asks for
-   the sensor-guided search and the reproductions. Each call undistorts the points again (the same bearings each
-   time), and each stage draws from a seed of its own, so the stages give what one call would. */
+   the sensor-guided search and the reproductions. The points are undistorted once (rp_pose_problem), and each stage
+   draws from a seed of its own, so the stages give what one call would. */
 
 /* The correspondences and cameras every stage reads: n x,y pairs each, and the keypoints' frames (n angle, size
    pairs each, may be NULL) for the sample screen: a negative or non-finite angle or a size that is not positive turns the
@@ -438,6 +438,14 @@ typedef struct rp_pose_input {
     const float *reference_frames;
     const float *current_frames;
 } rp_pose_input;
+
+/* The correspondences undistorted once, with the parameters checked, for every stage below: made once per set of
+   correspondences and parameters (the arrays are copied; they need not outlive the call), freed with
+   rp_pose_problem_free. The stages keep the plane fitted to a pose's inliers for the next stage on the same pose, so
+   one stage at a time per problem. */
+typedef struct rp_pose_problem rp_pose_problem;
+int rp_pose_problem_create(const rp_pose_input *input, const rp_robust_params *params, rp_pose_problem **problem, rp_status *status);
+void rp_pose_problem_free(rp_pose_problem *problem);
 
 /* One answer of the search and its evidence record. */
 typedef struct rp_pose_candidate {
@@ -456,7 +464,7 @@ typedef struct rp_pose_candidate {
 } rp_pose_candidate;
 
 /* The search: LO-MSAC (or OpenCV's estimator), then its pose and its runners-up refined alike, in the search's order
-   (its own pose first; capacity >= params->loop.runners_up + 1), each with its evidence record: `excess` against the
+   (its own pose first; capacity >= the problem's loop.runners_up + 1), each with its evidence record: `excess` against the
    first's cost, `apart_degrees` 0. Which fits best RephotoKit picks (PoseDecision.cheapest). `prior_R` (may be
    NULL): the sensor's rotation the records measure against. `models`: the samples behind the chance (LO-MSAC's
    solved samples, the cap for OpenCV's); `threshold_squared` the threshold in normalised units, squared, the
@@ -468,15 +476,15 @@ typedef struct rp_pose_search_result {
     double threshold_squared;
 } rp_pose_search_result;
 
-int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
+int rp_pose_search(const rp_pose_problem *problem, const double *prior_R,
                    rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status);
 
 /* The plane's other solution: the homography of the pose's (R, t, `cost`) inliers (the plane GRIC fits) decomposed,
-   the decomposition furthest from the pose, refined (params->essential.refine). `found` 0 when the inliers lie on no plane or
+   the decomposition furthest from the pose, refined (the problem's essential.refine). `found` 0 when the inliers lie on no plane or
    every decomposition is the pose; otherwise `twin` (its chance over `models`, `excess` against `cost`,
    `apart_degrees` from the pose) and `refutation`: the pose's inliers the twin rejects minus the correspondences it
    alone accepts. Whether it replaces the pose RephotoKit decides (PoseDecision.twinReplaces). */
-int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+int rp_pose_twin(const rp_pose_problem *problem, const double R[9], const double t[3], double cost,
                  long models, int *found, rp_pose_candidate *twin, int *refutation, rp_status *status);
 
 /* The sensor-guided search: `samples` three-point samples of a pose whose rotation is prior_R turned by φ about
@@ -493,7 +501,7 @@ typedef struct rp_guided_search_params {
 
 /* `found` 0 when no sample gave a pose within `degrees` of the prior; otherwise `candidate` (its apart_degrees
    from pose_R, pose_t). the loop's threshold and the kernels' choice are the estimate's (rp_robust_params). */
-int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *params, const rp_guided_search_params *guided,
+int rp_pose_guided_search(const rp_pose_problem *problem, const rp_guided_search_params *guided,
                           const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
                           rp_status *status);
 
@@ -502,12 +510,12 @@ int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *pa
    from the guided search, whose `guided_samples` the chance then counts instead of `models`. The reproductions'
    fields are left 0 (rp_pose_reproduce). `inliers` (capacity >= n, may be NULL): 1 for points within the threshold of E; `sampson_pixels` (capacity
    >= n, may be NULL): every point's Sampson distance to E, in pixels. */
-int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+int rp_pose_evidence(const rp_pose_problem *problem, const double R[9], const double t[3], double cost,
                      const rp_pose_candidate *rivals, int rival_count, int guided, long models, int guided_samples, int iterations,
                      rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
                      size_t sampson_capacity, rp_status *status);
 
-/* Loops of other seeds (derived from params->loop.seed), each stopping once within `degrees` of R in rotation, at half
+/* Loops of other seeds (derived from the problem's loop.seed), each stopping once within `degrees` of R in rotation, at half
    the cap at most, until `count` have, or more than `misses` ended further. */
 typedef struct rp_reproduction_params {
     int count;     /* 1...64 */
@@ -517,17 +525,17 @@ typedef struct rp_reproduction_params {
 
 /* `runs`: the loops run; `degrees`: the rotation within which `count` of them ended (the count-th nearest;
    HUGE_VAL when fewer found anything). */
-int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params, const rp_reproduction_params *reproduction,
+int rp_pose_reproduce(const rp_pose_problem *problem, const rp_reproduction_params *reproduction,
                       const double R[9], const double t[3], int *runs, double *degrees, rp_status *status);
 
 
 /* Rotation-only model of the `selected` correspondences (n flags, at least 3 set): the rotation R (X_current =
    R X_reference) that best aligns their undistorted bearings (orthogonal Procrustes, refitted on those it transfers
    within shrinking multiples of the threshold), and `support`: how many of them it transfers within
-   RP_TRANSFER_PER_SAMPSON thresholds (params->loop.threshold, pixels). The pose's own rotation support
+   RP_TRANSFER_PER_SAMPSON thresholds (the problem's loop.threshold, pixels). The pose's own rotation support
    (rp_relative_pose.rotation_support) is counted by the same code; whether a rotation explains them RephotoKit
    decides (PoseDecision.rotationExplains). */
-int rp_pose_rotation(const rp_pose_input *input, const rp_robust_params *params, const uint8_t *selected, double R[9],
+int rp_pose_rotation(const rp_pose_problem *problem, const uint8_t *selected, double R[9],
                      int *support, rp_status *status);
 
 /* ---------------------------------------------------------------- tracking between robust updates */

@@ -23,8 +23,11 @@ std::vector<std::pair<double, Pose>> refined(const Bearings &x, double tau2, con
 // does not cross to the other (a synthetic 60° orbit, 179 matches: 44° wrong with 84 inliers and a 10^-150
 // chance, where the other solution, refined, held 93).
 Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, const Pose &pose) {
+    return plane_twin(x, tau, refine, pose, fit_plane(x, tau, seed, pose));
+}
+
+Twin plane_twin(const Bearings &x, double tau, const RefineParams &refine, const Pose &pose, const PlaneFit &plane) {
     Twin out;
-    const PlaneFit plane = fit_plane(x, tau, seed, pose);
     const double tau2 = tau * tau;
     if (!plane.found || !twin_refutation(plane.H, x, tau2, pose, 0.5, out.refutation, out.pose)) return out;
     if (refine.refine) pose::refine(x, tau2, out.pose, 50);

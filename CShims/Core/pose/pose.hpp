@@ -3,6 +3,8 @@
 // (rp_pose_search, rp_pose_guided_search, rp_pose_evidence, rp_pose_reproduce) call. Never included by Swift.
 #pragma once
 
+#include <optional>
+
 #include "../shim_internal.hpp"
 #include "robust_loop.hpp"
 
@@ -273,6 +275,8 @@ struct Twin {
     bool found = false;
 };
 Twin plane_twin(const Bearings &x, double tau, uint64_t seed, const RefineParams &refine, const Pose &pose);
+// The same on the plane already fitted to `pose`'s inliers (Problem::plane_of).
+Twin plane_twin(const Bearings &x, double tau, const RefineParams &refine, const Pose &pose, const PlaneFit &plane);
 // Loops of other seeds that must reach `pose`: how many ran, and the rotation within which `count` of them ended
 // (HUGE_VAL when fewer found anything).
 struct Reproduced {
@@ -289,6 +293,12 @@ struct Problem {
     Bearings x;
     double focal = 1, tau = 1, tau2 = 1;
     double p = 0;  // a random match's chance of fitting (chance_per_match)
+    // The plane of `pose`'s inliers (fit_plane at the loop's seed): fitted once per pose, since the twin stage and
+    // the evidence of the same pose ask for it in turn. Not thread-safe: one stage at a time per problem.
+    const PlaneFit &plane_of(const Pose &pose) const;
+
+private:
+    mutable std::optional<std::pair<Pose, PlaneFit>> last_plane;
 };
 // The parameters checked and the points undistorted (the frames, n angle, size pairs each, may be NULL).
 Problem problem(const std::vector<cv::Point2d> &reference, const std::vector<cv::Point2d> &current, const rp_camera &reference_camera,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 using namespace rp::pose;
 
@@ -93,6 +94,12 @@ Problem problem(const rp_pose_input &input, const rp_robust_params &params) {
                    *input.current_camera, params, input.reference_frames, input.current_frames);
 }
 
+const PlaneFit &Problem::plane_of(const Pose &pose) const {
+    const bool same = last_plane.has_value() && last_plane->first.R == pose.R && last_plane->first.t == pose.t;
+    if (!same) last_plane.emplace(pose, fit_plane(x, tau, stages.search.loop.seed, pose));
+    return last_plane->second;
+}
+
 std::vector<std::pair<double, Pose>> search(const Problem &problem, int &iterations, long &models) {
     iterations = 0;
     std::vector<Pose> runners_up;
@@ -108,7 +115,7 @@ void conclude(const Problem &problem, Decision &decision, long models, long guid
               std::vector<uint8_t> &inliers, std::vector<double> *sampson_pixels) {
     const PoseParams &stages = problem.stages;
     const Bearings &x = problem.x;
-    const PlaneFit plane = fit_plane(x, problem.tau, stages.search.loop.seed, decision.pose);
+    const PlaneFit &plane = problem.plane_of(decision.pose);
     decision.pose = most_in_front(decision.pose, x, problem.tau2);
     if (stages.refine.refine && stages.lo_msac()) polish(x, problem.tau2, stages.refine.cauchy_scale, kNoiseFloorPixels / problem.focal, decision.pose);
     // A guided pose was drawn from the guided search's models alone: its chance counts those.
@@ -163,11 +170,38 @@ pose::PoseParams pose::pose_params(const rp_robust_params &params) {
 
 }  // namespace rp
 
-extern "C" int rp_pose_search(const rp_pose_input *input, const rp_robust_params *params, const double *prior_R,
+struct rp_pose_problem {
+    Problem problem;
+    int n = 0;
+};
+
+extern "C" int rp_pose_problem_create(const rp_pose_input *input, const rp_robust_params *params, rp_pose_problem **out, rp_status *status) {
+    if (out) *out = nullptr;
+    return rp::guarded(status, [&] {
+        if (!input || !params || !out) rp::fail(RP_ERR_INVALID_ARGUMENT, "the input, the parameters or the output is NULL");
+        auto made = std::make_unique<rp_pose_problem>();
+        made->problem = problem(*input, *params);
+        made->n = input->n;
+        *out = made.release();
+    });
+}
+
+extern "C" void rp_pose_problem_free(rp_pose_problem *problem) { delete problem; }
+
+namespace {
+
+const rp_pose_problem &checked(const rp_pose_problem *problem) {
+    if (!problem) rp::fail(RP_ERR_INVALID_ARGUMENT, "no pose problem");
+    return *problem;
+}
+
+}  // namespace
+
+extern "C" int rp_pose_search(const rp_pose_problem *problem, const double *prior_R,
                               rp_pose_search_result *out, rp_pose_candidate *candidates, size_t candidates_capacity, rp_status *status) {
     return rp::guarded(status, [&] {
         if (prior_R) check_rotation(prior_R, "prior");
-        const Problem stages = problem(*input, *params);
+        const Problem &stages = checked(problem).problem;
         int iterations = 0;
         long models = 0;
         const std::vector<std::pair<double, Pose>> found = search(stages, iterations, models);
@@ -186,15 +220,15 @@ extern "C" int rp_pose_search(const rp_pose_input *input, const rp_robust_params
     });
 }
 
-extern "C" int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+extern "C" int rp_pose_twin(const rp_pose_problem *problem, const double R[9], const double t[3], double cost,
                             long models, int *found, rp_pose_candidate *twin, int *refutation, rp_status *status) {
     *found = 0;
     *refutation = 0;
     return rp::guarded(status, [&] {
         if (models < 0) rp::fail(RP_ERR_INVALID_ARGUMENT, "a negative model count");
-        const Problem stages = problem(*input, *params);
+        const Problem &stages = checked(problem).problem;
         const Pose pose = pose_of(R, t);
-        const Twin other = plane_twin(stages.x, stages.tau, stages.stages.search.loop.seed, stages.stages.refine, pose);
+        const Twin other = plane_twin(stages.x, stages.tau, stages.stages.refine, pose, stages.plane_of(pose));
         if (!other.found) return;
         const CandidateContext context{stages.x, stages.tau2, RP_LOCALISATION_FLOOR_PIXELS / stages.focal, stages.p, models, nullptr};
         record(context, other.pose, other.cost, cost, &pose, *twin);
@@ -203,7 +237,7 @@ extern "C" int rp_pose_twin(const rp_pose_input *input, const rp_robust_params *
     });
 }
 
-extern "C" int rp_pose_guided_search(const rp_pose_input *input, const rp_robust_params *params, const rp_guided_search_params *guided,
+extern "C" int rp_pose_guided_search(const rp_pose_problem *problem, const rp_guided_search_params *guided,
                                      const double pose_R[9], const double pose_t[3], int *found, rp_pose_candidate *candidate,
                                      rp_status *status) {
     *found = 0;
@@ -214,7 +248,7 @@ extern "C" int rp_pose_guided_search(const rp_pose_input *input, const rp_robust
             rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("the guided search needs samples >= 1, finite degrees > 0 and a finite, non-zero axis "
                                                      "(got %d, %g, |axis| %g)", guided->samples, guided->degrees, axis_length));
         }
-        const Problem stages = problem(*input, *params);
+        const Problem &stages = checked(problem).problem;
         const cv::Matx33d prior(guided->prior_R);
         Guided result = guided_search(stages.x, prior, cv::Vec3d(guided->axis), guided->degrees, stages.tau2, guided->samples,
                                       guided->seed ^ 0x6A09E667F3BCC909ULL);
@@ -228,17 +262,17 @@ extern "C" int rp_pose_guided_search(const rp_pose_input *input, const rp_robust
     });
 }
 
-extern "C" int rp_pose_evidence(const rp_pose_input *input, const rp_robust_params *params, const double R[9], const double t[3], double cost,
+extern "C" int rp_pose_evidence(const rp_pose_problem *problem, const double R[9], const double t[3], double cost,
                                 const rp_pose_candidate *rivals, int rival_count, int guided, long models, int guided_samples, int iterations,
                                 rp_relative_pose *pose, uint8_t *inliers, size_t inliers_capacity, double *sampson_pixels,
                                 size_t sampson_capacity, rp_status *status) {
     return rp::guarded(status, [&] {
-        rp::check_capacity(inliers, inliers_capacity, input->n, "inliers");
-        rp::check_capacity(sampson_pixels, sampson_capacity, input->n, "sampson_pixels");
+        rp::check_capacity(inliers, inliers_capacity, checked(problem).n, "inliers");
+        rp::check_capacity(sampson_pixels, sampson_capacity, checked(problem).n, "sampson_pixels");
         if (rival_count < 0 || (rival_count > 0 && !rivals) || guided_samples < 0 || models < 0) {
             rp::fail(RP_ERR_INVALID_ARGUMENT, "negative counts, or rivals without their array");
         }
-        const Problem stages = problem(*input, *params);
+        const Problem &stages = checked(problem).problem;
         Decision decision;
         decision.pose = pose_of(R, t);
         decision.cost = cost;
@@ -252,7 +286,7 @@ extern "C" int rp_pose_evidence(const rp_pose_input *input, const rp_robust_para
     });
 }
 
-extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_params *params, const rp_reproduction_params *reproduction,
+extern "C" int rp_pose_reproduce(const rp_pose_problem *problem, const rp_reproduction_params *reproduction,
                                  const double R[9], const double t[3], int *runs, double *degrees, rp_status *status) {
     *runs = 0;
     *degrees = 0;
@@ -262,7 +296,7 @@ extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_par
             rp::fail(RP_ERR_INVALID_ARGUMENT, cv::format("reproductions must be 1...64, misses 0...64 and degrees in 0...180 (got %d, %d, %g)",
                                                      reproduction->count, reproduction->misses, reproduction->degrees));
         }
-        const Problem stages = problem(*input, *params);
+        const Problem &stages = checked(problem).problem;
         if (!stages.stages.lo_msac()) rp::fail(RP_ERR_INVALID_ARGUMENT, "reproductions run LO-MSAC only");
         const Reproduced found = reproduce(stages.x, stages.tau, stages.stages, ReproductionParams{reproduction->count, reproduction->misses,
                                                                                                  reproduction->degrees}, pose_of(R, t));
@@ -271,13 +305,13 @@ extern "C" int rp_pose_reproduce(const rp_pose_input *input, const rp_robust_par
     });
 }
 
-extern "C" int rp_pose_rotation(const rp_pose_input *input, const rp_robust_params *params, const uint8_t *selected, double R[9],
+extern "C" int rp_pose_rotation(const rp_pose_problem *problem, const uint8_t *selected, double R[9],
                                 int *support, rp_status *status) {
     *support = 0;
     return rp::guarded(status, [&] {
         if (!selected) rp::fail(RP_ERR_INVALID_ARGUMENT, "no selection");
-        const Problem stages = problem(*input, *params);
-        const std::vector<uint8_t> chosen(selected, selected + input->n);
+        const Problem &stages = checked(problem).problem;
+        const std::vector<uint8_t> chosen(selected, selected + problem->n);
         const long count = std::count_if(chosen.begin(), chosen.end(), [](uint8_t flag) { return flag != 0; });
         if (count < 3) rp::fail(RP_ERR_ESTIMATION, cv::format("a rotation needs at least 3 correspondences, got %ld", count));
         const double transfer_tau = stages.tau * kTransferPerSampson;

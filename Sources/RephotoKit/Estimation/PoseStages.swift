@@ -4,8 +4,9 @@ import RephotoShim
 /// the plane's other solution, the sensor-guided search, the evidence of the pose decided and the reproductions. `PoseDecision.search` decides
 /// which to run and which answer is the pose; this only carries the arguments across.
 struct PoseStages {
-    let input: UnsafePointer<rp_pose_input>
-    let params: UnsafePointer<rp_robust_params>
+    /// The correspondences undistorted once and the parameters checked (rp_pose_problem), for every stage.
+    let problem: OpaquePointer
+    let runnersUp: Int
     let count: Int
 
     /// Runs `body` on the stages of these correspondences, sorted by `order` (PROSAC's), with their frames if any.
@@ -14,6 +15,7 @@ struct PoseStages {
         let n = try cInt(pairs.count, "correspondence count")
         var refCam = try referenceCamera.shimCamera(), curCam = try currentCamera.shimCamera()
         var params = params
+        let runnersUp = Int(params.loop.runners_up)
         let sortedA = Correspondences.flat(pairs.reference, order: order)
         let sortedB = Correspondences.flat(pairs.current, order: order)
         // Without frames (or with frames that were edited out of step with the points, which `frames` being a
@@ -32,9 +34,11 @@ struct PoseStages {
                                                               reference_camera: rc, current_camera: cc,
                                                               reference_frames: frames != nil ? fa.baseAddress : nil,
                                                               current_frames: frames != nil ? fb.baseAddress : nil)
-                                    return try withUnsafePointer(to: &input) { i in
-                                        try body(PoseStages(input: i, params: p, count: pairs.count))
-                                    }
+                                    var problem: OpaquePointer?
+                                    try shimCall { status in rp_pose_problem_create(&input, p, &problem, status) }
+                                    guard let problem else { throw RephotoError(.internal, "rp_pose_problem_create returned no problem") }
+                                    defer { rp_pose_problem_free(problem) }
+                                    return try body(PoseStages(problem: problem, runnersUp: runnersUp, count: pairs.count))
                                 }
                             }
                         }
@@ -48,13 +52,13 @@ struct PoseStages {
     /// against the first); `prior` the rotation they are measured against. `PoseDecision.cheapest` picks the pose.
     func search(prior: Matrix3?) throws -> (result: rp_pose_search_result, candidates: [rp_pose_candidate]) {
         var result = rp_pose_search_result()
-        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: Int(params.pointee.loop.runners_up) + 1)
+        var candidates = [rp_pose_candidate](repeating: rp_pose_candidate(), count: runnersUp + 1)
         let priorElements = prior?.elements
         try shimCall { status in
             if let priorElements {
-                rp_pose_search(input, params, priorElements, &result, &candidates, candidates.count, status)
+                rp_pose_search(problem, priorElements, &result, &candidates, candidates.count, status)
             } else {
-                rp_pose_search(input, params, nil, &result, &candidates, candidates.count, status)
+                rp_pose_search(problem, nil, &result, &candidates, candidates.count, status)
             }
         }
         return (result, Array(candidates.prefix(Int(result.candidates))))
@@ -68,7 +72,7 @@ struct PoseStages {
         try withUnsafeBytes(of: &pose.R) { r in
             try withUnsafeBytes(of: &pose.t) { t in
                 try shimCall { status in
-                    rp_pose_twin(input, params, r.bindMemory(to: Double.self).baseAddress, t.bindMemory(to: Double.self).baseAddress,
+                    rp_pose_twin(problem, r.bindMemory(to: Double.self).baseAddress, t.bindMemory(to: Double.self).baseAddress,
                                  pose.cost, models, &found, &candidate, &refutation, status)
                 }
             }
@@ -84,7 +88,7 @@ struct PoseStages {
         try withUnsafeBytes(of: &pose.R) { r in
             try withUnsafeBytes(of: &pose.t) { t in
                 try shimCall { status in
-                    rp_pose_guided_search(input, params, &guided, r.bindMemory(to: Double.self).baseAddress,
+                    rp_pose_guided_search(problem, &guided, r.bindMemory(to: Double.self).baseAddress,
                                           t.bindMemory(to: Double.self).baseAddress, &found, &candidate, status)
                 }
             }
@@ -103,7 +107,7 @@ struct PoseStages {
         try withUnsafeBytes(of: &pose.R) { r in
             try withUnsafeBytes(of: &pose.t) { t in
                 try shimCall { status in
-                    rp_pose_evidence(input, params, r.bindMemory(to: Double.self).baseAddress, t.bindMemory(to: Double.self).baseAddress,
+                    rp_pose_evidence(problem, r.bindMemory(to: Double.self).baseAddress, t.bindMemory(to: Double.self).baseAddress,
                                      pose.cost, rivals, rivalCount, guided ? 1 : 0, models, samples, solved, &out, &mask, mask.count,
                                      nil, 0, status)
                 }
@@ -117,7 +121,7 @@ struct PoseStages {
     func rotation(of selected: [UInt8]) throws -> (rotation: Matrix3, support: Int) {
         var r = [Double](repeating: 0, count: 9)
         var support: Int32 = 0
-        try shimCall { status in rp_pose_rotation(input, params, selected, &r, &support, status) }
+        try shimCall { status in rp_pose_rotation(problem, selected, &r, &support, status) }
         return (Matrix3(r), Int(support))
     }
 
@@ -128,7 +132,7 @@ struct PoseStages {
         try withUnsafeBytes(of: &out.R) { r in
             try withUnsafeBytes(of: &out.t) { t in
                 try shimCall { status in
-                    rp_pose_reproduce(input, params, &reproduction, r.bindMemory(to: Double.self).baseAddress,
+                    rp_pose_reproduce(problem, &reproduction, r.bindMemory(to: Double.self).baseAddress,
                                       t.bindMemory(to: Double.self).baseAddress, &runs, &degrees, status)
                 }
             }
