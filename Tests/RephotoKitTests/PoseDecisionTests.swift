@@ -74,7 +74,7 @@ import RephotoShimTools
     /// The prior swap: a sensor that rules the pose out (over twice its tolerance) picks the best-fitting runner-up
     /// it backs within the excess, with the inliers, whose cheirality stands; none when it does not rule the pose out.
     @Test func thePriorSwapTakesTheBackedRunnerUpWhoseCheiralityStands() {
-        let prior = RelativePose.SearchSettings.Prior(rotation: .identity, degrees: 5, excess: 5, guidedSamples: 0, guidedAboveLog10Chance: -3,
+        let prior = PoseDecision.Prior(rotation: .identity, degrees: 5, excess: 5, guidedSamples: 0, guidedAboveLog10Chance: -3,
                                                       guidedMinInliers: 10, vertical: SIMD3(0, -1, 0))
         let pose = candidate(cost: 1.0, excess: 0, inliers: 40, priorDegrees: 20)
         let runnersUp = [

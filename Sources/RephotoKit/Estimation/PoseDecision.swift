@@ -17,9 +17,30 @@ public enum PoseDecision {
         max(config.minRivalExcess, config.sensorRivalExcess)
     }
 
+    /// The sensor's part in the search: its rotation and tolerance, how much worse a rival it backs may fit, and the
+    /// guided search's samples, band and inliers (part of the search's cache key, `RelativePose.SearchSettings`).
+    struct Prior: Hashable, Sendable {
+        let rotation: Matrix3
+        let degrees: Double
+        let excess: Double
+        let guidedSamples: Int
+        let guidedAboveLog10Chance: Double
+        let guidedMinInliers: Int
+        let vertical: SIMD3<Double>
+    }
+
+    /// The reproductions' band (log10 chances), count, misses and tolerance (part of the search's cache key too).
+    struct Reproduction: Hashable, Sendable {
+        let count: Int
+        let misses: Int
+        let aboveLog10Chance: Double
+        let maxLog10Chance: Double
+        let degrees: Double
+    }
+
     /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the one and
     /// backs the other, and a pose over `pose.maxChance` is searched for near it (`pose.sensorGuidedSamples`).
-    static func prior(_ config: PoseConfig, sensorRotation: Matrix3?, sensorVertical: SIMD3<Double>?) -> RelativePose.SearchSettings.Prior? {
+    static func prior(_ config: PoseConfig, sensorRotation: Matrix3?, sensorVertical: SIMD3<Double>?) -> Prior? {
         sensorRotation.flatMap { rotation in
             config.maxSensorDisagreement > 0 && sensorRivalExcess(config) > 0
                 ? .init(rotation: rotation, degrees: config.maxSensorDisagreement, excess: sensorRivalExcess(config),
@@ -31,7 +52,7 @@ public enum PoseDecision {
     /// A pose the chance gate alone would refuse, but `pose.maxReproducedChance` might pass, is searched for again.
     /// With the phone's rotation, a pose the sensor may corroborate is searched for again too: the sensor vouches
     /// for its rotation only, and the translation is reported only when the searches reach the pose.
-    static func reproduction(_ config: PoseConfig, withSensor: Bool) -> RelativePose.SearchSettings.Reproduction? {
+    static func reproduction(_ config: PoseConfig, withSensor: Bool) -> Reproduction? {
         let reproducedUpTo = withSensor && config.maxSensorDisagreement > 0
             ? max(config.maxReproducedChance, config.maxCorroboratedChance) : config.maxReproducedChance
         return config.reproductions > 0 && reproducedUpTo > config.maxChance
@@ -171,7 +192,7 @@ public enum PoseDecision {
     /// cheirality stands: on a bare wall a runner-up at the plane's other rotation put 146 of its 274 behind a
     /// camera, and the swap turned a planar answer into a failure. Returns the runner-up's index.
     static func priorChoice(_ pose: rp_pose_candidate, among runnersUp: [rp_pose_candidate],
-                            _ prior: RelativePose.SearchSettings.Prior) -> Int? {
+                            _ prior: Prior) -> Int? {
         guard sensorRulesOut(pose.prior_degrees, tolerance: prior.degrees) else { return nil }
         var pick: Int?
         for (k, other) in runnersUp.enumerated() {
@@ -187,7 +208,7 @@ public enum PoseDecision {
     /// hide the pose's own reason for failing), replaces a pose the sensor does not back, or another answer (a rival
     /// apart) it fits better. A pose the prior backs was found independently of the sensor, so its agreement with
     /// it is evidence; the guided one's is not (`PoseEvidence.sensorGuided`).
-    static func guidedReplaces(_ pose: rp_pose_candidate, with guided: rp_pose_candidate, _ prior: RelativePose.SearchSettings.Prior) -> Bool {
+    static func guidedReplaces(_ pose: rp_pose_candidate, with guided: rp_pose_candidate, _ prior: Prior) -> Bool {
         sensorBacks(guided.prior_degrees, tolerance: prior.degrees) && guided.inliers >= prior.guidedMinInliers
             && (!sensorBacks(pose.prior_degrees, tolerance: prior.degrees) || (guided.cost < pose.cost && guided.apart_degrees >= rivalDegrees))
     }

@@ -93,26 +93,10 @@ extension RelativePose {
         var prosac: ProsacOrder? { search.prosac ? search.prosacOrder : nil }
         /// The sensor's rotation decides between the pose and a runner-up nearly as good when it rules out the
         /// one and backs the other (the tolerances of the gate's rival rule).
-        let prior: Prior?
-        struct Prior: Hashable, Sendable {
-            let rotation: Matrix3
-            let degrees: Double
-            let excess: Double
-            let guidedSamples: Int
-            let guidedAboveLog10Chance: Double
-            let guidedMinInliers: Int
-            let vertical: SIMD3<Double>
-        }
+        let prior: PoseDecision.Prior?
         /// A pose the chance gate alone would refuse, but `pose.maxReproducedChance` might pass, is searched
         /// for again (the bounds of that window, log10, and the tolerance).
-        let reproduction: Reproduction?
-        struct Reproduction: Hashable, Sendable {
-            let count: Int
-            let misses: Int
-            let aboveLog10Chance: Double
-            let maxLog10Chance: Double
-            let degrees: Double
-        }
+        let reproduction: PoseDecision.Reproduction?
 
         /// PROSAC only where every correspondence has a descriptor distance to order by. `sensorVertical`: up in
         /// the reference camera's axes (`SensorPath.referenceVertical`); without it, the camera's own vertical.
