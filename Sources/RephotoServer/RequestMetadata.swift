@@ -156,6 +156,7 @@ struct RequestMetadata: Decodable, Sendable {
         // requests asking a million samples of every search held both pipelines for minutes, FLANN at a million
         // checks held one for 14 minutes, and SIFT at 10 octave layers tripled a pipeline's memory.
         for cap in costCaps {
+            // Every path is the registry's (ServerTests.everyCostCapIsARegistryParameter).
             guard let parameter = ParameterRegistry.parameter(cap.path) else { continue }
             let (limit, asked) = (parameter.value(in: base), parameter.value(in: config))
             func size(_ value: ParameterValue) -> Double? {
@@ -198,7 +199,8 @@ struct RequestMetadata: Decodable, Sendable {
         ("matching.lshKeySize", false, "memory"), ("features.sift.octaveLayers", false, "memory"),
         ("features.akaze.octaves", false, "memory"), ("features.akaze.octaveLayers", false, "memory"),
         ("features.orb.levels", false, "memory"), ("features.orb.patchSize", false, "time"), ("features.orb.edgeThreshold", false, "time"),
-        ("matching.guidedRadius", false, "time"),
+        ("matching.guidedRadius", false, "time"), ("pose.referenceFocal.maxIterations", false, "time"),
+        ("pose.referenceFocal.minIterations", false, "time"), ("pose.referenceFocal.sixPointIterations", false, "time"),
     ]
 
     /// The reference's camera is said to be unknown (an old photo): estimated for each retake from its matches.

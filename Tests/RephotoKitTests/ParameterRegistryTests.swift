@@ -81,6 +81,18 @@ import Testing
         #expect(error?.message == "features.orb.firstLevel = 3 is out of range (allowed: 0...2, below features.orb.levels)")
         let big = #expect(throws: RephotoError.self) { try PipelineConfig.resolve(file: nil, overrides: [("features.akaze.descriptorChannels", .int(2)), ("features.akaze.descriptorSize", .int(400))]) }
         #expect(big?.message.hasPrefix("features.akaze.descriptorSize = 400 is out of range (allowed: 0...324") == true)
+        // The six-point loop's cap binds only where it runs; a sigma floor at the gate refuses every old camera.
+        var focal = PipelineConfig()
+        focal.pose.referenceFocal.minIterations = 3000
+        focal.pose.referenceFocal.maxIterations = 3000
+        try focal.validate()
+        focal.pose.referenceFocal.solver = .better
+        let six = #expect(throws: RephotoError.self) { try focal.validate() }
+        #expect(six?.message == "pose.referenceFocal.minIterations = 3000 must be at most pose.referenceFocal.sixPointIterations = 2000 (pose.referenceFocal.solver better)")
+        var floor = PipelineConfig()
+        floor.pose.referenceFocal.minSigmaPercent = 10
+        let gate = #expect(throws: RephotoError.self) { try floor.validate() }
+        #expect(gate?.message == "pose.referenceFocal.minSigmaPercent = 10 must be below pose.referenceFocal.maxSigmaPercent = 10: every estimated camera would be refused")
     }
 
     /// ORB enlarges the image by scaleFactor^firstLevel before detecting: the largest pyramid level the settings

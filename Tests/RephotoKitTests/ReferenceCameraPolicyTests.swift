@@ -10,14 +10,16 @@ import Testing
 
     /// Points 4-20 m ahead seen by a reference camera of focal length `focal`, its principal point at the centre of
     /// `size`, and by the current camera a metre aside and turned 12°; ±0.5 px noise and 60 random pairs.
-    static func pairs(focal: Double, size: ImageSize, count: Int = 300, seed: UInt64 = 3) -> Correspondences {
+    /// `plane`: the points lie on one plane 7-9 m ahead, tilted 17° (X.z = 8 - 0.3 X.x), instead.
+    static func pairs(focal: Double, size: ImageSize, count: Int = 300, seed: UInt64 = 3, plane: Bool = false) -> Correspondences {
         var random = SplitMix(seed: seed)
         let r = Matrix3.rotation(axis: SIMD3(0.2, 1, 0.1), angle: 12 * .pi / 180), t = SIMD3(1.0, 0.1, 0.3)
         let (w, h) = (Double(size.width), Double(size.height))
         var a: [Point2] = [], b: [Point2] = []
         while a.count < count {
-            let z = random.uniform(4, 20)
-            let x = SIMD3(random.uniform(-0.4, 0.4) * z, random.uniform(-0.3, 0.3) * z, z)
+            let (u, v) = (random.uniform(-0.4, 0.4), random.uniform(-0.3, 0.3))
+            let z = plane ? 8 / (1 + 0.3 * u) : random.uniform(4, 20)
+            let x = SIMD3(u * z, v * z, z)
             let y = r * x + t
             guard y.z > 0.5 else { continue }
             let p = Point2(x: focal * x.x / x.z + (w - 1) / 2 + random.uniform(-0.5, 0.5), y: focal * x.y / x.z + (h - 1) / 2 + random.uniform(-0.5, 0.5))
@@ -47,6 +49,25 @@ import Testing
         let determined = try #require(found.determined, "\(String(describing: found.refusal))")
         #expect(abs(determined.fx - 1200) / 1200 < 0.03, "\(determined)")
         #expect(found.refusal == nil && found.estimate?.fx == determined.fx)
+    }
+
+    /// One plane seen from apart fixes no focal length (a homography's eight degrees of freedom against the rotation,
+    /// the plane and the focal length's nine): refused, where the same cameras on a scene with depth are determined.
+    @Test func aPlaneSeenFromApartDeterminesNoFocalLength() throws {
+        let reference = try Self.reference()
+        let policy = try PoseEstimator().referenceCameraPolicy
+        let share = policy.config.referenceFocal.planeShare, gap = policy.config.referenceFocal.maxRotationGap
+        func focal(_ plane: Bool) throws -> ReferenceFocal {
+            try ReferenceFocal.estimate(Self.pairs(focal: 1200, size: reference.size, plane: plane), referenceSize: reference.size,
+                                        currentCamera: Self.current, config: policy.config.referenceFocal)
+        }
+        let flat = try focal(true), deep = try focal(false)
+        #expect(flat.model == .fundamental && ReferenceCameraPolicy.plane(flat, share: share, maxRotationGap: gap) != nil,
+                "\(flat.homographyInliers) of \(flat.fundamentalInliers)")
+        #expect(ReferenceCameraPolicy.plane(deep, share: share, maxRotationGap: gap) == nil, "\(deep.homographyInliers) of \(deep.fundamentalInliers)")
+        let refused = try policy.frame(Self.pairs(focal: 1200, size: reference.size, plane: true), reference: reference,
+                                       currentCamera: Self.current, currentSize: Self.current.imageSize!)
+        #expect(refused.determined == nil && refused.estimate != nil && refused.refusal?.cause == .referenceCameraUndetermined)
     }
 
     /// The same matches under a rule asking for more inliers than there are: an estimate, not determined, and the

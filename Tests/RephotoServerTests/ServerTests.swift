@@ -103,6 +103,13 @@ struct Upload {
         }
     }
 
+    /// A cap on a path the registry does not know would be skipped in silence.
+    @Test func everyCostCapIsARegistryParameter() {
+        for cap in RequestMetadata.costCaps {
+            #expect(ParameterRegistry.parameter(cap.path) != nil, "\(cap.path)")
+        }
+    }
+
     @Test func referencesAreStoredByContentHashScoredByIdAndDeleted() async throws {
         let graf1 = try Upload.image("graf1.png")
         let settings = try Self.settings()
@@ -468,6 +475,8 @@ struct Upload {
             ("a thousand FLANN checks", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "flannChecks": 1000}}}"#), .badRequest, "bad_input"),
             ("a wide guided search", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"guidedRadius": 30}}}"#), .badRequest, "bad_input"),
             ("ten SIFT octave layers", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"features": {"detector": "sift", "sift": {"octaveLayers": 10}}}}"#), .badRequest, "bad_input"),
+            ("a million samples of the old camera's scan", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"reference": {"intrinsics": "unknown"}, "retake": {"intrinsics": {"fx": 700, "fy": 700, "cx": 400, "cy": 320}}, "config": {"pose": {"referenceFocal": {"minIterations": 1000000, "maxIterations": 1000000}}}}"#), .badRequest, "bad_input"),
+            ("a million six-point samples", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"referenceFocal": {"solver": "sixPoint", "sixPointIterations": 1000000}}}}"#), .badRequest, "bad_input"),
             ("a 32-bit LSH key", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"matching": {"matcher": "flann", "lshKeySize": 32}}}"#), .badRequest, "bad_input"),
             ("a tiny navigation target", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"navigation": {"targetFraction": 1e-10}}}"#), .badRequest, "bad_input"),
             ("an integer past Int", Upload().adding("reference", graf1).adding("retake", graf3).adding("metadata", json: #"{"config": {"pose": {"seed": 1e20}}}"#), .badRequest, "bad_input"),
@@ -480,6 +489,8 @@ struct Upload {
                         "a thousand FLANN checks": "metadata.config: matching.flannChecks = 1000 may not exceed the server's 50 (time)",
                         "a wide guided search": "metadata.config: matching.guidedRadius = 30 may not exceed the server's 5 (time)",
                         "ten SIFT octave layers": "metadata.config: features.sift.octaveLayers = 10 may not exceed the server's 3 (memory)",
+                        "a million samples of the old camera's scan": "metadata.config: pose.referenceFocal.maxIterations = 1000000 may not exceed the server's 400 (time)",
+                        "a million six-point samples": "metadata.config: pose.referenceFocal.sixPointIterations = 1000000 may not exceed the server's 2000 (time)",
                         "a 32-bit LSH key": "metadata.config: matching.lshKeySize = 32 is out of range",
                         "an integer past Int": "metadata.config: pose.seed = 1e+20 is out of range (allowed: "]
         try await Self.app(try Self.settings()).test(.router) { http in

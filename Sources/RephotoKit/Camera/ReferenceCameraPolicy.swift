@@ -38,6 +38,9 @@ public struct ReferenceCameraPolicy: Sendable {
         if focal.inliers < needed {
             return FrameCamera(estimate: estimate, determined: nil, refusal: .referenceCameraUndetermined(
                 "the reference's camera rests on too few correspondences: \(focal.inliers) inliers of \(focal.model.name) (need \(needed), pose.referenceFocal.minInliers)"))
+        } else if let plane = Self.plane(focal, share: config.referenceFocal.planeShare, maxRotationGap: config.referenceFocal.maxRotationGap) {
+            return FrameCamera(estimate: estimate, determined: nil, refusal: .referenceCameraUndetermined(
+                "the reference's focal length is not determined by a plane: one homography, no rotation, holds \(plane.homography) of a fundamental matrix's \(plane.fundamental) inliers (pose.referenceFocal.planeShare \(fmt(config.referenceFocal.planeShare)))"))
         } else if focal.focalSigmaPercent > limit {
             return FrameCamera(estimate: estimate, determined: nil, refusal: .referenceCameraUndetermined(
                 "the reference's focal length is not determined by these matches: \(fmt(focal.camera.fx, 4)) px ± \(fmt(focal.focalSigmaPercent, 2)) % from \(focal.model.name) (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
@@ -47,6 +50,18 @@ public struct ReferenceCameraPolicy: Sendable {
                 "the reference's focal length is not determined by these matches: focal lengths from \(fmt(focal.span.lowerBound, 4)) to \(fmt(focal.span.upperBound, 4)) px fit within \(fmt(within)) inliers' worth of the best (pose.referenceFocal.spanInliers), ± \(fmt(focal.spanPercent, 2)) % (pose.referenceFocal.maxSigmaPercent \(fmt(limit)))"))
         }
         return FrameCamera(estimate: estimate, determined: focal.camera, refusal: nil)
+    }
+
+    /// The scene is one plane seen from apart when a homography that is no rotation holds `share` of a fundamental
+    /// matrix's inliers (`pose.referenceFocal.planeShare`; the fundamental matrix also takes mismatches along its
+    /// epipolar lines, so a plane's share stays under 1): its eight degrees of freedom cannot fix the rotation, the
+    /// plane's normal and distance and the focal length (nine), so every focal length fits, each with its own pose.
+    /// A homography within `maxRotationGap` of a rotation is the cameras nearly at one place (a short step before a deep
+    /// scene), which does fix the focal length.
+    public static func plane(_ focal: ReferenceFocal, share: Double, maxRotationGap: Double) -> (homography: Int, fundamental: Int)? {
+        guard focal.model == .fundamental, focal.fundamentalInliers > 0, !(focal.rotationGap < maxRotationGap),
+              Double(focal.homographyInliers) >= share * Double(focal.fundamentalInliers) else { return nil }
+        return (focal.homographyInliers, focal.fundamentalInliers)
     }
 
     /// A pose on an estimated reference camera, solved again at its focal length ± 1 sigma: a rotation that moves

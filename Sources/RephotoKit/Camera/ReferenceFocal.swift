@@ -13,6 +13,9 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// share of a fundamental matrix's inliers.
     public var rotationShare: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.rotationShare)
     public var maxRotationGap: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.maxRotationGap)
+    /// A homography that is no rotation holding at least this share of a fundamental matrix's inliers: one plane, which
+    /// fixes no focal length (`ReferenceCameraPolicy.plane`).
+    public var planeShare: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.planeShare)
     /// The principal point's prior 1 sigma about the centre, % of the reference's longer side: it is estimated with the
     /// focal length where the relative pose allows, and the focal length's sigma includes its spread.
     public var principalPointSigma: Double = ParameterRegistry.defaultValue(\.pose.referenceFocal.principalPointSigma)
@@ -101,6 +104,12 @@ public struct ReferenceFocal: Sendable, Equatable {
     public var span: ClosedRange<Double>
     /// Half of `span` in log, % of the focal length: how far a rival fitting nearly as well lies.
     public var spanPercent: Double { 100 * log(span.upperBound / span.lowerBound) / 2 }
+    /// How much of the scene one homography explains: its inliers and a fundamental matrix's, fitted side by side
+    /// (a rotation's, when `model` is `.rotation`; a plane's or nothing in particular otherwise).
+    public var homographyInliers = 0
+    public var fundamentalInliers = 0
+    /// How far that homography is from a rotation at its best focal length (0: one; `pose.referenceFocal.maxRotationGap`).
+    public var rotationGap = Double.infinity
 
     /// Focal lengths searched, in units of the reference's longer side: from a 118° to a 5.7° field of view across it.
     static let searchedFocal = 0.3...10.0
@@ -122,7 +131,9 @@ public struct ReferenceFocal: Sendable, Equatable {
         let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
         return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
                               focalSigmaPercent: max(out.sigma_percent * config.sigmaScale, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
-                              inliers: Int(out.inliers), photoSize: photo, span: min(out.span_low, out.span_high)...max(out.span_low, out.span_high))
+                              inliers: Int(out.inliers), photoSize: photo, span: min(out.span_low, out.span_high)...max(out.span_low, out.span_high),
+                              homographyInliers: Int(out.rotation_inliers), fundamentalInliers: Int(out.fundamental_inliers),
+                              rotationGap: out.rotation_residual)
     }
 }
 

@@ -164,6 +164,10 @@ public enum ParameterRegistry {
                  "a reference from an unknown camera: seed of its scan's sampler, the same at every focal length"),
         .real("pose.referenceFocal.rotationShare", \.pose.referenceFocal.rotationShare, 0.95, atLeast: 0, atMost: 1,
               "a reference from an unknown camera: its focal length comes from a rotation (the cameras at one place) when a homography that is one (pose.referenceFocal.maxRotationGap) holds at least this share of a fundamental matrix's inliers; the relative poses' scan otherwise"),
+        // 0.6: graf1 -> graf3, one plane, 0.68 (its focal length read 1.66x the truth at ± 2.5 %); the aged Strecha pairs
+        // and synth's old prints at most 0.46 with 20 or more inliers (docs/decisions.md, "A plane fixes no focal length").
+        .real("pose.referenceFocal.planeShare", \.pose.referenceFocal.planeShare, 0.6, above: 0, atMost: 1,
+              "a reference from an unknown camera: when a homography that is no rotation holds at least this share of a fundamental matrix's inliers, the scene is one plane seen from apart, which fixes no focal length: the camera is undetermined and no pose is reported"),
         .real("pose.referenceFocal.maxRotationGap", \.pose.referenceFocal.maxRotationGap, 0.05, atLeast: 0, atMost: 10,
               "a reference from an unknown camera: a homography is a rotation when, at its best focal length f, M = K_current^-1 H diag(f, f, 1) has |M^T M / (trace / 3) - I| under this"),
         // 4 from scripts/age-references' crops (a principal point 2-4 % of the side off the centre): with the principal
@@ -302,10 +306,17 @@ public enum ParameterRegistry {
             return focal.minIterations <= focal.maxIterations ? nil
                 : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.maxIterations = \(focal.maxIterations)"
         }),
-        (["pose.referenceFocal.minIterations", "pose.referenceFocal.sixPointIterations"], { c in
+        // Read only where the six-point loop runs.
+        (["pose.referenceFocal.minIterations", "pose.referenceFocal.sixPointIterations", "pose.referenceFocal.solver"], { c in
             let focal = c.pose.referenceFocal
-            return focal.minIterations <= focal.sixPointIterations ? nil
-                : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.sixPointIterations = \(focal.sixPointIterations)"
+            return focal.solver == .scan || focal.minIterations <= focal.sixPointIterations ? nil
+                : "pose.referenceFocal.minIterations = \(focal.minIterations) must be at most pose.referenceFocal.sixPointIterations = \(focal.sixPointIterations) (pose.referenceFocal.solver \(focal.solver.rawValue))"
+        }),
+        // A floor at or over the gate refuses every estimated camera.
+        (["pose.referenceFocal.minSigmaPercent", "pose.referenceFocal.maxSigmaPercent"], { c in
+            let focal = c.pose.referenceFocal
+            return focal.minSigmaPercent < focal.maxSigmaPercent ? nil
+                : "pose.referenceFocal.minSigmaPercent = \(formatNumber(focal.minSigmaPercent)) must be below pose.referenceFocal.maxSigmaPercent = \(formatNumber(focal.maxSigmaPercent)): every estimated camera would be refused"
         }),
     ]
 
