@@ -604,32 +604,31 @@ int rp_place_camera(const double *xyz, const double *xy, int n, const rp_camera 
 
 /* An old reference photo's camera is unknown: its focal length is estimated from correspondences with the
    calibrated current camera, its principal point taken at the reference image's centre and no distortion.
-   Two models: a relative pose when the cameras stand apart (each focal length on a grid gets a robust
-   essential-matrix search; the best is refined), and a rotation (K_current^-1 H K_reference is one) when they
-   share a centre, which a fundamental matrix then does not determine. */
+   The stages below search and report; which model holds, which answer is taken and its sigma are decided by
+   the caller (ReferenceFocalDecision.swift). Two models: a relative pose when the cameras stand apart (the scan:
+   each focal length on a grid gets a robust essential-matrix search; or the six-point loop with the focal length
+   free), and a rotation (K_current^-1 H K_reference is one) when they share a centre, which a fundamental matrix
+   then does not determine. `reference_xy` in the reference image's pixels (width x height), `current_xy` in the
+   current camera's. Each stage reads the fields of `params` it needs and checks them all; RP_ERR_ESTIMATION when
+   fewer than eight correspondences. */
 typedef struct rp_focal_params {
     double threshold_pixels;    /* inlier distance of both models, in pixels (> 0) */
     double min_focal;           /* the focal length searched, reference pixels (0 < min_focal < max_focal) */
     double max_focal;
-    double rotation_share;      /* the rotation is taken when its inliers are at least this share of the
-                                   fundamental matrix's and it fits one (0...1) */
     double principal_point_sigma;  /* the assumed principal point's 1 sigma, a fraction of the longer side (0...1) */
     double span_inliers;        /* the scanned focal lengths whose pose fits within this many inliers' worth of the
                                    best span span_low...span_high (>= 0) */
-    double max_rotation_gap;    /* the rotation fits when |M^T M / (trace / 3) - I| is under this (>= 0) */
     int max_iterations;         /* each scanned focal length's essential-matrix search: samples solved, at most */
     int min_iterations;         /* and at least (0 <= min_iterations <= max_iterations) */
-    uint64_t seed;              /* its sampler's seed, the same at every focal length */
-    int solver;                 /* the cameras apart: 0 the scan, 1 the six-point loop with the focal length free
-                                   (rp_focal_six_point) and the joint refinement, 2 both, the one whose model has the
-                                   lower truncated cost over every correspondence */
-    int six_point_iterations;   /* the six-point loop's samples solved, at most (>= min_iterations when used) */
+    uint64_t seed;              /* its sampler's seed, the same at every focal length, and the six-point loop's */
+    int six_point_iterations;   /* the six-point loop's samples solved, at most (>= 1 and >= min_iterations;
+                                   read by rp_focal_free only) */
 } rp_focal_params;
 
+/* A refined focal length (rp_focal_refine, rp_focal_free). */
 typedef struct rp_focal {
     double focal;               /* reference pixels, refined on the inliers' pixel residuals */
-    double sigma_percent;       /* its 1 sigma, % of it: the two below combined, at least half the span (in log) of
-                                   the grid's focal lengths whose pose fits within one inlier's worth of the best */
+    double sigma_percent;       /* its 1 sigma, % of it: the two below combined */
     double noise_sigma_percent; /* from the curvature of the residuals' cost over the focal length (each with its
                                    best pose); HUGE_VAL when that cost has no minimum there */
     double principal_point_sigma_percent;  /* the part of sigma_percent the principal point's spread adds */
@@ -637,56 +636,69 @@ typedef struct rp_focal {
     double principal_point_y;   /* under a prior of principal_point_sigma about the centre where the relative pose
                                    allows it, the centre otherwise */
     int principal_point_estimated;  /* 1 when it was estimated (sigma_percent then the focal length's marginal 1 sigma) */
-    int model;                  /* 1 relative pose (the cameras apart), 2 rotation */
-    int inliers;                /* of the chosen model */
-    int fundamental_inliers;    /* of a fundamental matrix, which the rotation is weighed against */
-    int rotation_inliers;
-    double rotation_residual;   /* how far the best K_current^-1 H K_reference is from a rotation (0: one) */
-    double span_low;            /* the scanned focal lengths within span_inliers of the best fit (reference pixels); */
-    double span_high;           /* both the focal length found when it came from a rotation or the scan did not run */
-    int solver;                 /* which gave the answer of the cameras apart: 0 the scan, 1 the six-point loop */
-    double scan_cost;           /* the truncated squared pixel residuals of every correspondence at the centre: the */
-    double six_point_cost;      /* scan's best and the six-point loop's best (HUGE_VAL: not run or none) */
+    int inliers;                /* the correspondences the refinement kept */
 } rp_focal;
 
-/* `reference_xy` in the reference image's pixels (width x height), `current_xy` in the current camera's.
-   RP_ERR_ESTIMATION when fewer than eight correspondences or neither model holds. */
-int rp_estimate_reference_focal(const double *reference_xy, const double *current_xy, int n, int reference_width,
-                                int reference_height, const rp_camera *current_camera, const rp_focal_params *params,
-                                rp_focal *focal, rp_status *status);
-
-/* The stages rp_estimate_reference_focal runs, one at a time (the same code on the same arguments), for tests and
-   tools. Each reads the fields of `params` it needs and checks them all. */
 typedef struct rp_focal_scan_result {
     double focal;               /* the best focal length of the scan's grid, reference pixels (0: none) */
-    double cost;                /* its pose's truncated squared pixel residuals, summed */
+    double cost;                /* its pose's truncated squared pixel residuals over every correspondence (HUGE_VAL: none) */
     int inside;                 /* 1 when it is neither the grid's first focal length nor its last */
     int inliers;                /* its pose's, within threshold_pixels and in front of both cameras */
     double low, high;           /* the grid's focal lengths within one inlier's worth of the best */
     double span_low, span_high; /* and within span_inliers' worth */
+    double R[9];                /* its pose, X_current = R X_reference + t (identity and (0, 0, 1) without one) */
+    double t[3];
 } rp_focal_scan_result;
 
 typedef struct rp_focal_colocated_result {
     double focal;               /* the focal length making K_current^-1 H K_reference nearest a rotation (0: none) */
-    double gap;                 /* how far it is from one (rotation_residual) */
+    double gap;                 /* how far it is from one, |M^T M / (trace / 3) - I| (HUGE_VAL: none) */
     int inside;                 /* 1 when not at an end of min_focal...max_focal */
     int inliers;                /* the homography's */
     int fundamental_inliers;    /* of a fundamental matrix fitted before it */
 } rp_focal_colocated_result;
 
-/* The cameras apart: a robust essential-matrix search at each focal length of a log grid. RP_ERR_ESTIMATION when
-   fewer than eight correspondences. */
+/* The cameras apart: a robust essential-matrix search at each focal length of a log grid. `inliers` (capacity
+   >= n, may be NULL): 1 for the best pose's inliers. */
 int rp_focal_scan(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
-                  const rp_camera *current_camera, const rp_focal_params *params, rp_focal_scan_result *result, rp_status *status);
-/* The cameras at one place: a homography fitted robustly, and the focal length that makes it a rotation. */
+                  const rp_camera *current_camera, const rp_focal_params *params, rp_focal_scan_result *result,
+                  uint8_t *inliers, size_t inliers_capacity, rp_status *status);
+/* The cameras at one place: a fundamental matrix and a homography fitted robustly (OpenCV's RANSAC), and the focal
+   length that makes the homography a rotation. `inliers` (capacity >= n, may be NULL): 1 for the homography's. */
 int rp_focal_colocated(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
-                       const rp_camera *current_camera, const rp_focal_params *params, rp_focal_colocated_result *result, rp_status *status);
-/* The refinement from `start_focal` (inside min_focal...max_focal) of `model` (1 relative pose, its start the scan's
-   pose at start_focal; 2 rotation), every correspondence taken as an inlier: `focal` as rp_estimate_reference_focal
-   fills it, without the fit counts, the span and the scan's widening of sigma_percent. */
+                       const rp_camera *current_camera, const rp_focal_params *params, rp_focal_colocated_result *result,
+                       uint8_t *inliers, size_t inliers_capacity, rp_status *status);
+
+/* Where rp_focal_refine starts: a focal length inside min_focal...max_focal and a model; a relative pose's start
+   pose the given one (the scan's) when has_pose, else the scan's search at that focal length finds one. */
+typedef struct rp_focal_start {
+    double focal;
+    int model;                  /* 1 relative pose, 2 rotation */
+    int has_pose;
+    double R[9];
+    double t[3];
+} rp_focal_start;
+/* The refinement of `start` on the correspondences `inliers` marks (n entries; NULL: every one): the focal length on
+   their pixel residuals, from within 10 % of the start, then again on those within three times their robust noise;
+   its sigma from the profile's curvature; the principal point (relative pose only). */
 int rp_focal_refine(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
-                    const rp_camera *current_camera, const rp_focal_params *params, double start_focal, int model, rp_focal *focal,
-                    rp_status *status);
+                    const rp_camera *current_camera, const rp_focal_params *params, const rp_focal_start *start,
+                    const uint8_t *inliers, rp_focal *focal, rp_status *status);
+
+/* The cameras apart with the focal length free: the robust loop over six-point samples (rp_focal_six_point; its
+   model's cost as the scan's, over every correspondence at the centre), then rotation, translation, focal length and
+   principal point refined together on its inliers (with the principal point's prior), and again on those within
+   three times the refined noise. */
+typedef struct rp_focal_free_result {
+    int found;                  /* 1 when the loop found a model */
+    double cost;                /* its truncated squared pixel residuals over every correspondence (HUGE_VAL: none) */
+    int loop_inliers;           /* its inliers (the refinement runs on 12 or more) */
+    int refined;                /* 1 when the refinement ran and its covariance could be inverted */
+    rp_focal focal;             /* the refinement's answer, when it ran (principal_point_estimated 1): the focal length's
+                                   sigma its marginal (log f), the noise's part with the principal point held */
+} rp_focal_free_result;
+int rp_focal_free(const double *reference_xy, const double *current_xy, int n, int reference_width, int reference_height,
+                  const rp_camera *current_camera, const rp_focal_params *params, rp_focal_free_result *result, rp_status *status);
 
 /* The minimal solver of the relative pose with the reference's focal length unknown: six correspondences, the
    current camera calibrated, the reference's principal point at (principal_x, principal_y) and square pixels. Its

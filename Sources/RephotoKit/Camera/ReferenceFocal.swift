@@ -55,11 +55,10 @@ public struct ReferenceFocalConfig: Equatable, Sendable {
     /// are `ReferenceFocal.searchedFocal` times it).
     func shimParameters(side: Double) throws -> rp_focal_params {
         rp_focal_params(threshold_pixels: threshold, min_focal: ReferenceFocal.searchedFocal.lowerBound * side,
-                        max_focal: ReferenceFocal.searchedFocal.upperBound * side, rotation_share: rotationShare,
-                        principal_point_sigma: principalPointSigma / 100, span_inliers: spanInliers, max_rotation_gap: maxRotationGap,
-                        max_iterations: try cInt(maxIterations, "pose.referenceFocal.maxIterations"),
+                        max_focal: ReferenceFocal.searchedFocal.upperBound * side, principal_point_sigma: principalPointSigma / 100,
+                        span_inliers: spanInliers, max_iterations: try cInt(maxIterations, "pose.referenceFocal.maxIterations"),
                         min_iterations: try cInt(minIterations, "pose.referenceFocal.minIterations"), seed: UInt64(seed),
-                        solver: solver.shimValue, six_point_iterations: try cInt(sixPointIterations, "pose.referenceFocal.sixPointIterations"))
+                        six_point_iterations: try cInt(sixPointIterations, "pose.referenceFocal.sixPointIterations"))
     }
 }
 
@@ -72,8 +71,6 @@ public enum ReferenceFocalSolver: String, Codable, CaseIterable, Sendable {
     case sixPoint
     /// Both; the one whose model has the lower truncated cost over every correspondence.
     case better
-
-    var shimValue: Int32 { self == .scan ? 0 : self == .sixPoint ? 1 : 2 }
 }
 
 /// The camera of a reference photo nobody calibrated (an old print), estimated from its correspondences with the
@@ -118,22 +115,15 @@ public struct ReferenceFocal: Sendable, Equatable {
     /// `border`: the print's border around the photo, whose box then stands for the image (its centre the principal point's prior).
     public static func estimate(_ pairs: Correspondences, referenceSize: ImageSize, border: PrintBorder? = nil, currentCamera: CameraIntrinsics,
                                 config: ReferenceFocalConfig) throws -> ReferenceFocal {
-        let n = try cInt(pairs.count, "correspondence count")
         let origin = border.map { Point2(x: Double($0.x), y: Double($0.y)) } ?? Point2(x: 0, y: 0)
         let photo = border?.size ?? referenceSize
-        let a = Correspondences.flat(pairs.reference.map { Point2(x: $0.x - origin.x, y: $0.y - origin.y) }, order: nil)
-        let b = Correspondences.flat(pairs.current, order: nil)
-        var current = try currentCamera.shimCamera()
-        var params = try config.shimParameters(side: Double(max(photo.width, photo.height)))
-        let width = try cInt(photo.width, "reference width"), height = try cInt(photo.height, "reference height")
-        var out = rp_focal()
-        try shimCall { rp_estimate_reference_focal(a, b, n, width, height, &current, &params, &out, $0) }
-        let center = (x: origin.x + out.principal_point_x, y: origin.y + out.principal_point_y)
-        return ReferenceFocal(camera: CameraIntrinsics(fx: out.focal, fy: out.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
-                              focalSigmaPercent: max(out.sigma_percent * config.sigmaScale, config.minSigmaPercent), model: out.model == 2 ? .rotation : .fundamental,
-                              inliers: Int(out.inliers), photoSize: photo, span: min(out.span_low, out.span_high)...max(out.span_low, out.span_high),
-                              homographyInliers: Int(out.rotation_inliers), fundamentalInliers: Int(out.fundamental_inliers),
-                              rotationGap: out.rotation_residual)
+        let stages = try ReferenceFocalStages(pairs, origin: origin, photoSize: photo, currentCamera: currentCamera, config: config)
+        let answer = try ReferenceFocalDecision.decide(stages, config: config)
+        let center = (x: origin.x + answer.principalPoint.x, y: origin.y + answer.principalPoint.y)
+        return ReferenceFocal(camera: CameraIntrinsics(fx: answer.focal, fy: answer.focal, cx: center.x, cy: center.y, imageSize: referenceSize),
+                              focalSigmaPercent: max(answer.sigmaPercent * config.sigmaScale, config.minSigmaPercent), model: answer.model,
+                              inliers: answer.inliers, photoSize: photo, span: answer.span, homographyInliers: answer.homographyInliers,
+                              fundamentalInliers: answer.fundamentalInliers, rotationGap: answer.rotationGap)
     }
 }
 

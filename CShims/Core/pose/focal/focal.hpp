@@ -1,7 +1,7 @@
-// Internal to the reference camera's focal length (CShims/Core/pose/focal/): the stages rp_estimate_reference_focal
-// calls in order, and rp_focal_scan, rp_focal_colocated and rp_focal_refine one at a time. The reference's pixels
-// are taken about its principal point (its centre unless estimated), the current's undistorted and scaled by its
-// focal length s. Never included by Swift.
+// Internal to the reference camera's focal length (CShims/Core/pose/focal/): the stages rp_focal_colocated,
+// rp_focal_scan, rp_focal_free and rp_focal_refine run one each (ReferenceFocalDecision.swift decides between them).
+// The reference's pixels are taken about its principal point (its centre unless estimated), the current's
+// undistorted and scaled by its focal length s. Never included by Swift.
 #pragma once
 
 #include "../pose.hpp"
