@@ -115,7 +115,7 @@ import Testing
                                                 config: ReferenceFocalConfig())
         #expect(found.model == .rotation)
         #expect(abs(found.camera.fx - 1600) / 1600 < 0.01, "\(found.camera.fx)")
-        // Its sigma is the floor's (pose.referenceFocal.minSigmaPercent, 1 %): the residuals alone say less.
+        // Its sigma is the floor's (pose.referenceFocal.minSigmaPercent): the residuals alone say less.
         #expect(found.focalSigmaPercent == ReferenceFocalConfig().minSigmaPercent)
     }
 
