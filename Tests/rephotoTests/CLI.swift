@@ -46,6 +46,18 @@ enum CLI {
                    stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// A copy of the executable at `destination`, written by cp in a process of its own: a copy written here leaves its
+    /// descriptor open in this process while it is written, a program another test starts meanwhile inherits it, and
+    /// running the copy then fails with ETXTBSY ("Text file busy", seen in CI).
+    static func copyExecutable(to destination: URL) throws {
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = [executable.path, destination.path]
+        try copy.run()
+        copy.waitUntilExit()
+        guard copy.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]) }
+    }
+
     static func sample(_ name: String) -> String { packageRoot.appendingPathComponent(".cache/opencv-samples/\(name)").path }
 
     static func temporaryFile(_ name: String, _ data: Data) throws -> String { try Fixtures.temporaryFile(name, data) }

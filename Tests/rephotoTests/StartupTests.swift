@@ -59,7 +59,7 @@ import Testing
     @Test func withoutItsPluginTheBinarySaysWhatIsMissing() throws {
         let folder = try Scratch.directory()
         let alone = folder.appendingPathComponent("rephoto"), plugin = folder.appendingPathComponent("libRephotoMedia.so")
-        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        try CLI.copyExecutable(to: alone)
         let png = CLI.sample("graf1.png")
         let fine = try CLI.run(["pose", "--reference", png, "--current", CLI.sample("graf3.png"), "--json"], executable: alone)
         #expect(fine.status == 0, "\(fine.stderr)")
@@ -80,7 +80,7 @@ import Testing
     @Test func aStoredTIFFOnAWorkerWithoutThePluginIsTheWorkersToMend() throws {
         let folder = try Scratch.directory()
         let alone = folder.appendingPathComponent("rephoto"), store = folder.appendingPathComponent("store").path
-        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        try CLI.copyExecutable(to: alone)
         func stdio(_ executable: URL, _ line: String) throws -> [String: Any] {
             let process = Process()
             process.executableURL = executable
@@ -108,7 +108,7 @@ import Testing
     @Test func anEvaluationWithoutThePluginSaysWhyItsFramesFailed() throws {
         let folder = try Scratch.directory()
         let alone = folder.appendingPathComponent("rephoto")
-        try FileManager.default.copyItem(at: CLI.executable, to: alone)
+        try CLI.copyExecutable(to: alone)
         let sequence = folder.appendingPathComponent("tiffs")
         try FileManager.default.createDirectory(at: sequence, withIntermediateDirectories: true)
         for name in ["reference.tif", "frame-0.tif", "frame-1.tif"] {

@@ -27,7 +27,7 @@ import Testing
         let prefix = try Scratch.directory(), elsewhere = try Scratch.directory()
         let bin = prefix.appendingPathComponent("bin"), textures = prefix.appendingPathComponent("share/rephoto/textures")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: CLI.executable, to: bin.appendingPathComponent("rephoto"))
+        try CLI.copyExecutable(to: bin.appendingPathComponent("rephoto"))
         let alone = try CLI.run(["synth", "--out", "s"] + Self.small, directory: elsewhere.path, executable: bin.appendingPathComponent("rephoto"))
         #expect(alone.status == 2 && alone.stderr.hasPrefix("rephoto: no folder of texture images found (looked in \(textures.path), ")
             && alone.stderr.hasSuffix("give --textures DIR, a folder of OpenCV's sample images (scripts/fetch-sample-data)\n"), "\(alone.stderr)")
